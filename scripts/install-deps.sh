@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages gspmd needs to build, test and benchmark.
+set -euo pipefail
+packages=(
+  build-essential cmake ninja-build git python3 python3-numpy
+  libdnnl-dev          # GEMM and convolution kernels for the interpreter
+  libcli11-dev         # command-line parsing
+  nlohmann-json3-dev   # JSON reports
+  libgtest-dev libgmock-dev  # tests
+  libbenchmark-dev     # benchmarks
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi

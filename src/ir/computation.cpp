@@ -1,0 +1,91 @@
+// Computation: instruction ownership, ordering and dead-code removal.
+#include "ir/computation.h"
+
+#include <algorithm>
+#include <set>
+
+#include "support/diagnostic.h"
+
+namespace gspmd {
+
+Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instruction) {
+  instruction->parent_ = this;
+  instruction->unique_id_ = next_id_++;
+  Instruction* raw = instruction.get();
+  if (raw->opcode() == Opcode::kParameter) {
+    int64_t number = raw->parameter_number;
+    if (static_cast<int64_t>(parameters_.size()) <= number) parameters_.resize(number + 1, nullptr);
+    GSPMD_CHECK(parameters_[number] == nullptr, "duplicate parameter number ", number, " in ", name_);
+    parameters_[number] = raw;
+  }
+  instructions_.push_back(std::move(instruction));
+  return raw;
+}
+
+void Computation::RemoveInstruction(Instruction* instruction) {
+  GSPMD_CHECK(instruction->users().empty(), "removing ", instruction->name(), " which has users");
+  GSPMD_CHECK(instruction != root_, "removing the root ", instruction->name());
+  for (int64_t i = 0; i < instruction->operand_count(); ++i) {
+    auto& users = instruction->operand(i)->users_;
+    auto it = std::find(users.begin(), users.end(), instruction);
+    if (it != users.end()) users.erase(it);
+  }
+  if (instruction->opcode() == Opcode::kParameter) parameters_.at(instruction->parameter_number) = nullptr;
+  auto it = std::find_if(instructions_.begin(), instructions_.end(),
+                         [&](const auto& owned) { return owned.get() == instruction; });
+  GSPMD_CHECK(it != instructions_.end(), "instruction not in computation");
+  instructions_.erase(it);
+}
+
+void Computation::RemoveDeadInstructions() {
+  std::set<const Instruction*> live;
+  std::vector<const Instruction*> stack;
+  if (root_) stack.push_back(root_);
+  for (const auto& instruction : instructions_) {
+    bool side_effect = instruction->opcode() == Opcode::kParameter ||
+                       (instruction->opcode() == Opcode::kCustomCall &&
+                        instruction->custom_call_has_side_effect);
+    if (side_effect) stack.push_back(instruction.get());
+  }
+  while (!stack.empty()) {
+    const Instruction* instruction = stack.back();
+    stack.pop_back();
+    if (!live.insert(instruction).second) continue;
+    for (const Instruction* operand : instruction->operands()) stack.push_back(operand);
+  }
+  for (int64_t i = static_cast<int64_t>(instructions_.size()) - 1; i >= 0; --i) {
+    Instruction* instruction = instructions_[i].get();
+    if (!live.count(instruction)) RemoveInstruction(instruction);
+  }
+}
+
+std::vector<Instruction*> Computation::MakePostOrder() const {
+  std::vector<Instruction*> order;
+  std::set<const Instruction*> visited;
+  // Iterative DFS from each instruction in text order: a valid topological order that keeps
+  // the written order where possible.
+  for (const auto& start : instructions_) {
+    if (visited.count(start.get())) continue;
+    std::vector<std::pair<Instruction*, size_t>> stack{{start.get(), 0}};
+    visited.insert(start.get());
+    while (!stack.empty()) {
+      auto& [instruction, next] = stack.back();
+      if (next < instruction->operands().size()) {
+        Instruction* operand = instruction->operands()[next++];
+        if (visited.insert(operand).second) stack.emplace_back(operand, 0);
+        continue;
+      }
+      order.push_back(instruction);
+      stack.pop_back();
+    }
+  }
+  return order;
+}
+
+Instruction* Computation::FindInstruction(const std::string& name) const {
+  for (const auto& instruction : instructions_)
+    if (instruction->name() == name) return instruction.get();
+  return nullptr;
+}
+
+}  // namespace gspmd

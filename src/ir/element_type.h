@@ -1,0 +1,80 @@
+// HLO element types (pred, s8..s64, u8..u64, f16, bf16, f32, f64, tuple, token) and the
+// 16-bit float storage types.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gspmd {
+
+enum class ElementType : uint8_t {
+  kInvalid,
+  kPred,
+  kS8,
+  kS16,
+  kS32,
+  kS64,
+  kU8,
+  kU16,
+  kU32,
+  kU64,
+  kF16,
+  kBF16,
+  kF32,
+  kF64,
+  kTuple,
+  kToken,
+};
+
+std::string_view ElementTypeName(ElementType type);  // "f32", "pred", "(tuple)", ...
+std::optional<ElementType> ParseElementType(std::string_view name);
+int64_t ElementByteSize(ElementType type);  // 0 for tuple/token
+bool IsFloatingPoint(ElementType type);
+bool IsSignedInteger(ElementType type);
+bool IsUnsignedInteger(ElementType type);
+inline bool IsInteger(ElementType type) { return IsSignedInteger(type) || IsUnsignedInteger(type); }
+inline bool IsArrayType(ElementType type) {
+  return type != ElementType::kInvalid && type != ElementType::kTuple && type != ElementType::kToken;
+}
+
+// IEEE half precision, stored as bits. Arithmetic goes through float.
+struct Half {
+  uint16_t bits = 0;
+  Half() = default;
+  explicit Half(float value);
+  explicit operator float() const;
+};
+
+// bfloat16: the upper 16 bits of an f32, rounded to nearest even.
+struct BFloat16 {
+  uint16_t bits = 0;
+  BFloat16() = default;
+  explicit BFloat16(float value) {
+    uint32_t u;
+    std::memcpy(&u, &value, 4);
+    if ((u & 0x7fffffffu) > 0x7f800000u) {  // NaN: keep it a quiet NaN
+      bits = static_cast<uint16_t>((u >> 16) | 0x40);
+      return;
+    }
+    uint32_t rounding = 0x7fffu + ((u >> 16) & 1u);
+    bits = static_cast<uint16_t>((u + rounding) >> 16);
+  }
+  explicit operator float() const {
+    uint32_t u = static_cast<uint32_t>(bits) << 16;
+    float value;
+    std::memcpy(&value, &u, 4);
+    return value;
+  }
+};
+
+// Calls fn.template operator()<T>() with the C++ type of an array element type. The caller
+// handles tuple/token/invalid before calling. pred maps to bool.
+template <typename Fn>
+decltype(auto) DispatchElementType(ElementType type, Fn&& fn);
+
+}  // namespace gspmd
+
+#include "ir/element_type_dispatch.h"

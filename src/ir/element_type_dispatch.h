@@ -1,0 +1,29 @@
+// Template dispatch from an ElementType value to its C++ storage type.
+#pragma once
+
+#include "support/diagnostic.h"
+
+namespace gspmd {
+
+template <typename Fn>
+decltype(auto) DispatchElementType(ElementType type, Fn&& fn) {
+  switch (type) {
+    case ElementType::kPred: return fn.template operator()<bool>();
+    case ElementType::kS8: return fn.template operator()<int8_t>();
+    case ElementType::kS16: return fn.template operator()<int16_t>();
+    case ElementType::kS32: return fn.template operator()<int32_t>();
+    case ElementType::kS64: return fn.template operator()<int64_t>();
+    case ElementType::kU8: return fn.template operator()<uint8_t>();
+    case ElementType::kU16: return fn.template operator()<uint16_t>();
+    case ElementType::kU32: return fn.template operator()<uint32_t>();
+    case ElementType::kU64: return fn.template operator()<uint64_t>();
+    case ElementType::kF16: return fn.template operator()<Half>();
+    case ElementType::kBF16: return fn.template operator()<BFloat16>();
+    case ElementType::kF32: return fn.template operator()<float>();
+    case ElementType::kF64: return fn.template operator()<double>();
+    default: break;
+  }
+  InternalError(__FILE__, __LINE__, "DispatchElementType on a non-array element type");
+}
+
+}  // namespace gspmd

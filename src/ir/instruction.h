@@ -1,0 +1,129 @@
+// Instruction: one HLO operation, its operands, called computations and attributes.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ir/attributes.h"
+#include "ir/literal.h"
+#include "ir/opcode.h"
+#include "ir/shape.h"
+#include "sharding/replica_groups.h"
+#include "sharding/sharding.h"
+
+namespace gspmd {
+
+class Computation;
+
+// An HLO instruction:
+//   %dot.1 = f32[16,64]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0},
+//            sharding={devices=[8,1]<=[8]}, metadata={op_name="dot"}
+// Invariants: operands belong to the same computation and precede this instruction in it;
+// users() lists each user once per use. Attributes that an opcode does not use stay empty.
+// metadata, frontend_attributes and backend_config are kept verbatim (the text between the
+// outer braces / quotes) so they round-trip unchanged; unknown attributes likewise live in
+// extra_attributes.
+class Instruction {
+ public:
+  Instruction(Opcode opcode, Shape shape, std::string name = "");
+
+  Opcode opcode() const { return opcode_; }
+  const Shape& shape() const { return shape_; }
+  Shape& mutable_shape() { return shape_; }
+  void set_shape(Shape shape) { shape_ = std::move(shape); }
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+  Computation* parent() const { return parent_; }
+  int64_t unique_id() const { return unique_id_; }
+
+  // Operands and users.
+  const std::vector<Instruction*>& operands() const { return operands_; }
+  Instruction* operand(int64_t i) const { return operands_.at(i); }
+  int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
+  void AppendOperand(Instruction* operand);
+  void ReplaceOperand(int64_t i, Instruction* new_operand);
+  void ReplaceAllUsesWith(Instruction* replacement);
+  const std::vector<Instruction*>& users() const { return users_; }
+
+  // Called computations: to_apply (reduce, map, sort, call, all-reduce, scatter, ...),
+  // condition/body (while), branch computations (conditional), select/scatter
+  // (select-and-scatter: called_computations = {select, scatter}), calls (fusion).
+  const std::vector<Computation*>& called_computations() const { return called_; }
+  void set_called_computations(std::vector<Computation*> called) { called_ = std::move(called); }
+  Computation* to_apply() const;                 // the single called computation
+  Computation* while_condition() const { return called_.at(0); }
+  Computation* while_body() const { return called_.at(1); }
+  // Which text form conditional branches were written in (true_/false_computation or
+  // branch_computations).
+  bool conditional_uses_branch_list = false;
+
+  // Sharding (absent when the text had none).
+  const std::optional<Sharding>& sharding() const { return sharding_; }
+  void set_sharding(std::optional<Sharding> sharding) { sharding_ = std::move(sharding); }
+
+  // ---- Opcode-specific attributes ----
+  int64_t parameter_number = 0;         // parameter
+  int64_t tuple_index = 0;              // get-tuple-element
+  bool printed_as_tuple_ref = false;    // get-tuple-element written inline as %t#1
+  std::optional<Literal> literal;       // constant
+  std::vector<int64_t> dimensions;      // broadcast, transpose, reduce, reverse, concatenate,
+                                        // all-gather/all-to-all/reduce-scatter (dimensions={d}),
+                                        // sort, map, get-dimension-size
+  int64_t iota_dimension = 0;           // iota
+  std::vector<SliceDim> slice;          // slice
+  std::vector<int64_t> dynamic_slice_sizes;  // dynamic-slice
+  PaddingConfig padding;                // pad
+  Window window;                        // reduce-window, convolution, select-and-scatter
+  ConvDimensionNumbers conv_dims;       // convolution
+  int64_t feature_group_count = 1;      // convolution
+  int64_t batch_group_count = 1;        // convolution
+  DotDimensionNumbers dot_dims;         // dot
+  GatherDimensionNumbers gather_dims;   // gather
+  std::vector<int64_t> gather_slice_sizes;  // gather
+  ScatterDimensionNumbers scatter_dims; // scatter
+  bool indices_are_sorted = false;      // gather, scatter
+  bool unique_indices = false;          // scatter
+  ComparisonDirection comparison_direction = ComparisonDirection::kEq;  // compare
+  ComparisonType comparison_type = ComparisonType::kDefault;            // compare
+  bool is_stable = false;               // sort, topk
+  int64_t k = 0;                        // topk
+  bool largest = true;                  // topk
+  std::string custom_call_target;       // custom-call
+  bool custom_call_has_side_effect = false;
+  std::optional<Shape> operand_layout_constraints_placeholder;  // unused; reserved
+  int64_t exponent_bits = 0, mantissa_bits = 0;  // reduce-precision
+  std::optional<int64_t> channel_id;    // collectives
+  ReplicaGroups replica_groups;         // collectives
+  bool has_replica_groups = false;      // replica_groups attribute was written
+  bool use_global_device_ids = false;
+  bool constrain_layout = false;
+  std::vector<SourceTargetPair> source_target_pairs;  // collective-permute
+  std::string rng_distribution;         // rng
+
+  // Verbatim attributes.
+  std::string metadata;             // inside metadata={...}
+  std::string frontend_attributes;  // inside frontend_attributes={...}
+  std::optional<std::string> backend_config;  // the value as written (quoted string or {...})
+  std::vector<std::pair<std::string, std::string>> extra_attributes;  // unknown name=value
+
+  // Frontend attribute lookup by key (parses the verbatim text; "" when absent).
+  std::string FrontendAttribute(const std::string& key) const;
+
+ private:
+  friend class Computation;
+  Opcode opcode_;
+  Shape shape_;
+  std::string name_;
+  Computation* parent_ = nullptr;
+  int64_t unique_id_ = -1;
+  std::vector<Instruction*> operands_;
+  std::vector<Instruction*> users_;
+  std::vector<Computation*> called_;
+  std::optional<Sharding> sharding_;
+};
+
+}  // namespace gspmd

@@ -1,0 +1,107 @@
+// Sharding: GSPMD's description of how a value is laid out over the devices of a mesh.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sharding/mesh.h"
+#include "sharding/tile_assignment.h"
+
+namespace gspmd {
+
+class Shape;
+
+// One sharding, as in XLA's HloSharding:
+//   {replicated}                         every device holds the whole value
+//   {maximal device=3}                   one device holds it
+//   {manual}                             already per-device (inside shard_map)
+//   {unknown}                            not decided (a placeholder for propagation)
+//   {devices=[2,1,4]<=[8] last_tile_dim_replicate}
+//        tiled: tensor dim d is split tile_assignment.dim(d) ways; trailing tile dims beyond
+//        the tensor rank are subgroups (replicated or manual)
+//   {{replicated}, {devices=[8]<=[8]}}   one per leaf of a tuple
+//   {mesh['data'=2,'model'=4], [{'data'}, {}]}  named-mesh form (printed back the same way)
+//
+// For a tiled sharding of a rank-k value the tile assignment has rank k + number of subgroup
+// dims. The device at tile index (i0,...,ik-1, s...) holds tile i_d of dimension d; uneven
+// dims split into ceil(size/n)-element shards, trailing shards padded or empty.
+class Sharding {
+ public:
+  enum class Kind { kReplicated, kMaximal, kManual, kUnknown, kTiled, kTuple };
+  enum class SubgroupType { kReplicated, kManual };
+
+  static Sharding Replicated();
+  static Sharding Manual();
+  static Sharding Unknown();
+  static Sharding Maximal(int64_t device);
+  // Tiled; subgroup_types describes the trailing tile dims (may be empty).
+  static Sharding Tiled(TileAssignment tiles, std::vector<SubgroupType> subgroup_types = {});
+  // Tiled with the last tile dim replicated (XLA's last_tile_dim_replicate).
+  static Sharding PartiallyReplicated(TileAssignment tiles);
+  static Sharding Tuple(std::vector<Sharding> elements);
+
+  Kind kind() const { return kind_; }
+  bool IsReplicated() const { return kind_ == Kind::kReplicated; }
+  bool IsManual() const { return kind_ == Kind::kManual; }
+  bool IsMaximal() const { return kind_ == Kind::kMaximal; }
+  bool IsUnknown() const { return kind_ == Kind::kUnknown; }
+  bool IsTiled() const { return kind_ == Kind::kTiled; }
+  bool IsTuple() const { return kind_ == Kind::kTuple; }
+
+  const TileAssignment& tile_assignment() const { return tiles_; }
+  const std::vector<SubgroupType>& subgroup_types() const { return subgroup_types_; }
+  // True when the last tile dim is a replicated subgroup (printed last_tile_dim_replicate
+  // when it is the only subgroup).
+  bool ReplicateOnLastTileDim() const;
+  // Number of tile dims that split the value (tile rank minus subgroup dims).
+  int64_t TiledDataRank() const;
+  int64_t maximal_device() const { return maximal_device_; }
+  const std::vector<Sharding>& tuple_elements() const { return tuple_elements_; }
+  std::vector<Sharding>& mutable_tuple_elements() { return tuple_elements_; }
+
+  // shard_as / shard_like groups: {devices=... shard_as 1}.
+  struct ShardGroup {
+    int64_t id = 0;
+    bool shard_as = true;  // false: shard_like
+    bool operator==(const ShardGroup&) const = default;
+  };
+  const std::optional<ShardGroup>& shard_group() const { return shard_group_; }
+  void set_shard_group(std::optional<ShardGroup> group) { shard_group_ = group; }
+
+  // Set when the sharding was written in named-mesh form; printing then uses that form.
+  const std::optional<NamedShardingView>& named_view() const { return named_view_; }
+  void set_named_view(std::optional<NamedShardingView> view) { named_view_ = std::move(view); }
+
+  // What device `device` holds of a value of `shape` (an array shape): per dimension the
+  // start offset and the number of valid (unpadded) elements. Replicated/manual: the whole.
+  struct ShardRegion {
+    std::vector<int64_t> offsets;
+    std::vector<int64_t> sizes;        // valid elements (may be 0 for empty trailing shards)
+    std::vector<int64_t> padded_sizes; // ceil(dim / tiles): the per-device buffer shape
+  };
+  ShardRegion RegionForDevice(const Shape& shape, int64_t device) const;
+  // The per-device (padded) shape of a value of `shape`.
+  std::vector<int64_t> ShardDims(const std::vector<int64_t>& dims) const;
+  // Does `device` hold part of the value (false only for maximal on another device)?
+  bool DeviceHoldsData(int64_t device) const;
+  // Highest device id used + 1 (0 for replicated/manual/unknown).
+  int64_t RequiredDeviceCount() const;
+
+  bool operator==(const Sharding& other) const;  // semantic (named view ignored)
+
+  // Canonical XLA text, with the braces: "{devices=[2,1,4]<=[8] last_tile_dim_replicate}".
+  std::string ToString() const;
+
+ private:
+  Kind kind_ = Kind::kReplicated;
+  TileAssignment tiles_;
+  std::vector<SubgroupType> subgroup_types_;
+  int64_t maximal_device_ = -1;
+  std::vector<Sharding> tuple_elements_;
+  std::optional<ShardGroup> shard_group_;
+  std::optional<NamedShardingView> named_view_;
+};
+
+}  // namespace gspmd

@@ -1,0 +1,27 @@
+// User errors with locations, and the handler for failed internal checks.
+#include "support/diagnostic.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace gspmd {
+
+std::string SourceLocation::ToString() const {
+  std::string out = file.empty() ? std::string("<input>") : file;
+  if (line > 0) {
+    out += ":" + std::to_string(line);
+    if (column > 0) out += ":" + std::to_string(column);
+  }
+  return out;
+}
+
+void ThrowUserErrorAt(const SourceLocation& where, const std::string& message) {
+  throw UserError(where.ToString() + ": error: " + message);
+}
+
+void InternalError(const char* file, int line, const std::string& message) {
+  std::fprintf(stderr, "gspmd internal error at %s:%d: %s\n", file, line, message.c_str());
+  std::abort();
+}
+
+}  // namespace gspmd
