@@ -11,6 +11,18 @@ namespace gspmd {
 Instruction::Instruction(Opcode opcode, Shape shape, std::string name)
     : opcode_(opcode), shape_(std::move(shape)), name_(std::move(name)) {}
 
+std::unique_ptr<Instruction> Instruction::CloneWithNewOperands(
+    Shape shape, const std::vector<Instruction*>& operands) const {
+  auto clone = std::unique_ptr<Instruction>(new Instruction(*this));
+  clone->shape_ = std::move(shape);
+  clone->parent_ = nullptr;
+  clone->unique_id_ = -1;
+  clone->operands_.clear();
+  clone->users_.clear();
+  for (Instruction* operand : operands) clone->AppendOperand(operand);
+  return clone;
+}
+
 void Instruction::AppendOperand(Instruction* operand) {
   GSPMD_CHECK(operand != nullptr, "null operand for ", name_);
   operands_.push_back(operand);

@@ -31,6 +31,11 @@ class Instruction {
  public:
   Instruction(Opcode opcode, Shape shape, std::string name = "");
 
+  // A copy of this instruction (every attribute, the name, the sharding and the called
+  // computations) with another shape and other operands; not yet in any computation.
+  std::unique_ptr<Instruction> CloneWithNewOperands(Shape shape,
+                                                    const std::vector<Instruction*>& operands) const;
+
   Opcode opcode() const { return opcode_; }
   const Shape& shape() const { return shape_; }
   Shape& mutable_shape() { return shape_; }

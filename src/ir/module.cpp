@@ -16,6 +16,14 @@ Computation* Module::AddComputation(std::unique_ptr<Computation> computation, bo
   return raw;
 }
 
+Computation* Module::AddComputationFront(std::unique_ptr<Computation> computation) {
+  computation->parent_ = this;
+  computation->is_entry = false;
+  Computation* raw = computation.get();
+  computations_.insert(computations_.begin(), std::move(computation));
+  return raw;
+}
+
 Computation* Module::FindComputation(const std::string& name) const {
   for (const auto& computation : computations_)
     if (computation->name() == name) return computation.get();

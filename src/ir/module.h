@@ -31,6 +31,8 @@ class Module {
   void set_name(std::string name) { name_ = std::move(name); }
 
   Computation* AddComputation(std::unique_ptr<Computation> computation, bool is_entry = false);
+  // Adds a computation before all existing ones (callees print before their callers).
+  Computation* AddComputationFront(std::unique_ptr<Computation> computation);
   const std::vector<std::unique_ptr<Computation>>& computations() const { return computations_; }
   Computation* entry() const { return entry_; }
   Computation* FindComputation(const std::string& name) const;

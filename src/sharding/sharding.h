@@ -41,6 +41,9 @@ class Sharding {
   // Tiled with the last tile dim replicated (XLA's last_tile_dim_replicate).
   static Sharding PartiallyReplicated(TileAssignment tiles);
   static Sharding Tuple(std::vector<Sharding> elements);
+  // The sharding a named-mesh view describes (kind, tiles, subgroups), with the view kept
+  // for printing. The view must be valid (axes known, sub-axes dividing, no overlap).
+  static Sharding FromNamedView(NamedShardingView view);
 
   Kind kind() const { return kind_; }
   bool IsReplicated() const { return kind_ == Kind::kReplicated; }
@@ -74,6 +77,11 @@ class Sharding {
   const std::optional<NamedShardingView>& named_view() const { return named_view_; }
   void set_named_view(std::optional<NamedShardingView> view) { named_view_ = std::move(view); }
 
+  // Metadata written inside the sharding ("{replicated metadata={op_name=\"x\"}}"), kept
+  // verbatim as the braced text after "metadata="; empty when absent. Ignored by ==.
+  const std::string& metadata() const { return metadata_; }
+  void set_metadata(std::string metadata) { metadata_ = std::move(metadata); }
+
   // What device `device` holds of a value of `shape` (an array shape): per dimension the
   // start offset and the number of valid (unpadded) elements. Replicated/manual: the whole.
   struct ShardRegion {
@@ -102,6 +110,7 @@ class Sharding {
   std::vector<Sharding> tuple_elements_;
   std::optional<ShardGroup> shard_group_;
   std::optional<NamedShardingView> named_view_;
+  std::string metadata_;
 };
 
 }  // namespace gspmd

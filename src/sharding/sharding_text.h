@@ -28,4 +28,13 @@ Sharding ParseSharding(std::string_view text);
 // "[4,2]<=[2,4]T(1,0)", "mesh['a'=2,'b'=4] {'a'}".
 ReplicaGroups ParseReplicaGroups(std::string_view text);
 
+// As above, but parse only a prefix of `text` (the value of an HLO attribute followed by
+// more attributes) and store in *consumed how many bytes the value took. Leading whitespace
+// is skipped; nothing after the value is looked at beyond what the grammar needs.
+Sharding ParseShardingPrefix(std::string_view text, size_t* consumed);
+ReplicaGroups ParseReplicaGroupsPrefix(std::string_view text, size_t* consumed);
+
+// A tile assignment without the "devices=" prefix: "[2,4]<=[8]", "[2,2]3,2,1,0".
+TileAssignment ParseTileAssignment(std::string_view text);
+
 }  // namespace gspmd

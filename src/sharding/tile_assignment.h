@@ -47,6 +47,11 @@ class TileAssignment {
   TileAssignment Reshape(std::vector<int64_t> new_dims) const;
   // Permutes dims: result dim i is this dim perm[i].
   TileAssignment Transpose(const std::vector<int64_t>& perm) const;
+  // The same array with the devices of each row along the last dim sorted ascending (XLA's
+  // canonical form for partial replication); stays iota when it can.
+  TileAssignment SortedAlongLastDim() const;
+  // Largest device id + 1 (0 when empty).
+  int64_t MaxDevicePlusOne() const;
 
   // XLA text without the "devices=" prefix: "[2,4]<=[8]", "[4,2]<=[2,4]T(1,0)" or
   // "[8,1]7,6,5,4,3,2,1,0".
@@ -57,8 +62,12 @@ class TileAssignment {
   bool is_iota_ = false;
   std::vector<int64_t> reshape_dims_;
   std::vector<int64_t> transpose_perm_;
-  mutable std::vector<int64_t> devices_;  // materialized on demand for the iota form
-  mutable std::vector<std::vector<int64_t>> device_to_index_;  // built on demand
+  // Materialized eagerly in the constructors (so concurrent const reads are safe); the iota
+  // parameters above are kept for compact printing and cheap reshapes/transposes.
+  std::vector<int64_t> devices_;
+  // device id -> row-major position (-1: absent); empty when ids are too sparse to index.
+  std::vector<int64_t> device_positions_;
+  void Finish();
 };
 
 }  // namespace gspmd

@@ -1,34 +1,81 @@
 // Communicator: the interface through which per-device programs exchange data. The compiler
-// never sees it; the runtime has one implementation per transport (threads, MPI).
+// never sees it; the runtime has one implementation per transport (threads, later MPI).
 #pragma once
 
 #include <cstdint>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
-#include "ir/literal.h"
+#include "ir/attributes.h"
+#include "ir/element_type.h"
+#include "runtime/interp/kernels.h"
 
 namespace gspmd {
 
-// Every call is collective over the devices named: each member of the group calls it with its
-// own `device` id and operand, and each gets its own result. Groups are lists of device
-// (partition) ids; every device of the program is in exactly one group of `groups`.
+// Raised inside a device's thread when the communicator was aborted because another device
+// failed. The executor reports the other device's error, not this one.
+class CommunicatorAborted : public std::runtime_error {
+ public:
+  CommunicatorAborted() : std::runtime_error("communicator aborted by another device's error") {}
+};
+
+// Every call is collective: each member of `group` calls it with its own `device` id and
+// buffers, and the calls of one collective match up by order (every device issues the same
+// sequence of collectives). `group` lists device ids in group order and contains `device`; it
+// is the same list on every member. Devices are numbered 0..num_devices()-1. Buffers are raw
+// bytes in the Literal layout (dense row-major); the caller packs/unpacks dimensions, so a
+// transport only moves contiguous blocks (as MPI does). A collective whose members disagree
+// on sizes or kind is a UserError. After Abort() every pending and future call throws
+// CommunicatorAborted.
 class Communicator {
  public:
   virtual ~Communicator() = default;
   virtual int64_t num_devices() const = 0;
 
-  // Exchanges byte buffers within the caller's group: returns, for each member of the group in
-  // group order, the buffer that member contributed. The building block for the collectives.
-  virtual std::vector<std::vector<uint8_t>> AllGatherBytes(
-      int64_t device, const std::vector<std::vector<int64_t>>& groups,
-      std::span<const uint8_t> contribution) = 0;
+  // recv = send_0 op send_1 op ... (members in group order), elementwise over `type`
+  // elements. send and recv have equal sizes and may alias (in place).
+  virtual void AllReduce(int64_t device, std::span<const int64_t> group, ElementType type,
+                         BinaryReducer op, std::span<const uint8_t> send,
+                         std::span<uint8_t> recv) = 0;
 
-  // Point to point: sends `data` to `target` (if target >= 0) and receives from `source`
-  // (if source >= 0). Returns what was received (empty when source < 0).
-  virtual std::vector<uint8_t> SendRecv(int64_t device, int64_t target, int64_t source,
-                                        std::span<const uint8_t> data,
-                                        const std::vector<std::pair<int64_t, int64_t>>& all_pairs) = 0;
+  // recv = concatenation of every member's send, in group order
+  // (recv.size() == group.size() * send.size()).
+  virtual void AllGather(int64_t device, std::span<const int64_t> group,
+                         std::span<const uint8_t> send, std::span<uint8_t> recv) = 0;
+
+  // send holds group.size() equal chunks; member j's recv = reduction over members of
+  // chunk j (send.size() == group.size() * recv.size()).
+  virtual void ReduceScatter(int64_t device, std::span<const int64_t> group, ElementType type,
+                             BinaryReducer op, std::span<const uint8_t> send,
+                             std::span<uint8_t> recv) = 0;
+
+  // send[j] goes to member j; recv[j] receives what member j sent to this member. Sizes must
+  // agree pairwise (member i's send[j] has the size of member j's recv[i]).
+  virtual void AllToAll(int64_t device, std::span<const int64_t> group,
+                        std::span<const std::span<const uint8_t>> send,
+                        std::span<const std::span<uint8_t>> recv) = 0;
+
+  // Every device calls it (all num_devices() of them) with the same pairs of device ids.
+  // A device sends `send` to the targets of the pairs whose source it is, and receives into
+  // `recv` from the source of the pair whose target it is. Returns false when no pair
+  // targets this device (recv is then left untouched). Each device is the target of at most
+  // one pair; send and recv have equal sizes.
+  virtual bool CollectivePermute(int64_t device, std::span<const SourceTargetPair> pairs,
+                                 std::span<const uint8_t> send, std::span<uint8_t> recv) = 0;
+
+  // data of member `root` (an index into group) is copied into every other member's data.
+  virtual void Broadcast(int64_t device, std::span<const int64_t> group, int64_t root,
+                         std::span<uint8_t> data) = 0;
+
+  // Makes every pending and future call on any device throw CommunicatorAborted. Called
+  // when one device fails so that the others do not wait for it forever. Idempotent.
+  virtual void Abort() = 0;
+
+  // Tells the communicator that `device` will issue no more collectives (its program
+  // returned). A collective still waiting for it fails instead of hanging.
+  virtual void DeviceFinished(int64_t device) = 0;
 };
 
 }  // namespace gspmd

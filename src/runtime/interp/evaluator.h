@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -27,9 +28,12 @@ struct DeviceContext {
 //
 //   Evaluator evaluator(module);
 //   Literal result = evaluator.Run({x, w});   // the entry computation
+// An Evaluator caches per-computation plans and reuses its frames: use one per thread.
 class Evaluator {
  public:
   explicit Evaluator(const Module& module, DeviceContext context = {});
+  ~Evaluator();
+  Evaluator(Evaluator&&) noexcept;
 
   // Runs the entry computation. Arguments must match the entry parameters' shapes; a mismatch
   // is a UserError naming the parameter.
@@ -44,8 +48,11 @@ class Evaluator {
   Literal EvaluateInstruction(const Instruction& instruction,
                               std::span<const Literal* const> operands);
 
+  struct State;  // per-computation evaluation plans and reusable frames (evaluator.cpp)
+
   const Module& module_;
   DeviceContext context_;
+  std::unique_ptr<State> state_;
 };
 
 // Shorthand: evaluates the module's entry on one device.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -18,6 +19,10 @@ struct SpmdRunOptions {
   // Taken from the module where these are empty / absent.
   std::vector<Sharding> parameter_shardings;
   std::optional<Sharding> root_sharding;
+  // Global shapes of the root's leaves (flattened). A per-device program does not know the
+  // true size of unevenly sharded results; when empty, a tiled leaf's global dims are its
+  // per-device dims times the tile counts (no cropping of padding).
+  std::vector<Shape> global_result_shapes;
 };
 
 // Returns the global value of every leaf of the root, flattened in order. Bad inputs (wrong
@@ -26,6 +31,12 @@ std::vector<Literal> RunSpmd(const Module& per_device_module, std::span<const Li
                              const SpmdRunOptions& options);
 
 // Slices device `device`'s shard of a global array (padding with zeros past the end).
+// Replicated, manual and maximal shardings give the whole value.
 Literal ShardOfGlobal(const Literal& global, const Sharding& sharding, int64_t device);
+
+// The inverse: builds the global array of shape `global_shape` from every device's shard
+// (shards[d] of device d; with replication, the lowest device holding each tile is used).
+Literal AssembleGlobal(std::span<const Literal* const> shards, const Sharding& sharding,
+                       const Shape& global_shape);
 
 }  // namespace gspmd

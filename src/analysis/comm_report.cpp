@@ -1,0 +1,172 @@
+// Counts collectives and the bytes they send (ring model), and the peak live memory.
+#include "analysis/comm_report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <unordered_map>
+
+#include "analysis/trip_count.h"
+
+namespace gspmd {
+namespace {
+
+int64_t GroupSize(const Instruction& collective, int64_t num_devices) {
+  if (collective.opcode() == Opcode::kCollectivePermute) return 1;
+  std::vector<std::vector<int64_t>> groups = collective.replica_groups.Groups(num_devices);
+  int64_t size = 0;
+  for (const auto& group : groups) size = std::max<int64_t>(size, static_cast<int64_t>(group.size()));
+  return size == 0 ? num_devices : size;
+}
+
+int64_t OperandBytes(const Instruction& instruction) {
+  int64_t bytes = 0;
+  for (const Instruction* operand : instruction.operands()) bytes += operand->shape().byte_size();
+  return bytes;
+}
+
+void Accumulate(const Computation& computation, int64_t num_devices, double multiplier,
+                CommReport& report) {
+  for (const auto& owned : computation.instructions()) {
+    const Instruction& instruction = *owned;
+    if (IsCollective(instruction.opcode())) {
+      CollectiveStats& stats = report.by_kind[std::string(OpcodeName(instruction.opcode()))];
+      stats.count += static_cast<int64_t>(multiplier);
+      double bytes = multiplier * CollectiveBytesPerDevice(instruction, num_devices);
+      stats.bytes += bytes;
+      report.comm_bytes_per_device += bytes;
+    }
+    double inner = multiplier;
+    if (instruction.opcode() == Opcode::kWhile) {
+      std::optional<int64_t> trips = WhileTripCount(instruction);
+      if (!trips) {
+        report.warnings.push_back(StrCat("trip count of %", instruction.name(),
+                                         " is not known statically; its body is counted once"));
+      }
+      inner = multiplier * static_cast<double>(trips.value_or(1));
+    }
+    for (const Computation* called : instruction.called_computations()) {
+      bool is_reducer = instruction.opcode() != Opcode::kWhile &&
+                        instruction.opcode() != Opcode::kCall &&
+                        instruction.opcode() != Opcode::kConditional;
+      if (is_reducer) continue;  // scalar reducers and comparators hold no collectives
+      Accumulate(*called, num_devices, inner, report);
+    }
+  }
+}
+
+bool AliasesOperand(const Instruction& instruction) {
+  switch (instruction.opcode()) {
+    case Opcode::kTuple:
+    case Opcode::kGetTupleElement:
+    case Opcode::kBitcast:
+    case Opcode::kOptimizationBarrier:
+      return true;
+    case Opcode::kParameter:
+      return !instruction.parent()->is_entry;
+    default:
+      return false;
+  }
+}
+
+int64_t ComputationPeak(const Computation& computation,
+                        std::unordered_map<const Computation*, int64_t>& memo) {
+  if (auto it = memo.find(&computation); it != memo.end()) return it->second;
+  const auto& instructions = computation.instructions();
+  std::unordered_map<const Instruction*, size_t> position;
+  for (size_t i = 0; i < instructions.size(); ++i) position[instructions[i].get()] = i;
+  // Last use of each value: the position of its last user (the root lives to the end).
+  std::vector<size_t> last_use(instructions.size(), 0);
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    last_use[i] = i;
+    for (const Instruction* user : instructions[i]->users())
+      last_use[i] = std::max(last_use[i], position.at(user));
+    bool lives_to_end = instructions[i].get() == computation.root() ||
+                        (computation.is_entry && instructions[i]->opcode() == Opcode::kParameter);
+    if (lives_to_end) last_use[i] = instructions.size();
+  }
+  std::vector<std::vector<size_t>> frees_after(instructions.size() + 1);
+  for (size_t i = 0; i < instructions.size(); ++i) frees_after[last_use[i]].push_back(i);
+
+  int64_t live = 0, peak = 0;
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    const Instruction& instruction = *instructions[i];
+    int64_t own = AliasesOperand(instruction) ? 0 : instruction.shape().byte_size();
+    int64_t callee_peak = 0;
+    for (const Computation* called : instruction.called_computations())
+      callee_peak = std::max(callee_peak, ComputationPeak(*called, memo));
+    live += own;
+    peak = std::max(peak, live + callee_peak);
+    for (size_t freed : frees_after[i])
+      live -= AliasesOperand(*instructions[freed]) ? 0 : instructions[freed]->shape().byte_size();
+  }
+  memo[&computation] = peak;
+  return peak;
+}
+
+std::string FormatBytes(double bytes) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof(buffer), "%.0f", bytes);
+  return buffer;
+}
+
+}  // namespace
+
+double CollectiveBytesPerDevice(const Instruction& collective, int64_t num_devices) {
+  double n = static_cast<double>(GroupSize(collective, num_devices));
+  double result_bytes = static_cast<double>(collective.shape().byte_size());
+  double operand_bytes = static_cast<double>(OperandBytes(collective));
+  switch (collective.opcode()) {
+    case Opcode::kAllReduce: return n <= 1 ? 0 : 2 * (n - 1) / n * operand_bytes;
+    case Opcode::kAllGather: return n <= 1 ? 0 : (n - 1) / n * result_bytes;
+    case Opcode::kAllToAll: return n <= 1 ? 0 : (n - 1) / n * result_bytes;
+    case Opcode::kReduceScatter: return n <= 1 ? 0 : (n - 1) / n * operand_bytes;
+    case Opcode::kCollectiveBroadcast: return n <= 1 ? 0 : (n - 1) / n * operand_bytes;
+    case Opcode::kCollectivePermute: return collective.source_target_pairs.empty() ? 0 : operand_bytes;
+    default: return 0;
+  }
+}
+
+int64_t PeakLiveBytes(const Module& module) {
+  std::unordered_map<const Computation*, int64_t> memo;
+  return module.entry() ? ComputationPeak(*module.entry(), memo) : 0;
+}
+
+CommReport AnalyzeCommunication(const Module& module) {
+  CommReport report;
+  if (!module.entry()) return report;
+  Accumulate(*module.entry(), module.num_partitions(), 1.0, report);
+  report.peak_bytes_per_device = PeakLiveBytes(module);
+  return report;
+}
+
+std::string FormatCommReport(const CommReport& report) {
+  std::string out;
+  out += "comm_bytes_per_device: " + FormatBytes(report.comm_bytes_per_device) + "\n";
+  out += "collectives:\n";
+  if (report.by_kind.empty()) out += "  (none)\n";
+  for (const auto& [kind, stats] : report.by_kind)
+    out += StrCat("  ", kind, ": count=", stats.count, " bytes=", FormatBytes(stats.bytes), "\n");
+  out += StrCat("peak_bytes_per_device: ", report.peak_bytes_per_device, "\n");
+  for (const std::string& warning : report.warnings) out += "warning: " + warning + "\n";
+  return out;
+}
+
+nlohmann::json CommReportToJson(const CommReport& report) {
+  nlohmann::json json;
+  json["comm_bytes_per_device"] = report.comm_bytes_per_device;
+  nlohmann::json counts = nlohmann::json::object();
+  nlohmann::json bytes = nlohmann::json::object();
+  for (const auto& [kind, stats] : report.by_kind) {
+    counts[kind] = stats.count;
+    bytes[kind] = stats.bytes;
+  }
+  json["collectives"] = counts;
+  json["comm_bytes_by_kind"] = bytes;
+  json["peak_bytes_per_device"] = report.peak_bytes_per_device;
+  json["warnings"] = report.warnings;
+  return json;
+}
+
+}  // namespace gspmd

@@ -1,0 +1,90 @@
+// HloBuilder: appends instructions to a computation, inferring result shapes, with unique
+// names. Used by the partitioner (and later by the C++ model-building API).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/computation.h"
+
+namespace gspmd {
+
+// Hands out module-wide unique instruction names: "add", "add.1", "add.2", ...
+class NameUniquer {
+ public:
+  // Registers every name already used in the module.
+  void ReserveAll(const Module& module);
+  void Reserve(const std::string& name) { used_.insert(name); }
+  std::string Unique(const std::string& base);
+
+ private:
+  std::set<std::string> used_;
+  std::map<std::string, int64_t> next_suffix_;
+};
+
+// Appends instructions at the end of `computation`:
+//   HloBuilder b(computation, &names);
+//   Instruction* pid = b.PartitionId();
+//   Instruction* sum = b.Binary(Opcode::kAdd, x, y);
+class HloBuilder {
+ public:
+  HloBuilder(Computation* computation, NameUniquer* names) : computation_(computation), names_(names) {}
+
+  Computation* computation() const { return computation_; }
+  NameUniquer* names() const { return names_; }
+
+  // Adds a ready-made instruction (named `name_hint`, uniqued, if it has no name).
+  Instruction* Add(std::unique_ptr<Instruction> instruction);
+  // A new instruction of `opcode` with the given shape and operands.
+  Instruction* AddOp(Opcode opcode, Shape shape, const std::vector<Instruction*>& operands);
+
+  Instruction* Parameter(int64_t number, Shape shape, const std::string& name = "param");
+  Instruction* Constant(Literal literal);
+  Instruction* ScalarConstant(ElementType type, double value);
+  Instruction* S32Constant(int64_t value) { return ScalarConstant(ElementType::kS32, static_cast<double>(value)); }
+  // partition-id (u32[]); one per computation, reused.
+  Instruction* PartitionId();
+  // s32[] table[partition-id]: a constant table indexed by the partition id.
+  Instruction* TableLookup(const std::vector<int64_t>& table);
+
+  Instruction* Unary(Opcode opcode, Instruction* operand);
+  Instruction* Binary(Opcode opcode, Instruction* lhs, Instruction* rhs);
+  Instruction* Compare(Instruction* lhs, Instruction* rhs, ComparisonDirection direction);
+  Instruction* Select(Instruction* pred, Instruction* on_true, Instruction* on_false);
+  Instruction* Convert(Instruction* operand, ElementType type);
+  Instruction* Broadcast(Instruction* operand, std::vector<int64_t> result_dims,
+                         std::vector<int64_t> dimensions);
+  // Broadcasts a scalar to `dims` with the scalar's element type.
+  Instruction* BroadcastScalar(Instruction* scalar, std::vector<int64_t> dims);
+  Instruction* Reshape(Instruction* operand, std::vector<int64_t> dims);
+  Instruction* Transpose(Instruction* operand, std::vector<int64_t> permutation);
+  Instruction* Slice(Instruction* operand, std::vector<SliceDim> slice);
+  // Slices [0, limit) of each dim.
+  Instruction* SliceToSize(Instruction* operand, const std::vector<int64_t>& limits);
+  Instruction* DynamicSlice(Instruction* operand, const std::vector<Instruction*>& starts,
+                            std::vector<int64_t> sizes);
+  Instruction* DynamicUpdateSlice(Instruction* operand, Instruction* update,
+                                  const std::vector<Instruction*>& starts);
+  Instruction* Pad(Instruction* operand, Instruction* value, PaddingConfig padding);
+  // Pads the high end of each dim up to `dims` with `value` (a scalar constant).
+  Instruction* PadToSize(Instruction* operand, const std::vector<int64_t>& dims, Instruction* value);
+  Instruction* Concatenate(const std::vector<Instruction*>& operands, int64_t dimension);
+  Instruction* Iota(Shape shape, int64_t dimension);
+  Instruction* Tuple(const std::vector<Instruction*>& elements);
+  Instruction* GetTupleElement(Instruction* tuple, int64_t index);
+  Instruction* Copy(Instruction* operand) { return Unary(Opcode::kCopy, operand); }
+
+ private:
+  Computation* computation_;
+  NameUniquer* names_;
+  Instruction* partition_id_ = nullptr;
+};
+
+// Names `instruction` after its opcode unless it has a name, uniqued.
+std::string DefaultName(const Instruction& instruction);
+
+}  // namespace gspmd

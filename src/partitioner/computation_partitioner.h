@@ -1,0 +1,67 @@
+// Partitions one computation: walks its instructions in order, runs the handler of each, and
+// keeps the partitioned value of every original instruction.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "partitioner/op_context.h"
+
+namespace gspmd {
+
+class ModulePartitioner;
+
+class ComputationPartitioner {
+ public:
+  // `parameter_shardings[i]` is how the caller lays out parameter i; `root_sharding` is how
+  // the caller wants the result.
+  ComputationPartitioner(ModulePartitioner& module_partitioner, const Computation& source,
+                         Computation* output, std::vector<Sharding> parameter_shardings,
+                         Sharding root_sharding, bool is_entry);
+
+  void Run();
+
+  SpmdContext& spmd();
+  HloBuilder& builder() { return builder_; }
+  ModulePartitioner& module_partitioner() { return module_partitioner_; }
+  const PartitionedValue& ValueOf(const Instruction* original) const;
+  PartitionedValue ReshardCached(const Instruction* original, const Sharding& sharding);
+
+ private:
+  void PartitionInstruction(const Instruction& instruction);
+  PartitionedValue PartitionParameter(const Instruction& parameter);
+
+  ModulePartitioner& module_partitioner_;
+  const Computation& source_;
+  Computation* output_;
+  HloBuilder builder_;
+  std::vector<Sharding> parameter_shardings_;
+  Sharding root_sharding_;
+  bool is_entry_;
+  std::map<const Instruction*, PartitionedValue> values_;  // lookup only, never iterated
+  std::map<std::pair<const Instruction*, std::string>, PartitionedValue> reshards_;
+};
+
+// Module-wide partitioning state: the context, and the computations already produced.
+class ModulePartitioner {
+ public:
+  ModulePartitioner(const Module& source, Module* output, int64_t num_devices);
+
+  SpmdContext& spmd() { return spmd_; }
+  Computation* Clone(const Computation* computation);
+  Computation* Partition(const Computation* computation, const std::vector<Sharding>& parameter_shardings,
+                         const Sharding& root_sharding, bool is_entry = false);
+
+ private:
+  const Module& source_;
+  SpmdContext spmd_;
+  std::map<const Computation*, Computation*> clones_;
+  std::map<std::string, Computation*> partitioned_;  // by name + shardings
+};
+
+// The sharding an instruction is partitioned to (its own, or replicated when it has none).
+Sharding EffectiveSharding(const Instruction& instruction);
+
+}  // namespace gspmd

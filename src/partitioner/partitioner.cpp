@@ -1,0 +1,65 @@
+// PartitionModule: the module-level entry point of the SPMD partitioner.
+#include "partitioner/partitioner.h"
+
+#include "partitioner/computation_partitioner.h"
+#include "support/diagnostic.h"
+
+namespace gspmd {
+namespace {
+
+void CheckShardingFits(const Instruction& instruction, const Sharding& sharding, int64_t num_devices) {
+  if (sharding.IsTuple()) {
+    for (const Sharding& element : sharding.tuple_elements()) CheckShardingFits(instruction, element, num_devices);
+    return;
+  }
+  if (sharding.RequiredDeviceCount() > num_devices) {
+    GSPMD_USER_ERROR("sharding ", sharding.ToString(), " of %", instruction.name(), " uses device ",
+                     sharding.RequiredDeviceCount() - 1, " but the program has ", num_devices,
+                     " partitions");
+  }
+  if (sharding.IsTiled() && instruction.shape().IsArray() &&
+      sharding.TiledDataRank() != instruction.shape().rank()) {
+    GSPMD_USER_ERROR("sharding ", sharding.ToString(), " of %", instruction.name(), " tiles ",
+                     sharding.TiledDataRank(), " dims but the shape ", instruction.shape().ToString(),
+                     " has rank ", instruction.shape().rank());
+  }
+}
+
+std::string EntryLayoutText(const Computation& entry) {
+  std::string text = "{(";
+  for (int64_t i = 0; i < entry.num_parameters(); ++i) {
+    if (i > 0) text += ", ";
+    text += entry.parameter(i)->shape().ToString(true);
+  }
+  return text + ")->" + entry.root()->shape().ToString(true) + "}";
+}
+
+}  // namespace
+
+PartitionResult PartitionModule(const Module& module, const PartitionOptions& options) {
+  int64_t num_devices = options.num_partitions > 0 ? options.num_partitions : module.num_partitions();
+  if (num_devices < 1) GSPMD_USER_ERROR("the number of partitions must be at least 1, not ", num_devices);
+  const Computation* entry = module.entry();
+  if (entry == nullptr) GSPMD_USER_ERROR("module ", module.name(), " has no ENTRY computation");
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (instruction->sharding()) CheckShardingFits(*instruction, *instruction->sharding(), num_devices);
+
+  auto output = std::make_unique<Module>(module.name());
+  output->attributes = module.attributes;
+  output->debug_tables = module.debug_tables;
+  output->set_num_partitions(num_devices);
+  ModulePartitioner partitioner(module, output.get(), num_devices);
+  std::vector<Sharding> parameter_shardings;
+  for (const Instruction* parameter : entry->parameters()) parameter_shardings.push_back(EffectiveSharding(*parameter));
+  partitioner.Partition(entry, parameter_shardings, EffectiveSharding(*entry->root()), /*is_entry=*/true);
+  if (!output->Attribute("entry_computation_layout").empty())
+    output->SetAttribute("entry_computation_layout", EntryLayoutText(*output->entry()));
+  for (const auto& computation : output->computations()) computation->RemoveDeadInstructions();
+  PartitionResult result;
+  result.warnings = partitioner.spmd().warnings();
+  result.module = std::move(output);
+  return result;
+}
+
+}  // namespace gspmd

@@ -1,0 +1,30 @@
+// The SPMD partitioner: rewrites a module whose instructions all carry shardings into one
+// per-device program with collectives.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/module.h"
+
+namespace gspmd {
+
+struct PartitionOptions {
+  int64_t num_partitions = 0;  // 0: the module's num_partitions
+};
+
+struct PartitionResult {
+  std::unique_ptr<Module> module;
+  // "involuntary full rematerialization of %x: {...} -> {...}" and similar.
+  std::vector<std::string> warnings;
+};
+
+// Partitions `module` (every instruction should have a sharding; a missing one is taken as
+// replicated). The result keeps the entry parameters' and root's shardings and the module's
+// num_partitions. Bad shardings (devices beyond the partition count, tile ranks that do not
+// fit) are UserErrors naming the instruction.
+PartitionResult PartitionModule(const Module& module, const PartitionOptions& options = {});
+
+}  // namespace gspmd

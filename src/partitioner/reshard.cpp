@@ -1,0 +1,420 @@
+// Emits the HLO of a reshard plan: all-gather, all-to-all, dynamic-slice, all-reduce,
+// reduce-scatter and collective-permute steps; and the full-rematerialization fallback.
+#include "partitioner/reshard.h"
+
+#include <algorithm>
+#include <map>
+
+#include "support/diagnostic.h"
+
+namespace gspmd {
+namespace {
+
+int64_t Digit(int64_t device, const DeviceAxis& axis) { return (device / axis.stride) % axis.size; }
+
+// Maximal and unknown shardings are computed on every device, like replicated ones.
+Sharding Normalize(const Sharding& sharding) {
+  if (sharding.IsMaximal() || sharding.IsUnknown()) return Sharding::Replicated();
+  return sharding;
+}
+
+Instruction* Zero(HloBuilder& b, ElementType type) { return b.ScalarConstant(type, 0); }
+
+// Emits a reshard plan step by step, keeping track of the per-dim tile counts.
+class PlanEmitter {
+ public:
+  PlanEmitter(SpmdContext& context, HloBuilder& b, const ReshardPlan& plan, const Shape& global,
+              Opcode reduction)
+      : context_(context), b_(b), plan_(plan), global_(global), reduction_(reduction),
+        state_(plan.source) {}
+
+  Instruction* Emit(Instruction* local) {
+    Instruction* current = local;
+    for (const ReshardStep& step : plan_.steps) current = EmitStep(step, current);
+    return current;
+  }
+
+ private:
+  int64_t D(int64_t dim) const { return global_.dim(dim); }
+  int64_t Tiles(int64_t dim) const {
+    int64_t tiles = 1;
+    for (int64_t axis : state_.dims[dim]) tiles *= plan_.axes[axis].size;
+    return tiles;
+  }
+  std::vector<DeviceAxis> AxesOf(const std::vector<int64_t>& indices) const {
+    std::vector<DeviceAxis> axes;
+    for (int64_t index : indices) axes.push_back(plan_.axes[index]);
+    return axes;
+  }
+  int64_t SizeOf(const std::vector<int64_t>& indices) const {
+    int64_t size = 1;
+    for (int64_t index : indices) size *= plan_.axes[index].size;
+    return size;
+  }
+  std::vector<int64_t> TileIndex(const AxisState& state, int64_t device) const {
+    std::vector<int64_t> index;
+    for (const auto& dim : state.dims) {
+      int64_t tile = 0;
+      for (int64_t axis : dim) tile = tile * plan_.axes[axis].size + Digit(device, plan_.axes[axis]);
+      index.push_back(tile);
+    }
+    return index;
+  }
+
+  Instruction* SliceDimTo(Instruction* current, int64_t dim, int64_t size) {
+    if (current->shape().dim(dim) == size) return current;
+    std::vector<int64_t> limits = current->shape().dims();
+    limits[dim] = size;
+    return b_.SliceToSize(current, limits);
+  }
+  Instruction* PadDimTo(Instruction* current, int64_t dim, int64_t size) {
+    if (current->shape().dim(dim) >= size) return current;
+    std::vector<int64_t> dims = current->shape().dims();
+    dims[dim] = size;
+    return b_.PadToSize(current, dims, Zero(b_, current->shape().element_type()));
+  }
+
+  Instruction* EmitStep(const ReshardStep& step, Instruction* current) {
+    CollectiveFactory& collectives = context_.collectives();
+    switch (step.kind) {
+      case ReshardStep::Kind::kAllGather:
+      case ReshardStep::Kind::kGatherDim: {
+        int64_t n = SizeOf(step.axes);
+        current = collectives.AllGather(b_, current, step.dim,
+                                        collectives.GroupsOverAxes(AxesOf(step.axes)), n);
+        auto& dim_axes = state_.dims[step.dim];
+        dim_axes.resize(dim_axes.size() - step.axes.size());
+        if (Tiles(step.dim) == 1) current = SliceDimTo(current, step.dim, D(step.dim));
+        return current;
+      }
+      case ReshardStep::Kind::kAllToAll:
+        return EmitAllToAll(step, current);
+      case ReshardStep::Kind::kDynamicSlice: {
+        int64_t n = SizeOf(step.axes);
+        const DeviceAxis& axis = plan_.axes[step.axes[0]];
+        int64_t tiles = Tiles(step.dim);
+        int64_t piece = ShardSize(D(step.dim), tiles * n);
+        current = PadDimTo(current, step.dim, n * piece);
+        std::vector<int64_t> table(context_.num_devices());
+        for (int64_t p = 0; p < context_.num_devices(); ++p) table[p] = Digit(p, axis) * piece;
+        std::vector<Instruction*> starts;
+        Instruction* zero = b_.S32Constant(0);
+        for (int64_t d = 0; d < current->shape().rank(); ++d)
+          starts.push_back(d == step.dim ? b_.TableLookup(table) : zero);
+        std::vector<int64_t> sizes = current->shape().dims();
+        sizes[step.dim] = piece;
+        state_.dims[step.dim].push_back(step.axes[0]);
+        return b_.DynamicSlice(current, starts, sizes);
+      }
+      case ReshardStep::Kind::kAllReduce: {
+        current = collectives.AllReduce(b_, current, collectives.GroupsOverAxes(AxesOf(step.axes)),
+                                        reduction_);
+        state_.partial.clear();
+        return current;
+      }
+      case ReshardStep::Kind::kReduceScatter: {
+        int64_t n = SizeOf(step.axes);
+        int64_t piece = ShardSize(D(step.dim), Tiles(step.dim) * n);
+        current = PadDimTo(current, step.dim, n * piece);
+        current = collectives.ReduceScatter(b_, current, step.dim,
+                                            collectives.GroupsOverAxes(AxesOf(step.axes)), n, reduction_);
+        auto& partial = state_.partial;
+        partial.erase(std::find(partial.begin(), partial.end(), step.axes[0]));
+        state_.dims[step.dim].push_back(step.axes[0]);
+        return current;
+      }
+      case ReshardStep::Kind::kCollectivePermute:
+        return EmitPermute(current);
+    }
+    return current;
+  }
+
+  // [.., c_d at dim d, .., c_e at dim e, ..] -> [.., n*c_d, .., c_e/n, ..]
+  Instruction* EmitAllToAll(const ReshardStep& step, Instruction* current) {
+    int64_t d = step.dim, e = step.to_dim;
+    int64_t n = SizeOf(step.axes);
+    int64_t piece_e = ShardSize(D(e), Tiles(e) * n);
+    current = PadDimTo(current, e, n * piece_e);
+    std::vector<int64_t> split_dims;
+    for (int64_t i = 0; i < current->shape().rank(); ++i) {
+      if (i == e) {
+        split_dims.push_back(n);
+        split_dims.push_back(piece_e);
+      } else {
+        split_dims.push_back(current->shape().dim(i));
+      }
+    }
+    current = b_.Reshape(current, split_dims);
+    CollectiveFactory& collectives = context_.collectives();
+    current = collectives.AllToAll(b_, current, e, collectives.GroupsOverAxes(AxesOf(step.axes)));
+    // Move the chunk dim (at e) to just before dim d, then merge it into d.
+    int64_t d_split = d < e ? d : d + 1;
+    std::vector<int64_t> order;
+    for (int64_t i = 0; i < static_cast<int64_t>(split_dims.size()); ++i)
+      if (i != e) order.push_back(i);
+    order.insert(std::find(order.begin(), order.end(), d_split), e);
+    current = b_.Transpose(current, order);
+    std::vector<int64_t> merged;
+    for (size_t i = 0; i < order.size(); ++i) {
+      if (order[i] == e) {
+        merged.push_back(current->shape().dim(i) * current->shape().dim(i + 1));
+        ++i;
+        continue;
+      }
+      merged.push_back(current->shape().dim(i));
+    }
+    current = b_.Reshape(current, merged);
+    state_.dims[d].pop_back();
+    state_.dims[e].push_back(step.axes[0]);
+    if (Tiles(d) == 1) current = SliceDimTo(current, d, D(d));
+    return current;
+  }
+
+  Instruction* EmitPermute(Instruction* current) {
+    std::map<std::vector<int64_t>, std::vector<int64_t>> holders;
+    for (int64_t p = 0; p < context_.num_devices(); ++p) holders[TileIndex(state_, p)].push_back(p);
+    std::vector<bool> used(context_.num_devices(), false);
+    std::vector<int64_t> source_of(context_.num_devices(), -1);
+    for (int64_t q = 0; q < context_.num_devices(); ++q) {
+      const auto& candidates = holders[TileIndex(plan_.target, q)];
+      if (std::find(candidates.begin(), candidates.end(), q) != candidates.end()) {
+        source_of[q] = q;
+        used[q] = true;
+      }
+    }
+    for (int64_t q = 0; q < context_.num_devices(); ++q) {
+      if (source_of[q] >= 0) continue;
+      for (int64_t p : holders[TileIndex(plan_.target, q)]) {
+        if (used[p]) continue;
+        source_of[q] = p;
+        used[p] = true;
+        break;
+      }
+      GSPMD_CHECK(source_of[q] >= 0, "no source for device ", q, " in a collective-permute");
+    }
+    state_ = plan_.target;
+    bool identity = true;
+    std::vector<SourceTargetPair> pairs;
+    for (int64_t q = 0; q < context_.num_devices(); ++q) {
+      pairs.push_back({source_of[q], q});
+      identity = identity && source_of[q] == q;
+    }
+    if (identity) return current;
+    return context_.collectives().CollectivePermute(b_, current, std::move(pairs));
+  }
+
+  SpmdContext& context_;
+  HloBuilder& b_;
+  const ReshardPlan& plan_;
+  const Shape& global_;
+  Opcode reduction_;
+  AxisState state_;
+};
+
+// Groups of devices along tile dim `dim` of a tiled sharding: devices that share every other
+// tile index, ordered by their index along `dim`.
+std::vector<std::vector<int64_t>> GroupsAlongTileDim(const TileAssignment& tiles, int64_t dim) {
+  std::map<std::vector<int64_t>, std::vector<std::pair<int64_t, int64_t>>> by_rest;
+  const std::vector<int64_t>& devices = tiles.Devices();
+  std::vector<int64_t> index(tiles.num_dims(), 0);
+  for (int64_t linear = 0; linear < tiles.num_elements(); ++linear) {
+    std::vector<int64_t> rest = index;
+    rest.erase(rest.begin() + dim);
+    by_rest[rest].emplace_back(index[dim], devices[linear]);
+    for (int64_t j = tiles.num_dims() - 1; j >= 0; --j) {
+      if (++index[j] < tiles.dim(j)) break;
+      index[j] = 0;
+    }
+  }
+  std::vector<std::vector<int64_t>> groups;
+  for (auto& [rest, members] : by_rest) {
+    std::sort(members.begin(), members.end());
+    std::vector<int64_t> group;
+    for (const auto& member : members) group.push_back(member.second);
+    groups.push_back(std::move(group));
+  }
+  return groups;
+}
+
+// Replicates a tiled value with one all-gather per sharded dim.
+Instruction* GatherAll(SpmdContext& context, HloBuilder& b, Instruction* current,
+                       const Shape& global, const Sharding& sharding) {
+  if (!sharding.IsTiled()) return current;
+  const TileAssignment& tiles = sharding.tile_assignment();
+  for (int64_t d = 0; d < sharding.TiledDataRank(); ++d) {
+    if (tiles.dim(d) == 1) continue;
+    auto groups = GroupsAlongTileDim(tiles, d);
+    current = context.collectives().AllGather(b, current, d, context.collectives().GroupsFromList(groups),
+                                              tiles.dim(d));
+  }
+  return b.SliceToSize(current, global.dims());
+}
+
+// Slices a replicated value into `sharding`'s per-device pieces.
+Instruction* SliceFromReplicated(SpmdContext& context, HloBuilder& b, Instruction* current,
+                                 const Shape& global, const Sharding& sharding) {
+  if (!sharding.IsTiled()) return current;
+  std::vector<int64_t> shard = ShardDimsOf(sharding, global.dims());
+  std::vector<int64_t> padded = global.dims();
+  bool sliced = false;
+  for (int64_t d = 0; d < global.rank(); ++d) {
+    int64_t tiles = sharding.tile_assignment().dim(d);
+    padded[d] = shard[d] * tiles;
+    sliced = sliced || tiles > 1;
+  }
+  if (!sliced) return current;
+  current = b.PadToSize(current, padded, Zero(b, global.element_type()));
+  std::vector<Instruction*> starts;
+  for (int64_t d = 0; d < global.rank(); ++d) starts.push_back(ShardOffset(b, context, sharding, global.dims(), d));
+  return b.DynamicSlice(current, starts, shard);
+}
+
+bool SameTileCounts(const Sharding& a, const Sharding& b) {
+  return a.IsTiled() && b.IsTiled() && a.tile_assignment().dims() == b.tile_assignment().dims() &&
+         a.subgroup_types() == b.subgroup_types();
+}
+
+// A collective-permute between two tilings with the same tile counts and other device orders.
+Instruction* PermuteTiles(SpmdContext& context, HloBuilder& b, Instruction* current,
+                          const Sharding& from, const Sharding& to) {
+  int64_t rank = from.TiledDataRank();
+  std::map<std::vector<int64_t>, std::vector<int64_t>> holders;
+  auto data_index = [&](const Sharding& sharding, int64_t device) {
+    std::vector<int64_t> index = *sharding.tile_assignment().IndexOf(device);
+    index.resize(rank);
+    return index;
+  };
+  for (int64_t p = 0; p < context.num_devices(); ++p) holders[data_index(from, p)].push_back(p);
+  std::vector<int64_t> source_of(context.num_devices(), -1);
+  std::vector<bool> used(context.num_devices(), false);
+  for (int pass = 0; pass < 2; ++pass) {
+    for (int64_t q = 0; q < context.num_devices(); ++q) {
+      if (source_of[q] >= 0) continue;
+      for (int64_t p : holders[data_index(to, q)]) {
+        if (used[p] || (pass == 0 && p != q)) continue;
+        source_of[q] = p;
+        used[p] = true;
+        break;
+      }
+    }
+  }
+  std::vector<SourceTargetPair> pairs;
+  bool identity = true;
+  for (int64_t q = 0; q < context.num_devices(); ++q) {
+    GSPMD_CHECK(source_of[q] >= 0, "no source tile for device ", q);
+    pairs.push_back({source_of[q], q});
+    identity = identity && source_of[q] == q;
+  }
+  if (identity) return current;
+  return context.collectives().CollectivePermute(b, current, std::move(pairs));
+}
+
+bool CoversAllDevices(const Sharding& sharding, int64_t num_devices) {
+  return !sharding.IsTiled() || sharding.tile_assignment().num_elements() == num_devices;
+}
+
+PartitionedValue ReshardArray(SpmdContext& context, HloBuilder& b, Instruction* local,
+                              const Shape& global, const Sharding& source_in,
+                              const std::vector<DeviceAxis>& partial_axes, Opcode reduction,
+                              const Sharding& target_in) {
+  Sharding source = Normalize(source_in);
+  Sharding target = Normalize(target_in);
+  if (partial_axes.empty() && source == target) return {local, global, target_in};
+  int64_t rank = global.rank();
+  const auto& source_axes = context.Axes(source, rank);
+  const auto& target_axes = context.Axes(target, rank);
+  if (source_axes && target_axes) {
+    ReshardProblem problem{global.dims(), ElementByteSize(global.element_type()), *source_axes,
+                           *target_axes, partial_axes};
+    if (const auto& plan = context.Plan(problem)) {
+      PlanEmitter emitter(context, b, *plan, global, reduction);
+      return {emitter.Emit(local), global, target_in};
+    }
+  }
+  Instruction* current = local;
+  if (!partial_axes.empty()) {
+    current = context.collectives().AllReduce(b, current, context.collectives().GroupsOverAxes(partial_axes),
+                                              reduction);
+  }
+  if (SameTileCounts(source, target) && CoversAllDevices(source, context.num_devices()) &&
+      CoversAllDevices(target, context.num_devices())) {
+    return {PermuteTiles(context, b, current, source, target), global, target_in};
+  }
+  if (!source.IsReplicated() && !source.IsManual()) {
+    context.Warn(StrCat("involuntary full rematerialization of %", local->name(), ": ",
+                        source.ToString(), " -> ", target.ToString()));
+  }
+  current = GatherAll(context, b, current, global, source);
+  current = SliceFromReplicated(context, b, current, global, target);
+  return {current, global, target_in};
+}
+
+}  // namespace
+
+PartitionedValue Reshard(SpmdContext& context, HloBuilder& b, const PartitionedValue& value,
+                         const Sharding& target) {
+  if (value.global_shape.IsTuple()) {
+    GSPMD_CHECK(target.IsTuple() || !target.IsTiled(), "tuple resharded to a tiled sharding");
+    std::vector<Instruction*> elements;
+    std::vector<Sharding> element_shardings;
+    for (int64_t i = 0; i < value.global_shape.tuple_size(); ++i) {
+      Sharding from = value.sharding.IsTuple() ? value.sharding.tuple_elements()[i] : value.sharding;
+      Sharding to = target.IsTuple() ? target.tuple_elements()[i] : target;
+      PartitionedValue element{b.GetTupleElement(value.hlo, i), value.global_shape.tuple_shape(i), from};
+      PartitionedValue moved = Reshard(context, b, element, to);
+      elements.push_back(moved.hlo);
+      element_shardings.push_back(to);
+    }
+    bool unchanged = value.sharding == target;
+    if (unchanged) return {value.hlo, value.global_shape, target};
+    return {b.Tuple(elements), value.global_shape, Sharding::Tuple(element_shardings)};
+  }
+  if (!value.global_shape.IsArray()) return {value.hlo, value.global_shape, target};
+  return ReshardArray(context, b, value.hlo, value.global_shape, value.sharding, {}, Opcode::kAdd, target);
+}
+
+PartitionedValue ResolvePartialSums(SpmdContext& context, HloBuilder& b, Instruction* local,
+                                    const Shape& global_shape, const Sharding& sharding,
+                                    const std::vector<DeviceAxis>& partial_axes, Opcode reduction,
+                                    const Sharding& target) {
+  return ReshardArray(context, b, local, global_shape, sharding, partial_axes, reduction, target);
+}
+
+Instruction* ShardOffset(HloBuilder& b, SpmdContext& context, const Sharding& sharding,
+                         const std::vector<int64_t>& global_dims, int64_t dim) {
+  if (!sharding.IsTiled() || sharding.tile_assignment().dim(dim) == 1) return b.S32Constant(0);
+  int64_t tiles = sharding.tile_assignment().dim(dim);
+  int64_t piece = ShardSize(global_dims[dim], tiles);
+  std::vector<int64_t> table(context.num_devices(), 0);
+  for (int64_t p = 0; p < context.num_devices(); ++p) {
+    auto index = sharding.tile_assignment().IndexOf(p);
+    if (index) table[p] = (*index)[dim] * piece;
+  }
+  return b.TableLookup(table);
+}
+
+bool HasUnevenPadding(const Sharding& sharding, const std::vector<int64_t>& global_dims) {
+  if (!sharding.IsTiled()) return false;
+  for (size_t d = 0; d < global_dims.size(); ++d)
+    if (global_dims[d] % sharding.tile_assignment().dim(d) != 0) return true;
+  return false;
+}
+
+Instruction* MaskPadding(HloBuilder& b, SpmdContext& context, Instruction* shard,
+                         const Shape& global_shape, const Sharding& sharding, Instruction* pad_value) {
+  if (!HasUnevenPadding(sharding, global_shape.dims())) return shard;
+  std::vector<int64_t> dims = shard->shape().dims();
+  Instruction* valid = nullptr;
+  for (int64_t d = 0; d < global_shape.rank(); ++d) {
+    if (global_shape.dim(d) % sharding.tile_assignment().dim(d) == 0) continue;
+    Instruction* iota = b.Iota(Shape(ElementType::kS32, dims), d);
+    Instruction* offset = b.BroadcastScalar(ShardOffset(b, context, sharding, global_shape.dims(), d), dims);
+    Instruction* position = b.Binary(Opcode::kAdd, iota, offset);
+    Instruction* limit = b.BroadcastScalar(b.S32Constant(global_shape.dim(d)), dims);
+    Instruction* in_range = b.Compare(position, limit, ComparisonDirection::kLt);
+    valid = valid ? b.Binary(Opcode::kAnd, valid, in_range) : in_range;
+  }
+  return b.Select(valid, shard, b.BroadcastScalar(pad_value, dims));
+}
+
+}  // namespace gspmd

@@ -1,0 +1,68 @@
+// Plans the cheapest sequence of collectives that turns one sharding of an array into
+// another, as moves of device axes between tensor dims.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partitioner/device_axes.h"
+
+namespace gspmd {
+
+// One step of a reshard. Axes are indices into ReshardPlan::axes.
+//   kAllGather        [.., {a,b}, ..] -> [.., {a}, ..]          all-gather b along dim
+//   kGatherDim        [.., {a,b}, ..] -> [.., {}, ..]           all-gather a,b along dim
+//   kAllToAll         [{a}, {}]       -> [{}, {a}]              all-to-all a: dim -> to_dim
+//   kDynamicSlice     [{}, ..] rep{a} -> [{a}, ..]              local slice, no communication
+//   kAllReduce        partial{a,b}    -> rep{a,b}               all-reduce over a,b
+//   kReduceScatter    partial{a}      -> [.., {a}]              reduce-scatter a along dim
+//   kCollectivePermute same tile counts, other device order    collective-permute
+struct ReshardStep {
+  enum class Kind {
+    kAllGather, kGatherDim, kAllToAll, kDynamicSlice, kAllReduce, kReduceScatter,
+    kCollectivePermute,
+  };
+  Kind kind;
+  int64_t dim = -1;      // the tensor dim acted on (the source dim of an all-to-all)
+  int64_t to_dim = -1;   // all-to-all's destination dim
+  std::vector<int64_t> axes;
+  double cost_bytes = 0;  // bytes each device sends (ring model)
+  std::string ToString() const;
+};
+
+// The state of a value during a reshard: its axes per dim and its pending partial sums.
+struct AxisState {
+  std::vector<std::vector<int64_t>> dims;  // axis indices per tensor dim, major first
+  std::vector<int64_t> partial;            // axes whose partial sums are not yet reduced
+  bool operator==(const AxisState&) const = default;
+};
+
+struct ReshardPlan {
+  std::vector<DeviceAxis> axes;       // the common axes both shardings are written in
+  AxisState source;
+  AxisState target;
+  std::vector<ReshardStep> steps;
+  double total_cost_bytes = 0;
+};
+
+// Inputs to planning: the global dims and element size (for the costs and for uneven dims),
+// the source and target shardings as axes, and the axes holding partial sums in the source
+// (they must be replicated axes of `source`).
+struct ReshardProblem {
+  std::vector<int64_t> global_dims;
+  int64_t element_bytes = 4;
+  AxisSharding source;
+  AxisSharding target;
+  std::vector<DeviceAxis> partial_axes;
+};
+
+// The cheapest plan (fewest bytes sent per device; ties: fewer steps), or nullopt when the two
+// shardings cannot be written over common axes or differ in their manual axes.
+std::optional<ReshardPlan> PlanReshard(const ReshardProblem& problem);
+
+// Size of the per-device piece of a dim of `size` split `tiles` ways: ceil(size / tiles).
+inline int64_t ShardSize(int64_t size, int64_t tiles) { return (size + tiles - 1) / tiles; }
+
+}  // namespace gspmd

@@ -1,0 +1,239 @@
+// The dot kernel: general dimension numbers, f32 (and 16-bit floats) on oneDNN matmul,
+// f64 and integer dots on a blocked loop.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "runtime/interp/kernel_dnnl.h"
+#include "runtime/interp/kernel_util.h"
+#include "runtime/interp/kernels.h"
+
+namespace gspmd {
+using namespace kernel;
+namespace {
+
+// The dot's dimension bookkeeping: result dims are batch, lhs free, rhs free; the operands are
+// viewed as [B, M, K] x [B, K, N].
+struct DotPlan {
+  std::vector<int64_t> lhs_batch, rhs_batch, lhs_contracting, rhs_contracting;
+  std::vector<int64_t> lhs_free, rhs_free;
+  int64_t batch = 1, m = 1, n = 1, k = 1;
+};
+
+std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch,
+                              const std::vector<int64_t>& contracting) {
+  std::vector<int64_t> free;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!Contains(batch, d) && !Contains(contracting, d)) free.push_back(d);
+  return free;
+}
+
+void CheckDimList(const Instruction& dot, const std::vector<int64_t>& dims, int64_t rank,
+                  const char* what) {
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (int64_t d : dims) {
+    if (d < 0 || d >= rank) KernelError(dot, StrCat(what, " dimension ", d, " is out of range for rank ", rank));
+    if (seen[d]) KernelError(dot, StrCat(what, " dimension ", d, " is listed twice"));
+    seen[d] = true;
+  }
+}
+
+DotPlan MakeDotPlan(const Instruction& dot, const Shape& lhs, const Shape& rhs) {
+  const DotDimensionNumbers& dn = dot.dot_dims;
+  DotPlan plan;
+  plan.lhs_batch = dn.lhs_batch_dims;
+  plan.rhs_batch = dn.rhs_batch_dims;
+  plan.lhs_contracting = dn.lhs_contracting_dims;
+  plan.rhs_contracting = dn.rhs_contracting_dims;
+  if (plan.lhs_batch.size() != plan.rhs_batch.size())
+    KernelError(dot, "lhs and rhs have different numbers of batch dimensions");
+  if (plan.lhs_contracting.size() != plan.rhs_contracting.size())
+    KernelError(dot, "lhs and rhs have different numbers of contracting dimensions");
+  std::vector<int64_t> lhs_listed = plan.lhs_batch, rhs_listed = plan.rhs_batch;
+  lhs_listed.insert(lhs_listed.end(), plan.lhs_contracting.begin(), plan.lhs_contracting.end());
+  rhs_listed.insert(rhs_listed.end(), plan.rhs_contracting.begin(), plan.rhs_contracting.end());
+  CheckDimList(dot, lhs_listed, lhs.rank(), "lhs batch/contracting");
+  CheckDimList(dot, rhs_listed, rhs.rank(), "rhs batch/contracting");
+  for (size_t i = 0; i < plan.lhs_batch.size(); ++i) {
+    int64_t size = lhs.dim(plan.lhs_batch[i]);
+    if (size != rhs.dim(plan.rhs_batch[i]))
+      KernelError(dot, StrCat("batch dimension sizes differ: lhs ", size, " vs rhs ", rhs.dim(plan.rhs_batch[i])));
+    plan.batch *= size;
+  }
+  for (size_t i = 0; i < plan.lhs_contracting.size(); ++i) {
+    int64_t size = lhs.dim(plan.lhs_contracting[i]);
+    if (size != rhs.dim(plan.rhs_contracting[i]))
+      KernelError(dot, StrCat("contracting dimension sizes differ: lhs ", size, " vs rhs ",
+                              rhs.dim(plan.rhs_contracting[i])));
+    plan.k *= size;
+  }
+  plan.lhs_free = FreeDims(lhs.rank(), plan.lhs_batch, plan.lhs_contracting);
+  plan.rhs_free = FreeDims(rhs.rank(), plan.rhs_batch, plan.rhs_contracting);
+  std::vector<int64_t> expected;
+  for (int64_t d : plan.lhs_batch) expected.push_back(lhs.dim(d));
+  for (int64_t d : plan.lhs_free) {
+    expected.push_back(lhs.dim(d));
+    plan.m *= lhs.dim(d);
+  }
+  for (int64_t d : plan.rhs_free) {
+    expected.push_back(rhs.dim(d));
+    plan.n *= rhs.dim(d);
+  }
+  if (!dot.shape().IsArray() || dot.shape().dims() != expected)
+    KernelError(dot, StrCat("result shape ", dot.shape().ToString(false), " does not match the operands (expected dims ",
+                            Shape(ElementType::kF32, expected).ToString(false), ")"));
+  return plan;
+}
+
+std::vector<int64_t> Concat(const std::vector<int64_t>& a, const std::vector<int64_t>& b,
+                            const std::vector<int64_t>& c) {
+  std::vector<int64_t> out = a;
+  out.insert(out.end(), b.begin(), b.end());
+  out.insert(out.end(), c.begin(), c.end());
+  return out;
+}
+
+// An operand as a [B, rows, cols] matrix stack: either its own data (possibly read transposed)
+// or a transposed copy.
+template <typename T>
+struct MatrixOperand {
+  const T* data = nullptr;
+  bool transposed = false;  // stored as [B, cols, rows]
+  std::vector<T> copy;
+};
+
+// Views `values` (operand layout, dims) as [B, rows, cols] where rows/cols are the dim lists;
+// allow_transposed accepts a [B, cols, rows] layout without copying.
+template <typename T>
+MatrixOperand<T> ArrangeOperand(const T* values, const std::vector<int64_t>& dims,
+                                const std::vector<int64_t>& batch, const std::vector<int64_t>& rows,
+                                const std::vector<int64_t>& cols, bool allow_transposed) {
+  MatrixOperand<T> result;
+  std::vector<int64_t> order = Concat(batch, rows, cols);
+  if (IsIdentityPermutation(order)) {
+    result.data = values;
+    return result;
+  }
+  if (allow_transposed && IsIdentityPermutation(Concat(batch, cols, rows))) {
+    result.data = values;
+    result.transposed = true;
+    return result;
+  }
+  result.copy.resize(static_cast<size_t>(Product(dims)));
+  TransposeBytes(values, dims, order, sizeof(T), result.copy.data());
+  result.data = result.copy.data();
+  return result;
+}
+
+// C += A x B for dense row-major stacks (C zero-initialized), blocked over k and n.
+template <typename T>
+void MatmulLoop(const T* a, const T* b, T* c, int64_t batch, int64_t m, int64_t n, int64_t k) {
+  constexpr int64_t kBlockK = 128, kBlockN = 512;
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    const T* ab = a + bi * m * k;
+    const T* bb = b + bi * k * n;
+    T* cb = c + bi * m * n;
+    for (int64_t k0 = 0; k0 < k; k0 += kBlockK) {
+      int64_t k1 = std::min(k, k0 + kBlockK);
+      for (int64_t n0 = 0; n0 < n; n0 += kBlockN) {
+        int64_t n1 = std::min(n, n0 + kBlockN);
+        for (int64_t i = 0; i < m; ++i) {
+          T* row = cb + i * n;
+          for (int64_t kk = k0; kk < k1; ++kk) {
+            T av = ab[i * k + kk];
+            const T* brow = bb + kk * n;
+            for (int64_t j = n0; j < n1; ++j) row[j] += av * brow[j];
+          }
+        }
+      }
+    }
+  }
+}
+
+void DotF32(const DotPlan& plan, const Literal& lhs, const Literal& rhs, Literal& result) {
+  std::vector<float> lhs_f32, rhs_f32, result_f32;
+  const float* lhs_data = lhs.data<float>();
+  const float* rhs_data = rhs.data<float>();
+  if (lhs.element_type() != ElementType::kF32) {
+    lhs_f32 = ToFloatBuffer(lhs);
+    lhs_data = lhs_f32.data();
+  }
+  if (rhs.element_type() != ElementType::kF32) {
+    rhs_f32 = ToFloatBuffer(rhs);
+    rhs_data = rhs_f32.data();
+  }
+  MatrixOperand<float> a = ArrangeOperand(lhs_data, lhs.shape().dims(), plan.lhs_batch, plan.lhs_free,
+                                          plan.lhs_contracting, /*allow_transposed=*/true);
+  MatrixOperand<float> b = ArrangeOperand(rhs_data, rhs.shape().dims(), plan.rhs_batch,
+                                          plan.rhs_contracting, plan.rhs_free, /*allow_transposed=*/true);
+  float* out = result.data<float>();
+  if (result.element_type() != ElementType::kF32) {
+    result_f32.resize(static_cast<size_t>(result.element_count()));
+    out = result_f32.data();
+  }
+  MatmulProblem problem{plan.batch, plan.m, plan.n, plan.k, a.transposed, b.transposed};
+  try {
+    DnnlMatmul(problem, a.data, b.data, out);
+  } catch (const dnnl::error&) {
+    // No oneDNN implementation for this shape: run the loop on canonical copies.
+    if (a.transposed) a = ArrangeOperand(a.data, {plan.batch, plan.k, plan.m}, {0}, {2}, {1}, false);
+    if (b.transposed) b = ArrangeOperand(b.data, {plan.batch, plan.n, plan.k}, {0}, {2}, {1}, false);
+    std::fill(out, out + result.element_count(), 0.0f);
+    MatmulLoop(a.data, b.data, out, plan.batch, plan.m, plan.n, plan.k);
+  }
+  if (result.element_type() != ElementType::kF32)
+    ConvertElements(ElementType::kF32, out, result.element_type(), result.raw(), result.element_count());
+}
+
+// f64 or integer dot: operands converted to the compute type C (double or int64, whose
+// wrap-around matches narrower integer types after truncation), then the blocked loop.
+template <typename C>
+void DotLoop(const DotPlan& plan, const Literal& lhs, const Literal& rhs, Literal& result) {
+  constexpr ElementType kCompute = std::is_same_v<C, double> ? ElementType::kF64 : ElementType::kS64;
+  Literal lhs_c = lhs.element_type() == kCompute ? Literal() : lhs.Convert(kCompute);
+  Literal rhs_c = rhs.element_type() == kCompute ? Literal() : rhs.Convert(kCompute);
+  const C* lhs_data = lhs.element_type() == kCompute ? lhs.data<C>() : lhs_c.data<C>();
+  const C* rhs_data = rhs.element_type() == kCompute ? rhs.data<C>() : rhs_c.data<C>();
+  MatrixOperand<C> a = ArrangeOperand(lhs_data, lhs.shape().dims(), plan.lhs_batch, plan.lhs_free,
+                                      plan.lhs_contracting, false);
+  MatrixOperand<C> b = ArrangeOperand(rhs_data, rhs.shape().dims(), plan.rhs_batch,
+                                      plan.rhs_contracting, plan.rhs_free, false);
+  std::vector<C> out(static_cast<size_t>(result.element_count()), C(0));
+  if constexpr (std::is_same_v<C, int64_t>) {
+    // Signed overflow is undefined in C++: multiply and add as uint64 (same bits).
+    MatmulLoop(reinterpret_cast<const uint64_t*>(a.data), reinterpret_cast<const uint64_t*>(b.data),
+               reinterpret_cast<uint64_t*>(out.data()), plan.batch, plan.m, plan.n, plan.k);
+  } else {
+    MatmulLoop(a.data, b.data, out.data(), plan.batch, plan.m, plan.n, plan.k);
+  }
+  ConvertElements(kCompute, out.data(), result.element_type(), result.raw(), result.element_count());
+}
+
+bool IsF32Computable(ElementType type) {
+  return type == ElementType::kF32 || type == ElementType::kBF16 || type == ElementType::kF16;
+}
+
+}  // namespace
+
+Literal EvaluateDot(const Instruction& instruction, const Literal& lhs, const Literal& rhs) {
+  if (!lhs.shape().IsArray() || !rhs.shape().IsArray()) KernelError(instruction, "operands must be arrays");
+  DotPlan plan = MakeDotPlan(instruction, lhs.shape(), rhs.shape());
+  Literal result(instruction.shape());
+  if (result.element_count() == 0 || plan.k == 0) return result;  // empty, or all zeros
+  ElementType lt = lhs.element_type(), rt = rhs.element_type(), ot = result.element_type();
+  bool any_f64 = lt == ElementType::kF64 || rt == ElementType::kF64 || ot == ElementType::kF64;
+  bool any_float = IsFloatingPoint(lt) || IsFloatingPoint(rt) || IsFloatingPoint(ot);
+  if (any_f64) {
+    DotLoop<double>(plan, lhs, rhs, result);
+  } else if (any_float) {
+    GSPMD_CHECK(IsF32Computable(lt) || IsInteger(lt) || lt == ElementType::kPred, "dot operand type");
+    DotF32(plan, lhs, rhs, result);
+  } else {
+    DotLoop<int64_t>(plan, lhs, rhs, result);
+  }
+  return result;
+}
+
+}  // namespace gspmd

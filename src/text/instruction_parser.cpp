@@ -1,0 +1,129 @@
+// HLO text parser, instruction level: "[ROOT] %name = shape opcode(operands), attrs",
+// operand resolution (including %tuple#i references) and per-instruction validation.
+#include <string>
+
+#include "ir/verifier.h"
+#include "text/literal_text.h"
+#include "text/module_parser.h"
+#include "text/shape_text.h"
+
+namespace gspmd::hlo_text {
+void ModuleParser::ParseInstruction(ComputationState& state) {
+  scanner_.SkipSpace();
+  size_t start = scanner_.pos();
+  std::string_view name = scanner_.ReadName("an instruction name, ROOT or '}'");
+  bool is_root = false;
+  if (name == "ROOT" && scanner_.Peek() != '=') {
+    is_root = true;
+    scanner_.SkipSpace();
+    start = scanner_.pos();
+    name = scanner_.ReadName("an instruction name after ROOT");
+  }
+  if (state.names.count(name))
+    scanner_.ErrorAt(start, StrCat("duplicate instruction name '", name, "' in computation ",
+                                   state.computation->name(), ": expected a new name"));
+  scanner_.Expect('=', What("'=' after instruction name ", name));
+  Shape shape = ParseShape(scanner_);
+  scanner_.SkipSpace();
+  size_t opcode_pos = scanner_.pos();
+  if (!scanner_.AtName()) scanner_.ErrorExpected("an opcode such as add or dot");
+  std::string_view opcode_name = scanner_.ReadName("an opcode");
+  std::optional<Opcode> opcode = ParseOpcode(opcode_name);
+  if (!opcode) scanner_.ErrorAt(opcode_pos, StrCat("unknown opcode '", opcode_name, "'"));
+
+  auto instruction = std::make_unique<Instruction>(*opcode, std::move(shape), std::string(name));
+  scanner_.Expect('(', What("'(' after opcode ", opcode_name));
+  if (*opcode == Opcode::kConstant) {
+    instruction->literal = ParseLiteral(scanner_, instruction->shape());
+    scanner_.Expect(')', "')' after the constant value");
+  } else if (*opcode == Opcode::kParameter) {
+    scanner_.SkipSpace();
+    size_t number_pos = scanner_.pos();
+    int64_t number = scanner_.ReadInt("the parameter number");
+    if (number < 0 || number > (int64_t{1} << 20))
+      scanner_.ErrorAt(number_pos, "bad parameter number: expected a small non-negative integer");
+    if (static_cast<int64_t>(state.has_parameter.size()) <= number) state.has_parameter.resize(number + 1, false);
+    if (state.has_parameter[number])
+      scanner_.ErrorAt(number_pos, StrCat("duplicate parameter(", number, ") in computation ",
+                                          state.computation->name(), ": expected each parameter number once"));
+    state.has_parameter[number] = true;
+    instruction->parameter_number = number;
+    scanner_.Expect(')', "')' after the parameter number");
+  } else {
+    ParseOperands(state, *instruction);
+  }
+
+  ParseAttributes(*instruction, opcode_pos);
+
+  // The instruction must end here (the next one starts on a new line).
+  scanner_.SkipSpaceInLine();
+  std::string_view text = scanner_.text();
+  size_t end = scanner_.pos();
+  if (end < text.size() && text[end] != '\n' && text[end] != '}')
+    scanner_.ErrorExpected("',' and another attribute, or the end of the instruction");
+
+  std::string error = CheckOperandCount(*instruction);
+  if (error.empty()) error = CheckCalledComputations(*instruction);
+  if (error.empty()) error = CheckInstructionShapes(*instruction);
+  if (!error.empty()) scanner_.ErrorAt(opcode_pos, error);
+
+  Instruction* added = state.computation->AddInstruction(std::move(instruction));
+  state.names.emplace(added->name(), added);
+  state.last = added;
+  if (is_root) {
+    if (state.root != nullptr)
+      scanner_.ErrorAt(start, StrCat("second ROOT in computation ", state.computation->name(), ": ",
+                                     state.root->name(), " is already the root"));
+    state.root = added;
+  }
+}
+
+void ModuleParser::ParseOperands(ComputationState& state, Instruction& instruction) {
+  if (scanner_.TryConsume(')')) return;
+  do {
+    // Older XLA text writes the operand shape first: add(f32[2] %a, f32[2] %b).
+    if (AtShape(scanner_)) ParseShape(scanner_);
+    scanner_.SkipSpace();
+    size_t pos = scanner_.pos();
+    std::string_view name = scanner_.ReadName("an operand name");
+    Instruction* operand = ResolveOperand(state, name, pos);
+    std::string_view text = scanner_.text();
+    while (scanner_.pos() < text.size() && text[scanner_.pos()] == '#') {
+      scanner_.set_pos(scanner_.pos() + 1);
+      int64_t index = scanner_.ReadInt(What("a tuple index after '", name, "#'"));
+      operand = TupleElementRef(state, operand, index, pos);
+    }
+    instruction.AppendOperand(operand);
+  } while (scanner_.TryConsume(','));
+  scanner_.Expect(')', "',' or ')' after an operand");
+}
+
+Instruction* ModuleParser::ResolveOperand(ComputationState& state, std::string_view name, size_t pos) {
+  auto it = state.names.find(name);
+  if (it != state.names.end()) return it->second;
+  scanner_.ErrorAt(pos, StrCat("undefined instruction '", name, "': expected an instruction defined earlier in computation ",
+                               state.computation->name()));
+}
+
+Instruction* ModuleParser::TupleElementRef(ComputationState& state, Instruction* tuple, int64_t index, size_t pos) {
+  const Shape& shape = tuple->shape();
+  if (!shape.IsTuple())
+    scanner_.ErrorAt(pos, StrCat("'", tuple->name(), "#", index, "' takes an element of a non-tuple value of shape ",
+                                 shape.ToString(false), ": expected a tuple"));
+  if (index < 0 || index >= shape.tuple_size())
+    scanner_.ErrorAt(pos, StrCat("tuple index ", index, " out of range: ", tuple->name(), " has ",
+                                 shape.tuple_size(), shape.tuple_size() == 1 ? " element" : " elements"));
+  auto key = std::make_pair(static_cast<const Instruction*>(tuple), index);
+  auto it = state.tuple_refs.find(key);
+  if (it != state.tuple_refs.end()) return it->second;
+  auto gte = std::make_unique<Instruction>(Opcode::kGetTupleElement, shape.tuple_shape(index));
+  gte->tuple_index = index;
+  gte->printed_as_tuple_ref = true;
+  gte->AppendOperand(tuple);
+  Instruction* added = state.computation->AddInstruction(std::move(gte));
+  state.tuple_refs.emplace(key, added);
+  state.synthesized.push_back(added);
+  return added;
+}
+
+}  // namespace gspmd::hlo_text

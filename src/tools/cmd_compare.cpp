@@ -1,0 +1,78 @@
+// `gspmd compare ACTUAL.npy EXPECTED.npy [--rtol R]`: compares two arrays; exit 1 if they differ.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "analysis/literal_compare.h"
+#include "io/npy.h"
+#include "support/diagnostic.h"
+#include "tools/commands.h"
+
+namespace gspmd::tools {
+namespace {
+
+struct CompareOptions {
+  std::string actual;
+  std::string expected;
+  double rtol = 1e-4;
+};
+
+// Largest |a - b| over all elements (NaN when either holds a NaN where the other does not).
+double MaxAbsError(const Literal& actual, const Literal& expected) {
+  const Literal a = actual.Convert(ElementType::kF64);
+  const Literal b = expected.Convert(ElementType::kF64);
+  const double* x = a.data<double>();
+  const double* y = b.data<double>();
+  double worst = 0;
+  for (int64_t i = 0; i < a.element_count(); ++i) {
+    const bool both_nan = std::isnan(x[i]) && std::isnan(y[i]);
+    const bool same_infinity = std::isinf(x[i]) && x[i] == y[i];
+    if (both_nan || same_infinity) continue;
+    const double difference = std::fabs(x[i] - y[i]);
+    if (std::isnan(difference)) return difference;
+    worst = std::max(worst, difference);
+  }
+  return worst;
+}
+
+// Exit code 0 when the arrays match within rtol, 1 otherwise (the result line says why).
+int RunCompare(const CompareOptions& options) {
+  if (!(options.rtol >= 0))
+    GSPMD_USER_ERROR("gspmd compare: error: --rtol ", options.rtol, " is invalid (expected a value >= 0)");
+  const Literal actual = ReadNpy(options.actual);
+  const Literal expected = ReadNpy(options.expected);
+  const LiteralComparison comparison = CompareLiterals(actual, expected, options.rtol);
+  const bool same_shape = actual.shape().Compatible(expected.shape());
+  std::string line = options.actual + " vs " + options.expected + ": " + actual.shape().ToString(false);
+  if (same_shape) {
+    char numbers[160];
+    std::snprintf(numbers, sizeof(numbers), " max_abs_err=%.3g rel_err=%.3g (rtol %.3g)",
+                  MaxAbsError(actual, expected), comparison.relative_error, options.rtol);
+    line += numbers;
+  }
+  line += comparison.matches ? " PASS" : " FAIL";
+  if (!comparison.matches && !comparison.message.empty()) line += ": " + comparison.message;
+  std::printf("%s\n", line.c_str());
+  return comparison.matches ? 0 : 1;
+}
+
+}  // namespace
+
+void AddCompareCommand(CLI::App& app) {
+  auto options = std::make_shared<CompareOptions>();
+  CLI::App* command = app.add_subcommand(
+      "compare", "Compare two .npy arrays: relative L2 error for floats, exact for integers; exit 1 on mismatch");
+  command->add_option("ACTUAL", options->actual, "computed .npy file")->required();
+  command->add_option("EXPECTED", options->expected, "reference .npy file")->required();
+  command->add_option("--rtol", options->rtol, "largest accepted relative error ||a-e||/||e||")
+      ->capture_default_str();
+  command->callback([options] {
+    if (RunCompare(*options) != 0) throw CLI::RuntimeError(1);
+  });
+}
+
+}  // namespace gspmd::tools

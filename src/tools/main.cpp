@@ -1,0 +1,30 @@
+// The `gspmd` command-line tool: parse, eval, run and compare subcommands.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+
+#include "support/diagnostic.h"
+#include "tools/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"gspmd: HLO text, a reference interpreter and an SPMD runtime for GSPMD-partitioned programs"};
+  app.name("gspmd");
+  app.require_subcommand(1);
+  gspmd::tools::AddParseCommand(app);
+  gspmd::tools::AddEvalCommand(app);
+  gspmd::tools::AddRunCommand(app);
+  gspmd::tools::AddCompareCommand(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    // --help prints usage and exits 0; every bad argument exits 1.
+    const int code = app.exit(error);
+    return code == 0 ? 0 : 1;
+  } catch (const gspmd::UserError& error) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s\n", error.what());
+    return 1;
+  }
+  return 0;
+}

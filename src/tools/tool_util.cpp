@@ -1,0 +1,64 @@
+// Helpers shared by the CLI subcommands: reading inputs, checking them, writing outputs.
+#include "tools/tool_util.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <system_error>
+
+#include "io/npy.h"
+#include "support/diagnostic.h"
+
+namespace gspmd::tools {
+
+std::vector<Literal> ReadInputs(const std::vector<std::string>& paths) {
+  std::vector<Literal> inputs;
+  inputs.reserve(paths.size());
+  for (const std::string& path : paths) inputs.push_back(ReadNpy(path));
+  return inputs;
+}
+
+void CheckInputCount(const Module& module, const std::string& hlo_path, size_t input_count) {
+  GSPMD_CHECK(module.entry() != nullptr, "parsed module has no entry computation");
+  const int64_t expected = module.entry()->num_parameters();
+  if (static_cast<int64_t>(input_count) == expected) return;
+  ThrowUserErrorAt(SourceLocation{hlo_path, 0, 0},
+                   StrCat("the entry computation '", module.entry()->name(), "' takes ", expected,
+                          " parameter(s) but ", input_count, " input file(s) were given with -i (expected ",
+                          expected, " .npy files, one per parameter in order)"));
+}
+
+void CheckInputShapes(const Module& module, const std::string& hlo_path, const std::vector<Literal>& inputs,
+                      const std::vector<std::string>& input_paths) {
+  CheckInputCount(module, hlo_path, inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Instruction* parameter = module.entry()->parameter(static_cast<int64_t>(i));
+    const Shape& expected = parameter->shape();
+    if (!expected.IsArray())
+      ThrowUserErrorAt(SourceLocation{hlo_path, 0, 0},
+                       StrCat("parameter ", i, " (%", parameter->name(), ") has shape ", expected.ToString(false),
+                              ", which a .npy file cannot hold (expected array parameters only)"));
+    if (inputs[i].shape().Compatible(expected)) continue;
+    ThrowUserErrorAt(SourceLocation{input_paths[i], 0, 0},
+                     StrCat("input holds ", inputs[i].shape().ToString(false), " but parameter ", i, " (%",
+                            parameter->name(), ") of ", hlo_path, " expects ", expected.ToString(false)));
+  }
+}
+
+void WriteOutputs(const std::string& out_dir, const std::vector<Literal>& outputs) {
+  std::error_code error;
+  std::filesystem::create_directories(out_dir, error);
+  if (error)
+    ThrowUserErrorAt(SourceLocation{out_dir, 0, 0},
+                     "cannot create the output directory: " + error.message() + " (expected a writable path)");
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string path = (std::filesystem::path(out_dir) / ("out" + std::to_string(i) + ".npy")).string();
+    if (!outputs[i].shape().IsArray())
+      ThrowUserErrorAt(SourceLocation{path, 0, 0},
+                       StrCat("output ", i, " has shape ", outputs[i].shape().ToString(false),
+                              ", which a .npy file cannot hold (expected an array)"));
+    WriteNpy(path, outputs[i]);
+    std::printf("%s %s\n", path.c_str(), outputs[i].shape().ToString(false).c_str());
+  }
+}
+
+}  // namespace gspmd::tools

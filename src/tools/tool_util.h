@@ -1,0 +1,41 @@
+// Helpers shared by the CLI subcommands: reading inputs, checking them, writing outputs.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ir/literal.h"
+#include "ir/module.h"
+#include "support/diagnostic.h"
+
+namespace gspmd::tools {
+
+// Reads every .npy file in order (UserError naming the file on failure).
+std::vector<Literal> ReadInputs(const std::vector<std::string>& paths);
+
+// The number of inputs must equal the number of entry parameters of the module in hlo_path.
+void CheckInputCount(const Module& module, const std::string& hlo_path, size_t input_count);
+
+// Each input's shape (dims and element type) must equal its entry parameter's shape.
+void CheckInputShapes(const Module& module, const std::string& hlo_path, const std::vector<Literal>& inputs,
+                      const std::vector<std::string>& input_paths);
+
+// Creates out_dir (and parents) and writes outputs[i] as out_dir/out<i>.npy; prints one line
+// per file ("out_dir/out0.npy f32[8,16]") on stdout.
+void WriteOutputs(const std::string& out_dir, const std::vector<Literal>& outputs);
+
+// Runs fn; a UserError whose message names no location ("...: error: ...") is rethrown as
+// "file: error: message", so every error the CLI prints says which file it is about.
+template <typename Fn>
+decltype(auto) WithFileContext(const std::string& file, Fn&& fn) {
+  try {
+    return fn();
+  } catch (const UserError& error) {
+    const bool has_location = std::string_view(error.what()).find(": error: ") != std::string_view::npos;
+    if (has_location) throw;
+    throw UserError(file + ": error: " + error.what());
+  }
+}
+
+}  // namespace gspmd::tools
