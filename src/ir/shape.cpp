@@ -86,7 +86,7 @@ std::string Shape::ToString(bool print_layout) const {
     return out + ")";
   }
   std::string out(ElementTypeName(element_type_));
-  if (IsToken()) return out;
+  if (IsToken()) return out + "[]";
   out += "[";
   for (size_t i = 0; i < dims_.size(); ++i) {
     if (i > 0) out += ",";

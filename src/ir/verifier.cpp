@@ -220,9 +220,8 @@ std::string CheckLeafSharding(const Sharding& sharding, const Shape& shape, int6
                     ", expected device ids below num_partitions=", num_partitions);
   }
   if (sharding.IsTiled() && shape.IsArray() && sharding.TiledDataRank() != shape.rank())
-    return StrCat("sharding tiles ", sharding.TiledDataRank(), " dimensions (tile assignment [",
-                  sharding.tile_assignment().num_dims(), " dims]), expected ", shape.rank(), " for shape ",
-                  shape.ToString(false));
+    return StrCat("sharding tiles ", Plural(sharding.TiledDataRank(), "dimension"), ", expected ", shape.rank(),
+                  " (the rank of ", shape.ToString(false), ")");
   return "";
 }
 

@@ -91,7 +91,11 @@ void ComputationPartitioner::PartitionInstruction(const Instruction& instruction
     return;
   }
   OpContext op(*this, instruction);
-  bool handled = PartitionBasic(op) || PartitionElementwise(op);
+  bool handled = PartitionCustomCall(op) || PartitionControlFlow(op) || PartitionManual(op) ||
+                 PartitionBasic(op) || PartitionElementwise(op) || PartitionDot(op) ||
+                 PartitionShapeOp(op) || PartitionConvolution(op) || PartitionGather(op) ||
+                 PartitionScatter(op) ||
+                 PartitionReduce(op) || PartitionReduceWindow(op) || PartitionSort(op);
   if (!handled) PartitionByReplicating(op);
   GSPMD_CHECK(op.has_result(), "no result for %", instruction.name());
   PartitionedValue result = op.result();

@@ -16,6 +16,10 @@ const PartitionedValue& OpContext::Operand(int64_t i) const {
   return partitioner_.ValueOf(instruction_.operand(i));
 }
 
+const PartitionedValue& OpContext::ValueOfOriginal(const Instruction* original) const {
+  return partitioner_.ValueOf(original);
+}
+
 PartitionedValue OpContext::OperandValueWith(int64_t i, const Sharding& sharding) {
   return partitioner_.ReshardCached(instruction_.operand(i), sharding);
 }

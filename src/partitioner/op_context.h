@@ -27,6 +27,9 @@ class OpContext {
   HloBuilder& builder();
 
   const PartitionedValue& Operand(int64_t i) const;
+  // The partitioned value of any instruction of the computation already visited (e.g. an
+  // operand's operand, for ops that look through a pattern such as concat-of-slices).
+  const PartitionedValue& ValueOfOriginal(const Instruction* original) const;
   // Operand i resharded to `sharding`; the reshard is cached per (operand, sharding).
   Instruction* OperandWith(int64_t i, const Sharding& sharding);
   PartitionedValue OperandValueWith(int64_t i, const Sharding& sharding);
@@ -58,6 +61,17 @@ class OpContext {
 // Handlers, one per family of ops (handlers/*.cpp). Each returns false when it does not
 // handle the instruction's configuration, and the driver then uses the replicate fallback.
 bool PartitionElementwise(OpContext& op);
+bool PartitionDot(OpContext& op);  // dot (einsum): handlers/dot.cpp
+bool PartitionShapeOp(OpContext& op);  // broadcast, reshape, slice, pad, ...: handlers/shape_ops.cpp
+bool PartitionConvolution(OpContext& op);  // convolution: handlers/convolution.cpp
+bool PartitionGather(OpContext& op);  // gather: handlers/gather_scatter.cpp
+bool PartitionScatter(OpContext& op);  // scatter: handlers/gather_scatter.cpp
+bool PartitionReduce(OpContext& op);  // reduce (variadic too): handlers/reduce.cpp
+bool PartitionReduceWindow(OpContext& op);  // reduce-window, select-and-scatter: handlers/reduce_window.cpp
+bool PartitionSort(OpContext& op);  // sort, topk, the TopK custom-call: handlers/sort.cpp
+bool PartitionCustomCall(OpContext& op);  // Sharding, SPMD*Shape, xla.sdy.*: handlers/custom_call.cpp
+bool PartitionControlFlow(OpContext& op);  // while, conditional, call, opt-barrier: handlers/control_flow.cpp
+bool PartitionManual(OpContext& op);  // ops inside manual (shard_map) regions: manual.cpp
 bool PartitionBasic(OpContext& op);  // parameter, constant, tuple, get-tuple-element, copy...
 // The last resort: replicate every operand, run the op unpartitioned, slice the result.
 void PartitionByReplicating(OpContext& op);

@@ -324,8 +324,16 @@ PartitionedValue ReshardArray(SpmdContext& context, HloBuilder& b, Instruction* 
   const auto& source_axes = context.Axes(source, rank);
   const auto& target_axes = context.Axes(target, rank);
   if (source_axes && target_axes) {
-    ReshardProblem problem{global.dims(), ElementByteSize(global.element_type()), *source_axes,
-                           *target_axes, partial_axes};
+    // The partial axes may be parts of one decomposed replicated axis: cut it at their bounds.
+    std::vector<int64_t> partial_bounds;
+    for (const DeviceAxis& axis : partial_axes) {
+      partial_bounds.push_back(axis.stride);
+      partial_bounds.push_back(axis.stride * axis.size);
+    }
+    std::sort(partial_bounds.begin(), partial_bounds.end());
+    partial_bounds.erase(std::unique(partial_bounds.begin(), partial_bounds.end()), partial_bounds.end());
+    ReshardProblem problem{global.dims(), ElementByteSize(global.element_type()),
+                           SplitAxesAt(*source_axes, partial_bounds), *target_axes, partial_axes};
     if (const auto& plan = context.Plan(problem)) {
       PlanEmitter emitter(context, b, *plan, global, reduction);
       return {emitter.Emit(local), global, target_in};

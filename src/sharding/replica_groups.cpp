@@ -12,8 +12,7 @@ namespace gspmd {
 namespace {
 
 std::vector<std::vector<int64_t>> RowsOf(const TileAssignment& array) {
-  GSPMD_CHECK(array.num_dims() == 2, "replica group array must be rank 2, got ",
-              array.ToString());
+  GSPMD_CHECK(array.num_dims() == 2, "replica group array must be rank 2, got ", array.ToString());
   const int64_t rows = array.dim(0);
   const int64_t cols = array.dim(1);
   const std::vector<int64_t>& devices = array.Devices();

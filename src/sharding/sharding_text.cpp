@@ -12,8 +12,8 @@ namespace gspmd {
 namespace {
 
 bool IsIdentChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '.' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-';
 }
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
@@ -179,8 +179,8 @@ class TextParser {
           is_permutation = sorted[i] == static_cast<int64_t>(i);
         }
         if (!is_permutation) {
-          Fail(perm_offset, StrCat("expected T(...) to be a permutation of 0..",
-                                   reshape.size() - 1));
+          Fail(perm_offset,
+               StrCat("expected T(...) to be a permutation of 0..", reshape.size() - 1));
         }
       }
       return TileAssignment::Iota(std::move(dims), std::move(reshape), std::move(perm));
@@ -195,7 +195,7 @@ class TextParser {
       const int64_t device = ParseInt("a device id or '<=' after the tile dims");
       if (device < 0) Fail(at, "expected a non-negative device id");
       if (!seen.insert(device).second) {
-        Fail(at, StrCat("expected unique device ids; ", device, " appears twice"));
+        Fail(at, StrCat("expected unique device ids; device ", device, " appears more than once"));
       }
       devices.push_back(device);
       // Only a ',' followed by a number continues the list.
@@ -205,8 +205,8 @@ class TextParser {
       break;
     }
     if (static_cast<int64_t>(devices.size()) != count) {
-      Fail(list_offset, StrCat("expected ", count, " device ids (the product of the tile dims), got ",
-                               devices.size()));
+      Fail(list_offset, StrCat("expected ", count,
+                               " device ids (the product of the tile dims), got ", devices.size()));
     }
     return TileAssignment(std::move(dims), std::move(devices));
   }
@@ -284,8 +284,8 @@ class TextParser {
         Mesh::Axis axis;
         axis.name = ParseAxisName();
         if (mesh.AxisIndex(axis.name) >= 0) {
-          Fail(name_offset, StrCat("expected distinct mesh axis names; '", axis.name,
-                                   "' appears twice"));
+          Fail(name_offset,
+               StrCat("expected distinct mesh axis names; '", axis.name, "' appears twice"));
         }
         Expect("=", "'=' after the mesh axis name");
         SkipSpace();
@@ -311,7 +311,7 @@ class TextParser {
         const size_t at = pos_;
         const int64_t id = ParseNonNegative("a device id");
         if (!seen.insert(id).second) {
-          Fail(at, StrCat("expected unique device ids; ", id, " appears twice"));
+          Fail(at, StrCat("expected unique device ids; device ", id, " appears more than once"));
         }
         mesh.device_ids.push_back(id);
         if (TryConsume(")")) break;
@@ -332,8 +332,8 @@ class TextParser {
     PlacedAxisRef placed{AxisRef{}, pos_};
     placed.ref.name = ParseAxisName();
     if (mesh.AxisIndex(placed.ref.name) < 0) {
-      Fail(placed.offset, StrCat("expected an axis of ", mesh.ToString(), "; '",
-                                 placed.ref.name, "' is not one"));
+      Fail(placed.offset,
+           StrCat("expected an axis of ", mesh.ToString(), "; '", placed.ref.name, "' is not one"));
     }
     if (TryConsume(":")) {
       Expect("(", "'(' starting the sub-axis pre-size");
@@ -352,7 +352,8 @@ class TextParser {
     std::vector<PlacedAxisRef> refs;
     if (TryConsume("}")) return refs;
     while (true) {
-      if (Peek() == '?') Fail(pos_, "expected a closed dimension sharding (open '?' is not supported)");
+      if (Peek() == '?')
+        Fail(pos_, "expected a closed dimension sharding (open '?' is not supported)");
       refs.push_back(ParseAxisRef(mesh));
       if (TryConsume("}")) return refs;
       Expect(",", StrCat("',' or '}' in ", what).c_str());
@@ -516,9 +517,10 @@ class TextParser {
       } else if (pos_ >= text_.size()) {
         Fail(at, "expected '}' closing the sharding");
       } else {
-        Fail(at, "expected a sharding attribute (replicated, manual, unknown, maximal, "
-                 "devices=, last_tile_dim_replicate, last_tile_dims=, shard_as, shard_like, "
-                 "metadata=) or '}'");
+        Fail(at,
+             "expected a sharding attribute (replicated, manual, unknown, maximal, "
+             "devices=, last_tile_dim_replicate, last_tile_dims=, shard_as, shard_like, "
+             "metadata=) or '}'");
       }
     }
     const size_t close_offset = pos_;
@@ -575,8 +577,8 @@ class TextParser {
     }
     if (last_tile_dim_replicate) return Sharding::PartiallyReplicated(*tiles);
     if (static_cast<int64_t>(last_tile_dims.size()) > tiles->num_dims()) {
-      Fail(last_tile_dims_offset, StrCat("expected at most ", tiles->num_dims(),
-                                         " last_tile_dims (the tile rank)"));
+      Fail(last_tile_dims_offset,
+           StrCat("expected at most ", tiles->num_dims(), " last_tile_dims (the tile rank)"));
     }
     (void)tiles_offset;
     return Sharding::Tiled(*tiles, last_tile_dims);
@@ -622,7 +624,8 @@ class TextParser {
           const int64_t id = ParseInt("a device id");
           if (id < 0) Fail(at, "expected a non-negative device id");
           if (!seen.insert(id).second) {
-            Fail(at, StrCat("expected each device in one replica group; ", id, " appears twice"));
+            Fail(at, StrCat("expected each device in one replica group; device ", id,
+                            " appears more than once"));
           }
           group.push_back(id);
           if (TryConsume("}")) break;

@@ -122,8 +122,7 @@ bool SplitIntoAtoms(const std::vector<int64_t>& dims, const std::vector<int64_t>
 
 // Rebuilds an iota from atoms: `atom_order` lists atom indices in the new transposed order.
 TileAssignment IotaFromAtoms(std::vector<int64_t> new_dims, const std::vector<Atom>& atoms,
-                             const std::vector<int64_t>& atom_order,
-                             int64_t num_reshape_dims) {
+                             const std::vector<int64_t>& atom_order, int64_t num_reshape_dims) {
   // New reshape dims: each old reshape dim split into its atoms (atoms of one reshape dim
   // appear major to minor in creation order).
   std::vector<int64_t> atom_reshape_index(atoms.size());
@@ -157,8 +156,8 @@ void AppendJoined(std::ostringstream& out, const std::vector<int64_t>& v) {
 
 TileAssignment::TileAssignment(std::vector<int64_t> dims, std::vector<int64_t> devices)
     : dims_(std::move(dims)), devices_(std::move(devices)) {
-  GSPMD_CHECK(Product(dims_) == static_cast<int64_t>(devices_.size()),
-              "tile assignment has ", devices_.size(), " devices for ", dims_.size(), " dims");
+  GSPMD_CHECK(Product(dims_) == static_cast<int64_t>(devices_.size()), "tile assignment has ",
+              devices_.size(), " devices for ", dims_.size(), " dims");
   Finish();
 }
 
@@ -185,7 +184,8 @@ TileAssignment TileAssignment::Iota(std::vector<int64_t> dims, std::vector<int64
   const std::vector<int64_t>& perm = result.transpose_perm_;
   const size_t rank = rd.size();
   std::vector<int64_t> strides(rank, 1);
-  for (int64_t k = static_cast<int64_t>(rank) - 2; k >= 0; --k) strides[k] = strides[k + 1] * rd[k + 1];
+  for (int64_t k = static_cast<int64_t>(rank) - 2; k >= 0; --k)
+    strides[k] = strides[k + 1] * rd[k + 1];
   std::vector<int64_t> tdims(rank), tstrides(rank);
   for (size_t k = 0; k < rank; ++k) {
     tdims[k] = rd[perm[k]];
@@ -230,8 +230,7 @@ int64_t TileAssignment::MaxDevicePlusOne() const {
 int64_t TileAssignment::num_elements() const { return static_cast<int64_t>(devices_.size()); }
 
 int64_t TileAssignment::DeviceAt(const std::vector<int64_t>& index) const {
-  GSPMD_CHECK(index.size() == dims_.size(), "tile index rank ", index.size(), " vs ",
-              dims_.size());
+  GSPMD_CHECK(index.size() == dims_.size(), "tile index rank ", index.size(), " vs ", dims_.size());
   int64_t linear = 0;
   for (size_t i = 0; i < dims_.size(); ++i) {
     GSPMD_CHECK(index[i] >= 0 && index[i] < dims_[i], "tile index out of range");

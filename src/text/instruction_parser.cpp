@@ -8,6 +8,7 @@
 #include "text/shape_text.h"
 
 namespace gspmd::hlo_text {
+
 void ModuleParser::ParseInstruction(ComputationState& state) {
   scanner_.SkipSpace();
   size_t start = scanner_.pos();

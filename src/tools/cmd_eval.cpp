@@ -33,10 +33,12 @@ void AddEvalCommand(CLI::App& app) {
   auto options = std::make_shared<EvalOptions>();
   CLI::App* command = app.add_subcommand(
       "eval", "Run a module with the reference interpreter; write one .npy per leaf of the result");
-  command->add_option("FILE", options->file, "HLO text file")->required();
-  command->add_option("-i,--inputs", options->inputs, "one .npy file per entry parameter, in order");
+  command->add_option("FILE", options->file, "HLO text file")->required()->type_name("FILE");
+  command->add_option("-i,--inputs", options->inputs, "one .npy file per entry parameter, in order")
+      ->type_name("NPY");
   command->add_option("-o,--out", options->out_dir, "output directory (created) for out0.npy, out1.npy, ...")
-      ->required();
+      ->required()
+      ->type_name("DIR");
   command->callback([options] { RunEval(*options); });
 }
 

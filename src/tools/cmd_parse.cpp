@@ -14,7 +14,7 @@ namespace gspmd::tools {
 void AddParseCommand(CLI::App& app) {
   auto file = std::make_shared<std::string>();
   CLI::App* command = app.add_subcommand("parse", "Parse an HLO module and print it in canonical text");
-  command->add_option("FILE", *file, "HLO text file")->required();
+  command->add_option("FILE", *file, "HLO text file")->required()->type_name("FILE");
   command->callback([file] {
     std::unique_ptr<Module> module = ParseModuleFile(*file);
     const std::string text = PrintModule(*module);

@@ -74,16 +74,20 @@ void AddRunCommand(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* command = app.add_subcommand(
       "run", "Run a program on simulated devices; with --spmd, FILE is already a per-device program");
-  command->add_option("FILE", options->file, "HLO text file")->required();
+  command->add_option("FILE", options->file, "HLO text file")->required()->type_name("FILE");
   command->add_flag("--spmd", options->spmd,
                     "FILE is a per-device (partitioned) program: run it on every device as is");
   command->add_option("--like", options->like,
                       "HLO module whose entry supplies parameter/root shardings FILE lacks "
-                      "(e.g. XLA's propagated.hlo for its partitioned.hlo)");
-  command->add_option("--devices", options->devices, "number of simulated devices (default: num_partitions)");
-  command->add_option("-i,--inputs", options->inputs, "one global .npy value per entry parameter, in order");
+                      "(e.g. XLA's propagated.hlo for its partitioned.hlo)")
+      ->type_name("OTHER");
+  command->add_option("--devices", options->devices, "number of simulated devices (default: num_partitions)")
+      ->type_name("N");
+  command->add_option("-i,--inputs", options->inputs, "one global .npy value per entry parameter, in order")
+      ->type_name("NPY");
   command->add_option("-o,--out", options->out_dir, "output directory (created) for out0.npy, out1.npy, ...")
-      ->required();
+      ->required()
+      ->type_name("DIR");
   command->callback([options] { RunSpmdCommand(*options); });
 }
 

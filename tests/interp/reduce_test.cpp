@@ -1,9 +1,11 @@
 // Tests of the interpreter's reduction kernels: reduce (typed fast paths over every dim subset,
 // NaN, integer wrap-around, pred, bf16; variadic and generic reducers; empty inputs; errors),
-// reduce-window (random windows against a naive loop, variadic) and select-and-scatter.
+// reduce-window (random windows against a naive loop, variadic), select-and-scatter, and
+// compiled scalar computations checked against the Evaluator.
 #include <limits>
 
 #include "kernel_test_util.h"
+#include "runtime/interp/kernel_call.h"
 
 namespace gspmd::kernel_test {
 namespace {
@@ -351,6 +353,132 @@ TEST(SelectAndScatterTest, SourceShapeMismatchIsUserError) {
   std::string text = SelectAndScatterModule(kSelectGe, "f32[4,4]", "f32[3,3]", "window={size=2x2 stride=2x2}");
   EXPECT_THROW(RunHlo(text, {Literal(Shape(ElementType::kF32, {4, 4})), Literal(Shape(ElementType::kF32, {3, 3}))}),
                UserError);
+}
+
+// ---- compiled scalar computations ----
+
+// A computation applying every op the scalar program supports on `type` to (a, b).
+std::string AllOpsComputation(const std::string& type, ElementType element_type) {
+  std::vector<std::string> lines, roots, shapes;
+  auto add = [&](const std::string& name, const std::string& shape, const std::string& text) {
+    lines.push_back("  " + name + " = " + shape + " " + text);
+    roots.push_back(name);
+    shapes.push_back(shape);
+  };
+  const std::string t = type + "[]";
+  bool is_pred = element_type == ElementType::kPred, is_float = IsFloatingPoint(element_type);
+  std::vector<std::string> binary = is_pred ? std::vector<std::string>{"and", "or", "xor"}
+                                  : is_float ? std::vector<std::string>{"add", "subtract", "multiply", "divide", "maximum", "minimum"}
+                                             : std::vector<std::string>{"add", "subtract", "multiply", "divide", "maximum", "minimum", "and", "or", "xor"};
+  std::vector<std::string> unary = is_pred ? std::vector<std::string>{"not"}
+                                 : is_float ? std::vector<std::string>{"negate", "abs"}
+                                            : std::vector<std::string>{"negate", "abs", "not"};
+  for (const std::string& op : binary) add(op + "_r", t, op + "(a, b)");
+  for (const std::string& op : unary) add(op + "_r", t, op + "(a)");
+  for (const char* direction : {"EQ", "NE", "LT", "LE", "GT", "GE"}) {
+    add(std::string("cmp_") + direction, "pred[]", std::string("compare(a, b), direction=") + direction);
+    if (is_float) add(std::string("tot_") + direction, "pred[]", std::string("compare(a, b), direction=") + direction + ", type=TOTALORDER");
+  }
+  add("sel", t, "select(cmp_LT, a, b)");
+  for (const char* target : {"f32", "bf16", "f64", "s32", "u8", "s64", "pred"}) add(std::string("cvt_") + target, std::string(target) + "[]", "convert(a)");
+  std::string text = "HloModule m\ncomp {\n  a = " + t + " parameter(0)\n  b = " + t + " parameter(1)\n";
+  for (const std::string& line : lines) text += line + "\n";
+  text += "  ROOT t = (";
+  for (size_t i = 0; i < shapes.size(); ++i) text += (i ? ", " : "") + shapes[i];
+  text += ") tuple(";
+  for (size_t i = 0; i < roots.size(); ++i) text += (i ? ", " : "") + roots[i];
+  text += ")\n}\nENTRY e {\n  x = " + t + " parameter(0)\n  ROOT y = " + t + " copy(x)\n}\n";
+  return text;
+}
+
+// Interesting values of a type: zeros, extremes, NaN, infinities, and random ones.
+Literal InterestingValue(ElementType type, std::mt19937& rng) {
+  Literal value(Shape(type, {}));
+  std::uniform_int_distribution<int> choice(0, 9);
+  int c = choice(rng);
+  if (IsFloatingPoint(type)) {
+    const double specials[] = {0.0, -0.0, std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(), kNaN, 1.5, -300.25};
+    if (c < 7) value.SetFromDouble(0, specials[c]);
+    else value.SetFromDouble(0, std::uniform_real_distribution<double>(-1e6, 1e6)(rng));
+    return value;
+  }
+  std::uniform_int_distribution<uint64_t> bits;
+  uint64_t raw = c == 0 ? 0 : c == 1 ? ~uint64_t{0} : c == 2 ? uint64_t{1} << 63 : c == 3 ? uint64_t{1} : bits(rng);
+  // Truncation to the type's width (or 0/1 for pred).
+  std::memcpy(value.raw(), &raw, static_cast<size_t>(ElementByteSize(type)));
+  if (type == ElementType::kPred) value.raw()[0] &= 1;
+  if (c == 2 && ElementByteSize(type) < 8) value.SetFromInt64(0, IsSignedInteger(type) ? -(int64_t{1} << (ElementByteSize(type) * 8 - 1)) : 0);
+  return value;
+}
+
+bool SameValue(const uint8_t* a, const uint8_t* b, ElementType type) {
+  if (std::memcmp(a, b, static_cast<size_t>(ElementByteSize(type))) == 0) return true;
+  if (!IsFloatingPoint(type)) return false;
+  Literal x(Shape(type, {})), y(Shape(type, {}));
+  std::memcpy(x.raw(), a, static_cast<size_t>(ElementByteSize(type)));
+  std::memcpy(y.raw(), b, static_cast<size_t>(ElementByteSize(type)));
+  return std::isnan(x.GetAsDouble(0)) && std::isnan(y.GetAsDouble(0));
+}
+
+TEST(ScalarProgramTest, CompiledComputationsMatchTheEvaluator) {
+  std::mt19937 rng(71);
+  struct TypeCase {
+    std::string name;
+    ElementType type;
+  };
+  std::vector<TypeCase> types = {{"f32", ElementType::kF32}, {"bf16", ElementType::kBF16}, {"f16", ElementType::kF16},
+                                 {"f64", ElementType::kF64}, {"s8", ElementType::kS8},     {"s32", ElementType::kS32},
+                                 {"s64", ElementType::kS64}, {"u8", ElementType::kU8},     {"u32", ElementType::kU32},
+                                 {"pred", ElementType::kPred}};
+  for (const TypeCase& tc : types) {
+    std::string text = AllOpsComputation(tc.name, tc.type);
+    SCOPED_TRACE(text);
+    std::unique_ptr<Module> module = ParseModule(text);
+    const Computation& comp = *module->FindComputation("comp");
+    Evaluator evaluator(*module);
+    std::vector<ElementType> params = {tc.type, tc.type}, results;
+    for (const Instruction* operand : comp.root()->operands()) results.push_back(operand->shape().element_type());
+    kernel::ScalarCaller compiled(evaluator, comp, *comp.root(), params, results);
+    ASSERT_TRUE(compiled.compiled());
+    for (int trial = 0; trial < 300; ++trial) {
+      Literal a = InterestingValue(tc.type, rng), b = InterestingValue(tc.type, rng);
+      compiled.SetArgument(0, a.raw());
+      compiled.SetArgument(1, b.raw());
+      compiled.Call();
+      const Literal* arguments[] = {&a, &b};
+      std::vector<Literal> expected = FlattenTuple(evaluator.Call(comp, arguments));
+      ASSERT_EQ(expected.size(), results.size());
+      for (size_t i = 0; i < results.size(); ++i)
+        EXPECT_TRUE(SameValue(static_cast<const uint8_t*>(compiled.Result(static_cast<int64_t>(i))), expected[i].raw(), results[i]))
+            << "result " << i << " (" << comp.root()->operand(static_cast<int64_t>(i))->name() << ") for a=" << a.GetAsDouble(0)
+            << " b=" << b.GetAsDouble(0);
+    }
+  }
+}
+
+TEST(ScalarProgramTest, UnsupportedOpsFallBackToTheEvaluator) {
+  std::unique_ptr<Module> module = ParseModule(R"(HloModule m
+comp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  e = f32[] exponential(a)
+  ROOT r = f32[] add(e, b)
+}
+ENTRY e {
+  x = f32[] parameter(0)
+  ROOT y = f32[] copy(x)
+}
+)");
+  const Computation& comp = *module->FindComputation("comp");
+  Evaluator evaluator(*module);
+  std::vector<ElementType> types = {ElementType::kF32, ElementType::kF32}, result = {ElementType::kF32};
+  kernel::ScalarCaller caller(evaluator, comp, *comp.root(), types, result);
+  EXPECT_FALSE(caller.compiled());
+  float a = 0, b = 2;
+  caller.SetArgument(0, &a);
+  caller.SetArgument(1, &b);
+  caller.Call();
+  EXPECT_EQ(*static_cast<const float*>(caller.Result(0)), 3.0f);
 }
 
 }  // namespace

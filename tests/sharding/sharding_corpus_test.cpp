@@ -21,7 +21,8 @@ std::vector<fs::path> CorpusHloFiles() {
   const fs::path root = fs::path(GSPMD_TEST_DATA_DIR) / "corpus";
   if (!fs::exists(root)) return files;
   for (const auto& entry : fs::recursive_directory_iterator(root)) {
-    if (entry.is_regular_file() && entry.path().extension() == ".hlo") files.push_back(entry.path());
+    if (entry.is_regular_file() && entry.path().extension() == ".hlo")
+      files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   return files;

@@ -51,9 +51,9 @@ TEST(ShardingTest, SubgroupNormalization) {
   EXPECT_EQ(s.subgroup_types(), (std::vector<T>{T::kManual, T::kReplicated}));
   EXPECT_EQ(s.TiledDataRank(), 1);
   // Size-1 subgroup dims vanish.
-  EXPECT_EQ(Sharding::Tiled(TileAssignment::Iota({4, 1, 2}), {T::kManual, T::kReplicated})
-                .ToString(),
-            "{devices=[4,2]<=[8] last_tile_dim_replicate}");
+  EXPECT_EQ(
+      Sharding::Tiled(TileAssignment::Iota({4, 1, 2}), {T::kManual, T::kReplicated}).ToString(),
+      "{devices=[4,2]<=[8] last_tile_dim_replicate}");
   // Only manual subgroup over all devices: manual.
   EXPECT_TRUE(Sharding::Tiled(TileAssignment::Iota({1, 8}), {T::kManual}).IsManual());
   // A lone replicated subgroup prints as last_tile_dim_replicate.
@@ -139,7 +139,8 @@ TEST(ShardingTest, ReplicatedManualMaximalRegions) {
 TEST(ShardingTest, SemanticEquality) {
   EXPECT_EQ(ParseSharding("{devices=[4,2]<=[2,4]T(1,0)}"),
             ParseSharding("{devices=[4,2]0,4,1,5,2,6,3,7}"));
-  EXPECT_FALSE(ParseSharding("{devices=[4,2]<=[8]}") == ParseSharding("{devices=[4,2]<=[2,4]T(1,0)}"));
+  EXPECT_FALSE(ParseSharding("{devices=[4,2]<=[8]}") ==
+               ParseSharding("{devices=[4,2]<=[2,4]T(1,0)}"));
   EXPECT_FALSE(ParseSharding("{replicated}") == ParseSharding("{manual}"));
   EXPECT_EQ(ParseSharding("{mesh['a'=2,'b'=4], [{'a'}, {'b'}]}"),
             ParseSharding("{devices=[2,4]<=[8]}"));
@@ -171,8 +172,10 @@ TEST(ShardingTest, NamedMeshConversion) {
        "{devices=[2,2,2]<=[4,2]T(1,0) last_tile_dim_replicate}"},
       {"{mesh['a'=2,'b'=4], [{'b':(1)2}, {}]}",
        "{devices=[2,1,4]<=[2,2,2]T(1,0,2) last_tile_dim_replicate}"},
-      {"{mesh['a'=2,'b'=4], [{'b':(1)2, 'b':(2)2}]}", "{devices=[4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"},
-      {"{mesh['a'=2,'b'=4], [{'a'}], manual={'b'}}", "{devices=[2,4]<=[8] last_tile_dims={manual}}"},
+      {"{mesh['a'=2,'b'=4], [{'b':(1)2, 'b':(2)2}]}",
+       "{devices=[4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"},
+      {"{mesh['a'=2,'b'=4], [{'a'}], manual={'b'}}",
+       "{devices=[2,4]<=[8] last_tile_dims={manual}}"},
       {"{mesh['a'=2,'b'=4], [{}], manual={'a', 'b'}}", "{manual}"},
       {"{mesh['a'=2,'b'=2,'c'=2], [{'a'}], manual={'c'}}",
        "{devices=[2,2,2]<=[2,2,2]T(0,2,1) last_tile_dims={manual, replicated}}"},

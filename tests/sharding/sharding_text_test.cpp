@@ -57,17 +57,16 @@ TEST(ShardingTextTest, CanonicalizesLikeXla) {
             "{devices=[2,2]0,1,2,3 last_tile_dim_replicate}");
   EXPECT_EQ(ParseSharding("{devices=[1,8]<=[8] last_tile_dim_replicate}").ToString(),
             "{replicated}");
-  EXPECT_EQ(ParseSharding("{devices=[2,4,1]<=[8] last_tile_dims={replicated, manual}}")
-                .ToString(),
+  EXPECT_EQ(ParseSharding("{devices=[2,4,1]<=[8] last_tile_dims={replicated, manual}}").ToString(),
             "{devices=[2,4]<=[8] last_tile_dim_replicate}");
   EXPECT_EQ(ParseSharding("{{replicated},{manual}}").ToString(), "{{replicated}, {manual}}");
 }
 
 TEST(ShardingTextTest, ReplicaGroupRoundTrips) {
-  for (const char* text : {"{{0,1},{2,3}}", "{}", "{{0,1,2,3,4,5,6,7}}", "[2,4]<=[8]",
-                           "[4,2]<=[2,4]T(1,0)", "mesh['a'=2,'b'=4] {'a'}",
-                           "mesh['a'=2,'b'=4] {'b':(2)2}", "mesh['axis_0'=8] {'axis_0'}",
-                           "mesh['a'=2,'b'=4] {'b','a'}"}) {
+  for (const char* text :
+       {"{{0,1},{2,3}}", "{}", "{{0,1,2,3,4,5,6,7}}", "[2,4]<=[8]", "[4,2]<=[2,4]T(1,0)",
+        "mesh['a'=2,'b'=4] {'a'}", "mesh['a'=2,'b'=4] {'b':(2)2}", "mesh['axis_0'=8] {'axis_0'}",
+        "mesh['a'=2,'b'=4] {'b','a'}"}) {
     EXPECT_EQ(ParseReplicaGroups(text).ToString(), text);
   }
 }
@@ -203,9 +202,9 @@ TEST(ShardingTextTest, MutatedInputNeverCrashes) {
       "{mesh['a'=2,'b'=2], device_ids=(3,2,1,0), [{'a'}, {'b'}]}",
       "{mesh['d'=8], manual, metadata={op_name=\"x\"}}",
   };
-  const std::vector<std::string> group_seeds = {
-      "{{0,1},{2,3}}", "[4,2]<=[2,4]T(1,0)", "mesh['a'=2,'b'=4] {'b':(2)2,'a'}",
-      "mesh['a'=2,'b'=2], device_ids=(3,2,1,0) {'a'}"};
+  const std::vector<std::string> group_seeds = {"{{0,1},{2,3}}", "[4,2]<=[2,4]T(1,0)",
+                                                "mesh['a'=2,'b'=4] {'b':(2)2,'a'}",
+                                                "mesh['a'=2,'b'=2], device_ids=(3,2,1,0) {'a'}"};
   const std::string alphabet = "{}[](),=<>T0123456789-' :/*abdmx";
   std::mt19937 rng(42);
   auto mutate = [&](std::string s) {

@@ -47,9 +47,9 @@ TEST(TileAssignmentTest, CanonicalIotaPrinting) {
   EXPECT_EQ(TileAssignment::Iota({2, 4, 2}, {2, 2, 4}, {2, 0, 1}).ToString(),
             "[2,4,2]<=[4,4]T(1,0)");
   // Parse -> print -> parse -> print is stable.
-  for (const char* text : {"[2,4]<=[8]", "[1,4,2]<=[2,4]T(1,0)", "[4,2]<=[2,4]T(1,0)",
-                           "[2,2,2]<=[2,2,2]T(2,1,0)", "[8,1]7,6,5,4,3,2,1,0",
-                           "[2,4]<=[2,4]", "[2,2,2]<=[2,2,2]T(0,2,1)"}) {
+  for (const char* text :
+       {"[2,4]<=[8]", "[1,4,2]<=[2,4]T(1,0)", "[4,2]<=[2,4]T(1,0)", "[2,2,2]<=[2,2,2]T(2,1,0)",
+        "[8,1]7,6,5,4,3,2,1,0", "[2,4]<=[2,4]", "[2,2,2]<=[2,2,2]T(0,2,1)"}) {
     std::string once = ParseTileAssignment(text).ToString();
     EXPECT_EQ(ParseTileAssignment(once).ToString(), once) << text;
   }

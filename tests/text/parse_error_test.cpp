@@ -134,7 +134,7 @@ ENTRY %main {
   %a = f32[8,2]{1,0} parameter(0), sharding={devices=[8]<=[8]}
 }
 )hlo"),
-            "t.hlo:4:45: error: sharding tiles 1 dimensions (tile assignment [1 dims]), expected 2 for shape f32[8,2]");
+            "t.hlo:4:45: error: sharding tiles 1 dimension, expected 2 (the rank of f32[8,2])");
 }
 
 TEST(ParseErrorTest, TupleShardingLeafCount) {

@@ -540,5 +540,10 @@ TEST(SyntaxRoundTripTest, PrintInstructionAndComputation) {
             "  ROOT %b = f32[2]{0} negate(%a), metadata={op_name=\"n\"}\n}\n");
 }
 
+TEST(SyntaxRoundTripTest, WindowsLineEndingsAndMissingFinalNewline) {
+  std::string text = "HloModule m\r\n\r\nENTRY %e (p: f32[]) -> f32[] {\r\n  ROOT %p = f32[] parameter(0)\r\n}";
+  EXPECT_EQ(Canonical(text), "HloModule m\n\nENTRY %e (p: f32[]) -> f32[] {\n  ROOT %p = f32[] parameter(0)\n}\n\n");
+}
+
 }  // namespace
 }  // namespace gspmd

@@ -1,7 +1,8 @@
 // The convolution kernel: any dim_labels, windows (stride, padding incl. negative, lhs and rhs
 // dilation, reversal), feature and batch group counts. f32 runs on oneDNN after normalizing
 // to NCHW/OIHW (lhs dilation and negative padding materialized, reversal applied to the
-// kernel); the rest runs on a direct loop.
+// kernel, batch groups split into one convolution each); f64, integers and what oneDNN
+// rejects run on a direct loop.
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -165,7 +166,7 @@ void DirectConvolution(const ConvGeometry& g, const C* x, const C* w, C* y) {
 
 // ---- oneDNN path ----
 
-// Whether the geometry maps onto oneDNN after normalization.
+// Whether the geometry (batch_group_count 1) maps onto oneDNN after normalization.
 bool FitsDnnl(const ConvGeometry& g) {
   int64_t spatial = static_cast<int64_t>(g.in_spatial.size());
   if (g.batch_groups != 1 || spatial > 3) return false;
@@ -246,8 +247,9 @@ void ApplyReversal(std::vector<float>& w, ConvGeometry& g) {
   for (WindowDim& dim : g.window) dim.reversal = false;
 }
 
-// Runs the f32 convolution on oneDNN; false when it has no implementation.
-bool DnnlPath(ConvGeometry g, const float* x, std::vector<float> w, float* y) {
+// Runs the f32 convolution (batch_group_count 1) on oneDNN; false when it has no
+// implementation.
+bool DnnlPath(ConvGeometry g, const float* x, const float* kernel, float* y) {
   std::vector<float> expanded;
   bool needs_expansion = false;
   for (const WindowDim& dim : g.window)
@@ -256,7 +258,14 @@ bool DnnlPath(ConvGeometry g, const float* x, std::vector<float> w, float* y) {
     expanded = ExpandInput(x, g);
     x = expanded.data();
   }
-  ApplyReversal(w, g);
+  std::vector<float> reversed;
+  bool any_reversal = false;
+  for (const WindowDim& dim : g.window) any_reversal = any_reversal || dim.reversal;
+  if (any_reversal) {
+    reversed.assign(kernel, kernel + g.out_features * g.kernel_in_features * Product(g.kernel_spatial));
+    ApplyReversal(reversed, g);
+    kernel = reversed.data();
+  }
   ConvProblem p;
   p.batch = g.batch;
   p.in_features = g.in_features;
@@ -275,7 +284,31 @@ bool DnnlPath(ConvGeometry g, const float* x, std::vector<float> w, float* y) {
     p.padding_low.push_back(dim.padding_low);
     p.padding_high.push_back(dim.padding_high);
   }
-  return DnnlConvolution(p, x, w.data(), y);
+  return DnnlConvolution(p, x, kernel, y);
+}
+
+// batch_group_count G > 1 (with feature_group_count 1) as G oneDNN convolutions: batch chunk
+// i of X (contiguous in [N, C, S...]) with output-feature chunk i of W, written into feature
+// chunk i of Y.
+bool DnnlBatchGroups(const ConvGeometry& g, const float* x, const float* w, float* y) {
+  if (g.feature_groups != 1) return false;
+  ConvGeometry part = g;
+  const int64_t groups = g.batch_groups;
+  part.batch = g.batch / groups;
+  part.out_features = g.out_features / groups;
+  part.batch_groups = 1;
+  if (!FitsDnnl(part)) return false;
+  const int64_t x_chunk = part.batch * g.in_features * Product(g.in_spatial);
+  const int64_t w_chunk = part.out_features * g.kernel_in_features * Product(g.kernel_spatial);
+  const int64_t plane = Product(g.out_spatial);
+  const int64_t run = part.out_features * plane;
+  std::vector<float> y_part(static_cast<size_t>(part.batch * run));
+  for (int64_t i = 0; i < groups; ++i) {
+    if (!DnnlPath(part, x + i * x_chunk, w + i * w_chunk, y_part.data())) return false;
+    for (int64_t n = 0; n < part.batch; ++n)
+      std::copy(y_part.begin() + n * run, y_part.begin() + (n + 1) * run, y + (n * g.out_features + i * part.out_features) * plane);
+  }
+  return true;
 }
 
 bool IsF32Computable(ElementType type) {
@@ -302,8 +335,8 @@ void RunConvolution(const ConvGeometry& g, const Literal& lhs, const Literal& rh
   std::vector<C> y(static_cast<size_t>(result.element_count()));
   bool done = false;
   if constexpr (std::is_same_v<C, float>) {
-    if (FitsDnnl(g)) done = DnnlPath(g, x.data(), std::move(w), y.data());
-    if (!done) w = Normalize<C>(rhs, g.rhs_perm, compute);  // DnnlPath consumed it
+    if (g.batch_groups > 1) done = DnnlBatchGroups(g, x.data(), w.data(), y.data());
+    else if (FitsDnnl(g)) done = DnnlPath(g, x.data(), w.data(), y.data());
   }
   if (!done) {
     if constexpr (std::is_same_v<C, int64_t>) {

@@ -3,6 +3,7 @@
 #include "runtime/interp/evaluator.h"
 
 #include <cstring>
+#include <optional>
 #include <string_view>
 #include <unordered_map>
 #include <utility>
@@ -32,25 +33,28 @@ struct Plan {
 // into another slot's literal (owner == that slot, which it keeps alive with one reference),
 // or points at something outside the frame (owner == kExternal).
 struct Frame {
-  std::vector<Literal> owned;
+  std::vector<std::optional<Literal>> owned;
   std::vector<const Literal*> value;
   std::vector<int32_t> owner;
   std::vector<int32_t> remaining;
+  std::vector<const Literal*> operands;  // scratch for the instruction being evaluated
 
   void Reset(const Plan& plan) {
     size_t n = plan.order.size();
-    owned.resize(n);
+    if (owned.size() < n) owned.resize(n);
     value.assign(n, nullptr);
     owner.assign(n, kExternal);
     remaining.assign(plan.use_count.begin(), plan.use_count.end());
   }
+  // Frees whatever is still owned (after an error, or the moved-from root).
   void Clear() {
-    for (Literal& literal : owned) literal = Literal();
+    for (size_t slot = 0; slot < value.size(); ++slot)
+      if (owner[slot] == static_cast<int32_t>(slot)) owned[slot].reset();
   }
 
   void Own(int32_t slot, Literal literal) {
-    owned[slot] = std::move(literal);
-    value[slot] = &owned[slot];
+    owned[slot].emplace(std::move(literal));
+    value[slot] = &*owned[slot];
     owner[slot] = slot;
   }
   // The slot refers to `target`, which lives inside the storage of `source`'s owner.
@@ -65,7 +69,8 @@ struct Frame {
     int32_t root = owner[slot];
     value[slot] = nullptr;
     if (root == slot) {
-      owned[slot] = Literal();
+      owned[slot].reset();
+      owner[slot] = kExternal;
     } else if (root != kExternal) {
       Release(root);
     }
@@ -273,7 +278,7 @@ Literal Evaluator::State::Run(Evaluator& self, const Computation& computation,
       frame.Own(slot, std::move(owned_arguments[p]));
     }
   }
-  std::vector<const Literal*> operands;
+  std::vector<const Literal*>& operands = frame.operands;
   for (size_t i = 0; i < plan.order.size(); ++i) {
     int32_t slot = static_cast<int32_t>(i);
     if (plan.order[i]->opcode() == Opcode::kParameter) continue;

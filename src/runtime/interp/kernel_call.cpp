@@ -24,9 +24,24 @@ ScalarCaller::ScalarCaller(Evaluator& evaluator, const Computation& computation,
     argument_sizes_.push_back(ElementByteSize(param_types[i]));
   }
   for (const Literal& argument : arguments_) argument_pointers_.push_back(&argument);
+  program_ = ScalarProgram::Compile(computation);
+  if (!program_) return;
+  // The compiled program must produce exactly the expected results; otherwise the Evaluator
+  // path runs and reports the mismatch.
+  bool results_match = program_->result_count() == static_cast<int64_t>(result_types.size());
+  for (size_t i = 0; results_match && i < result_types.size(); ++i) {
+    const Instruction* root = computation.root();
+    const Shape& shape = root->opcode() == Opcode::kTuple ? root->operand(static_cast<int64_t>(i))->shape() : root->shape();
+    results_match = shape.element_type() == result_types[i];
+  }
+  if (!results_match) {
+    program_.reset();
+    return;
+  }
+  registers_ = program_->MakeRegisters();
 }
 
-void ScalarCaller::Call() {
+void ScalarCaller::CallEvaluator() {
   Literal result = evaluator_.Call(computation_, argument_pointers_);
   results_ = FlattenTuple(std::move(result));
   if (results_.size() != result_types_.size())

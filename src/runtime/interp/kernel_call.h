@@ -10,12 +10,14 @@
 #include "ir/computation.h"
 #include "ir/literal.h"
 #include "runtime/interp/evaluator.h"
+#include "runtime/interp/kernel_scalar_program.h"
 
 namespace gspmd::kernel {
 
 // Binds a computation taking scalars of param_types and returning a scalar or a tuple of
 // scalars. Construction checks the signature (a UserError naming `user` when it does not
-// match); then SetArgument / Call / Result run it:
+// match); then SetArgument / Call / Result run it, as a compiled ScalarProgram when the
+// computation compiles and through the Evaluator otherwise:
 //   ScalarCaller call(evaluator, *reduce.to_apply(), reduce, {kF32, kF32});
 //   call.SetArgument(0, &acc); call.SetArgument(1, &x); call.Call();
 //   acc = *static_cast<const float*>(call.Result(0));
@@ -25,11 +27,20 @@ class ScalarCaller {
                std::span<const ElementType> param_types, std::span<const ElementType> result_types);
 
   void SetArgument(int64_t i, const void* element) {
-    std::memcpy(arguments_[i].raw(), element, static_cast<size_t>(argument_sizes_[i]));
+    void* target = program_ ? registers_[program_->parameter_register(i)].bytes : arguments_[i].raw();
+    std::memcpy(target, element, static_cast<size_t>(argument_sizes_[i]));
   }
-  void Call();
-  const void* Result(int64_t i) const { return results_[i].raw(); }
-  int64_t result_count() const { return static_cast<int64_t>(results_.size()); }
+  void Call() {
+    if (program_) {
+      program_->Run(registers_.data());
+      return;
+    }
+    CallEvaluator();
+  }
+  const void* Result(int64_t i) const {
+    return program_ ? registers_[program_->result_register(i)].bytes : results_[i].raw();
+  }
+  bool compiled() const { return program_.has_value(); }
 
  private:
   Evaluator& evaluator_;
@@ -40,6 +51,10 @@ class ScalarCaller {
   std::vector<int64_t> argument_sizes_;
   std::vector<const Literal*> argument_pointers_;
   std::vector<Literal> results_;
+  std::optional<ScalarProgram> program_;
+  std::vector<ScalarRegister> registers_;
+
+  void CallEvaluator();
 };
 
 }  // namespace gspmd::kernel

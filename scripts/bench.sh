@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every benchmark binary in build/benchmarks/ (Release build) and keeps JSON results in
+# build/bench-results/. Extra arguments go to each binary, e.g. --benchmark_filter=Dot.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bench_dir="${GSPMD_BUILD_DIR:-build}/benchmarks"
+results="${GSPMD_BUILD_DIR:-build}/bench-results"
+if [ ! -d "$bench_dir" ]; then
+  echo "error: $bench_dir not found (expected a Release build with benchmarks; run: bash scripts/build.sh)" >&2
+  exit 1
+fi
+mkdir -p "$results"
+found=0
+for binary in "$bench_dir"/*; do
+  [ -f "$binary" ] && [ -x "$binary" ] || continue
+  found=1
+  name=$(basename "$binary")
+  echo "== $name =="
+  "$binary" --benchmark_out="$results/$name.json" --benchmark_out_format=json "$@"
+done
+[ "$found" -eq 1 ] || echo "no benchmark binaries in $bench_dir"

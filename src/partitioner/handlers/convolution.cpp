@@ -1,0 +1,338 @@
+// The convolution handler: places device axes on the batch, output-feature, input-feature
+// (partial sums) and spatial dims (halo exchange) by estimated bytes, reshards the operands
+// there and runs the local convolution with a per-shard window.
+//
+//   batch       lhs batch + result batch                 local
+//   out feature kernel out-feature + result feature       local (with feature/batch groups
+//               (+ lhs feature when feature_group_count > 1, + lhs batch when
+//               batch_group_count > 1: whole groups per device)
+//   in feature  lhs feature + kernel in-feature           partial sums, all-reduce
+//   spatial i   lhs spatial i + result spatial i          halo exchange (or windows sliced
+//                                                         from a whole lhs dim)
+// Kernel spatial dims stay whole.
+#include <algorithm>
+
+#include "partitioner/halo_exchange.h"
+#include "partitioner/handlers/slot_placement.h"
+#include "partitioner/op_context.h"
+#include "support/diagnostic.h"
+
+namespace gspmd {
+namespace {
+
+constexpr int64_t kBatchSlot = 0;
+constexpr int64_t kOutFeatureSlot = 1;
+constexpr int64_t kInFeatureSlot = 2;
+constexpr int64_t kFirstSpatialSlot = 3;
+
+Sharding AsAxisSharding(const Sharding& sharding) {
+  return sharding.IsMaximal() || sharding.IsUnknown() ? Sharding::Replicated() : sharding;
+}
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
+
+// How one spatial dim is split: output tile t computes outputs [t*out_shard, ...) from input
+// elements [start[t], start[t] + window) placed at dilated offset low[t] of a local padded
+// input `needed` long (so the local convolution has no padding beyond low/high).
+struct SpatialSplit {
+  int64_t tiles = 1;
+  int64_t out_shard = 0;
+  int64_t needed = 0;  // dilated, padded extent the local outputs read
+  int64_t window = 0;  // input elements per tile
+  std::vector<int64_t> start;
+  std::vector<int64_t> low;
+  bool uniform_low = true;
+};
+
+int64_t OutputSize(int64_t in, const WindowDim& w) {
+  int64_t dilated = in == 0 ? 0 : (in - 1) * w.base_dilation + 1;
+  int64_t padded = dilated + w.padding_low + w.padding_high;
+  int64_t extent = (w.size - 1) * w.window_dilation + 1;
+  if (padded < extent) return 0;
+  return (padded - extent) / w.stride + 1;
+}
+
+SpatialSplit SplitSpatial(const WindowDim& w, int64_t in_size, int64_t out_size, int64_t tiles) {
+  SpatialSplit split;
+  split.tiles = tiles;
+  split.out_shard = ShardSize(out_size, tiles);
+  int64_t extent = (w.size - 1) * w.window_dilation + 1;
+  split.needed = (split.out_shard - 1) * w.stride + extent;
+  int64_t in_shard = ShardSize(in_size, tiles);
+  std::vector<bool> useful(tiles, false);
+  for (int64_t t = 0; t < tiles; ++t) {
+    int64_t first = t * split.out_shard * w.stride;  // dilated, padded position of the first tap
+    int64_t lo = CeilDiv(first - w.padding_low, w.base_dilation);
+    int64_t hi = FloorDiv(first + split.needed - 1 - w.padding_low, w.base_dilation) + 1;
+    useful[t] = t * split.out_shard < out_size;
+    split.start.push_back(lo);
+    split.low.push_back(lo * w.base_dilation + w.padding_low - first);
+    if (useful[t]) split.window = std::max(split.window, hi - lo);
+  }
+  split.window = std::max<int64_t>(split.window, 1);
+  // Tiles past the end compute only padding: let them read their own shard (no halo).
+  for (int64_t t = 0; t < tiles; ++t) {
+    if (useful[t]) continue;
+    split.start[t] = std::min(t * in_shard, std::max<int64_t>(in_size - split.window, 0));
+    split.low[t] = split.low[0];
+  }
+  split.uniform_low = std::all_of(split.low.begin(), split.low.end(), [&](int64_t l) { return l == split.low[0]; });
+  return split;
+}
+
+// Elements each device sends to build the windows of `split` from an input split the same
+// number of ways (both sides, several hops when a halo is longer than a shard).
+int64_t HaloElements(const SpatialSplit& split, int64_t in_size) {
+  int64_t shard = ShardSize(in_size, split.tiles);
+  int64_t left = 0, right = 0;
+  for (int64_t t = 0; t < split.tiles; ++t) {
+    left = std::max(left, t * shard - split.start[t]);
+    right = std::max(right, split.start[t] + split.window - t * shard - shard);
+  }
+  int64_t limit = (split.tiles - 1) * shard;
+  return std::min(left, limit) + std::min(right, limit);
+}
+
+struct ConvShapes {
+  const Shape& lhs;
+  const Shape& rhs;
+  const Shape& out;
+};
+
+void CheckConvolution(const Instruction& conv, const ConvShapes& shapes) {
+  const ConvDimensionNumbers& dn = conv.conv_dims;
+  size_t spatial = dn.input_spatial_dims.size();
+  if (conv.window.size() != spatial || dn.kernel_spatial_dims.size() != spatial ||
+      dn.output_spatial_dims.size() != spatial)
+    GSPMD_USER_ERROR("convolution %", conv.name(), " has ", conv.window.size(), " window dims for ", spatial,
+                     " spatial dims");
+  if (shapes.lhs.rank() != static_cast<int64_t>(spatial) + 2 || shapes.rhs.rank() != shapes.lhs.rank() ||
+      shapes.out.rank() != shapes.lhs.rank())
+    GSPMD_USER_ERROR("convolution %", conv.name(), " operands and result must have rank ", spatial + 2);
+  if (conv.feature_group_count < 1 || conv.batch_group_count < 1)
+    GSPMD_USER_ERROR("convolution %", conv.name(), " has a non-positive group count");
+}
+
+// Slot of every dim of the input, kernel and result.
+struct ConvSlots {
+  std::vector<int64_t> lhs, rhs, out;
+};
+
+ConvSlots MakeSlots(const Instruction& conv, const ConvShapes& shapes, const std::vector<bool>& lhs_spatial_whole) {
+  const ConvDimensionNumbers& dn = conv.conv_dims;
+  bool feature_groups = conv.feature_group_count > 1;
+  bool batch_groups = conv.batch_group_count > 1;
+  ConvSlots slots;
+  slots.lhs.assign(shapes.lhs.rank(), -1);
+  slots.rhs.assign(shapes.rhs.rank(), -1);
+  slots.out.assign(shapes.out.rank(), -1);
+  slots.lhs[dn.input_batch_dim] = batch_groups ? kOutFeatureSlot : kBatchSlot;
+  slots.lhs[dn.input_feature_dim] = feature_groups ? kOutFeatureSlot : kInFeatureSlot;
+  slots.rhs[dn.kernel_input_feature_dim] = feature_groups ? -1 : kInFeatureSlot;
+  slots.rhs[dn.kernel_output_feature_dim] = kOutFeatureSlot;
+  slots.out[dn.output_batch_dim] = batch_groups ? -1 : kBatchSlot;
+  slots.out[dn.output_feature_dim] = kOutFeatureSlot;
+  for (size_t i = 0; i < dn.input_spatial_dims.size(); ++i) {
+    int64_t slot = kFirstSpatialSlot + static_cast<int64_t>(i);
+    slots.lhs[dn.input_spatial_dims[i]] = lhs_spatial_whole[i] ? -1 : slot;
+    slots.out[dn.output_spatial_dims[i]] = slot;
+  }
+  return slots;
+}
+
+// Per-device dims of `dims` when dim d is split TileCountOf(slot_axes[slots[d]]) ways.
+std::vector<int64_t> LocalDims(const std::vector<int64_t>& dims, const std::vector<int64_t>& slots,
+                               const std::vector<std::vector<DeviceAxis>>& slot_axes) {
+  std::vector<int64_t> local = dims;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (slots[d] >= 0) local[d] = ShardSize(dims[d], TileCountOf(slot_axes[slots[d]]));
+  return local;
+}
+
+class ConvolutionPartitioner {
+ public:
+  ConvolutionPartitioner(OpContext& op, const ConvShapes& shapes) : op_(op), conv_(op.instruction()), shapes_(shapes) {}
+
+  bool Run() {
+    SpmdContext& context = op_.spmd();
+    const ConvDimensionNumbers& dn = conv_.conv_dims;
+    const auto& lhs_axes = context.Axes(AsAxisSharding(op_.Operand(0).sharding), shapes_.lhs.rank());
+    const auto& rhs_axes = context.Axes(AsAxisSharding(op_.Operand(1).sharding), shapes_.rhs.rank());
+    const auto& out_axes = context.Axes(AsAxisSharding(op_.sharding()), shapes_.out.rank());
+    if (!lhs_axes || !rhs_axes || !out_axes) return false;
+    spatial_count_ = static_cast<int64_t>(dn.input_spatial_dims.size());
+    for (int64_t i = 0; i < spatial_count_; ++i) lhs_spatial_whole_.push_back(lhs_axes->dims[dn.input_spatial_dims[i]].empty());
+    slots_ = MakeSlots(conv_, shapes_, lhs_spatial_whole_);
+
+    SlotProblem problem;
+    problem.slot_count = kFirstSpatialSlot + spatial_count_;
+    problem.slot_extent.assign(problem.slot_count, 1);
+    problem.slot_extent[kBatchSlot] = shapes_.out.dim(dn.output_batch_dim);
+    problem.slot_extent[kOutFeatureSlot] = shapes_.out.dim(dn.output_feature_dim);
+    problem.slot_extent[kInFeatureSlot] = shapes_.rhs.dim(dn.kernel_input_feature_dim);
+    for (int64_t i = 0; i < spatial_count_; ++i)
+      problem.slot_extent[kFirstSpatialSlot + i] = shapes_.out.dim(dn.output_spatial_dims[i]);
+    problem.inputs.push_back(Tensor(shapes_.lhs, *lhs_axes, slots_.lhs));
+    problem.inputs.push_back(Tensor(shapes_.rhs, *rhs_axes, slots_.rhs));
+    problem.result = Tensor(shapes_.out, *out_axes, slots_.out);
+    problem.extra_cost = [this](const std::vector<std::vector<DeviceAxis>>& slot_axes) { return ExtraCost(slot_axes); };
+    std::optional<SlotPlacement> placement = ChooseSlotPlacement(context, problem);
+    if (!placement) return false;
+    Emit(*placement);
+    return true;
+  }
+
+ private:
+  static SlotTensor Tensor(const Shape& shape, const AxisSharding& layout, const std::vector<int64_t>& slots) {
+    return SlotTensor{shape.dims(), ElementByteSize(shape.element_type()), layout, slots};
+  }
+
+  // Group counts must stay whole per device; spatial splits cost their halos.
+  std::optional<double> ExtraCost(const std::vector<std::vector<DeviceAxis>>& slot_axes) const {
+    int64_t feature_tiles = TileCountOf(slot_axes[kOutFeatureSlot]);
+    if (conv_.feature_group_count > 1 && conv_.feature_group_count % feature_tiles != 0) return std::nullopt;
+    if (conv_.batch_group_count > 1 && conv_.batch_group_count % feature_tiles != 0) return std::nullopt;
+    const ConvDimensionNumbers& dn = conv_.conv_dims;
+    std::vector<int64_t> lhs_local = LocalDims(shapes_.lhs.dims(), slots_.lhs, slot_axes);
+    double bytes = 0;
+    for (int64_t i = 0; i < spatial_count_; ++i) {
+      int64_t tiles = TileCountOf(slot_axes[kFirstSpatialSlot + i]);
+      if (tiles == 1 || lhs_spatial_whole_[i]) continue;
+      int64_t in_dim = dn.input_spatial_dims[i];
+      SpatialSplit split = SplitSpatial(conv_.window[i], shapes_.lhs.dim(in_dim),
+                                        shapes_.out.dim(dn.output_spatial_dims[i]), tiles);
+      double other = static_cast<double>(ElementByteSize(shapes_.lhs.element_type()));
+      for (int64_t d = 0; d < shapes_.lhs.rank(); ++d)
+        if (d != in_dim) other *= static_cast<double>(lhs_local[d]);
+      bytes += other * static_cast<double>(HaloElements(split, shapes_.lhs.dim(in_dim)));
+      lhs_local[in_dim] = split.window;
+    }
+    return bytes;
+  }
+
+  // Zeroes the uneven padding of the contracted feature dim of an operand.
+  Instruction* MaskFeaturePadding(Instruction* local, const Shape& global, const AxisSharding& layout, int64_t dim) {
+    if (global.dim(dim) % layout.TileCount(dim) == 0) return local;
+    AxisSharding only = layout;
+    for (int64_t d = 0; d < only.rank(); ++d) {
+      if (d == dim) continue;
+      only.replicated.insert(only.replicated.end(), only.dims[d].begin(), only.dims[d].end());
+      only.dims[d].clear();
+    }
+    std::sort(only.replicated.begin(), only.replicated.end());
+    HloBuilder& b = op_.builder();
+    return MaskPadding(b, op_.spmd(), local, global, only.ToSharding(), b.ScalarConstant(global.element_type(), 0));
+  }
+
+  // Replaces spatial dim i of the local input by each device's window; returns the local
+  // window dim to convolve it with.
+  WindowDim ApplySpatialSplit(Instruction*& lhs, const Sharding& lhs_sharding, const AxisSharding& out_layout,
+                              int64_t i, int64_t tiles) {
+    const ConvDimensionNumbers& dn = conv_.conv_dims;
+    const WindowDim& w = conv_.window[i];
+    int64_t in_dim = dn.input_spatial_dims[i];
+    int64_t out_dim = dn.output_spatial_dims[i];
+    SpatialSplit split = SplitSpatial(w, shapes_.lhs.dim(in_dim), shapes_.out.dim(out_dim), tiles);
+    SpmdContext& context = op_.spmd();
+    HloBuilder& b = op_.builder();
+    int64_t devices = context.num_devices();
+    std::vector<int64_t> tile_of(devices);
+    std::vector<int64_t> starts(devices);
+    for (int64_t p = 0; p < devices; ++p) {
+      tile_of[p] = out_layout.TileIndex(p)[out_dim];
+      starts[p] = split.start[tile_of[p]];
+    }
+    Instruction* zero = b.ScalarConstant(shapes_.lhs.element_type(), 0);
+    HaloPlan plan = PlanWindows(lhs_sharding, shapes_.lhs.dims(), in_dim, std::move(starts), split.window, devices);
+    lhs = WindowsAlongDim(b, context, lhs, lhs_sharding, shapes_.lhs, plan, zero);
+
+    WindowDim local = w;
+    if (split.uniform_low) {
+      local.padding_low = split.low[0];
+      local.padding_high = split.needed - split.low[0] - (split.window - 1) * w.base_dilation - 1;
+      return local;
+    }
+    // The offset into the dilated input differs per tile: dilate explicitly, then slice.
+    int64_t max_low = *std::max_element(split.low.begin(), split.low.end());
+    int64_t min_low = *std::min_element(split.low.begin(), split.low.end());
+    int64_t dilated = (split.window - 1) * w.base_dilation + 1;
+    PaddingConfig padding(lhs->shape().rank());
+    padding[in_dim] = {max_low, std::max<int64_t>(0, max_low - min_low + split.needed - max_low - dilated),
+                       w.base_dilation - 1};
+    lhs = b.Pad(lhs, zero, std::move(padding));
+    std::vector<int64_t> offsets(devices);
+    for (int64_t p = 0; p < devices; ++p) offsets[p] = max_low - split.low[tile_of[p]];
+    std::vector<Instruction*> starts_hlo(lhs->shape().rank(), b.S32Constant(0));
+    starts_hlo[in_dim] = b.TableLookup(offsets);
+    std::vector<int64_t> sizes = lhs->shape().dims();
+    sizes[in_dim] = split.needed;
+    lhs = b.DynamicSlice(lhs, starts_hlo, sizes);
+    local.base_dilation = 1;
+    local.padding_low = 0;
+    local.padding_high = 0;
+    return local;
+  }
+
+  void Emit(const SlotPlacement& placement) {
+    const ConvDimensionNumbers& dn = conv_.conv_dims;
+    const AxisSharding& lhs_layout = placement.inputs[0];
+    const AxisSharding& rhs_layout = placement.inputs[1];
+    Sharding lhs_sharding = lhs_layout.ToSharding();
+    Instruction* lhs = op_.OperandWith(0, lhs_sharding);
+    Instruction* rhs = op_.OperandWith(1, rhs_layout.ToSharding());
+    if (conv_.feature_group_count == 1) {
+      lhs = MaskFeaturePadding(lhs, shapes_.lhs, lhs_layout, dn.input_feature_dim);
+      rhs = MaskFeaturePadding(rhs, shapes_.rhs, rhs_layout, dn.kernel_input_feature_dim);
+    }
+    Window window = conv_.window;
+    for (int64_t i = 0; i < spatial_count_; ++i) {
+      int64_t tiles = TileCountOf(placement.slot_axes[kFirstSpatialSlot + i]);
+      if (tiles > 1) window[i] = ApplySpatialSplit(lhs, lhs_sharding, placement.result, i, tiles);
+    }
+    Sharding local_sharding = placement.result.ToSharding();
+    Shape local_shape = ShardShapeOf(local_sharding, shapes_.out);
+    Instruction* local = op_.Clone(local_shape, {lhs, rhs});
+    local->window = std::move(window);
+    int64_t group_tiles = TileCountOf(placement.slot_axes[kOutFeatureSlot]);
+    if (conv_.feature_group_count > 1) local->feature_group_count = conv_.feature_group_count / group_tiles;
+    if (conv_.batch_group_count > 1) local->batch_group_count = conv_.batch_group_count / group_tiles;
+    for (int64_t i = 0; i < spatial_count_; ++i) {
+      int64_t out_dim = dn.output_spatial_dims[i];
+      GSPMD_CHECK(OutputSize(lhs->shape().dim(dn.input_spatial_dims[i]), local->window[i]) == local_shape.dim(out_dim),
+                  "local convolution window of %", conv_.name(), " gives the wrong size");
+    }
+    if (placement.partial.empty()) {
+      op_.SetResult(local, local_sharding);
+      return;
+    }
+    op_.SetResult(ResolvePartialSums(op_.spmd(), op_.builder(), local, shapes_.out, local_sharding, placement.partial,
+                                     Opcode::kAdd, op_.sharding()));
+  }
+
+  OpContext& op_;
+  const Instruction& conv_;
+  ConvShapes shapes_;
+  int64_t spatial_count_ = 0;
+  std::vector<bool> lhs_spatial_whole_;
+  ConvSlots slots_;
+};
+
+}  // namespace
+
+bool PartitionConvolution(OpContext& op) {
+  const Instruction& conv = op.instruction();
+  if (conv.opcode() != Opcode::kConvolution || conv.operand_count() != 2) return false;
+  if (!conv.shape().IsArray() || op.sharding().IsTuple()) return false;
+  const PartitionedValue& lhs = op.Operand(0);
+  const PartitionedValue& rhs = op.Operand(1);
+  if (!lhs.global_shape.IsArray() || !rhs.global_shape.IsArray()) return false;
+  if (lhs.sharding.IsTuple() || rhs.sharding.IsTuple()) return false;
+  ConvShapes shapes{lhs.global_shape, rhs.global_shape, conv.shape()};
+  CheckConvolution(conv, shapes);
+  if (conv.feature_group_count > 1 && conv.batch_group_count > 1) return false;
+  ConvolutionPartitioner partitioner(op, shapes);
+  return partitioner.Run();
+}
+
+}  // namespace gspmd

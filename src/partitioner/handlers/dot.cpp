@@ -1,0 +1,105 @@
+// The dot handler: picks where the device axes go on the local dot (see dot_strategies.h),
+// reshards the operands there, masks uneven contracting padding, runs the local dot and
+// resolves partial sums into the dot's own sharding.
+#include <algorithm>
+
+#include "partitioner/handlers/dot_strategies.h"
+#include "partitioner/op_context.h"
+#include "support/diagnostic.h"
+
+namespace gspmd {
+namespace {
+
+// Maximal shardings are computed on every device, like replicated ones.
+Sharding AsAxisSharding(const Sharding& sharding) {
+  return sharding.IsMaximal() || sharding.IsUnknown() ? Sharding::Replicated() : sharding;
+}
+
+bool IsContracting(const std::vector<int64_t>& contracting, int64_t dim) {
+  return std::find(contracting.begin(), contracting.end(), dim) != contracting.end();
+}
+
+// `layout` with only its contracting dims split (the other dims' axes become replicated), for
+// masking the padding of the contracting dims alone.
+AxisSharding ContractingOnly(const AxisSharding& layout, const std::vector<int64_t>& contracting) {
+  AxisSharding only = layout;
+  for (int64_t d = 0; d < only.rank(); ++d) {
+    if (IsContracting(contracting, d)) continue;
+    only.replicated.insert(only.replicated.end(), only.dims[d].begin(), only.dims[d].end());
+    only.dims[d].clear();
+  }
+  std::sort(only.replicated.begin(), only.replicated.end());
+  return only;
+}
+
+bool HasUnevenContracting(const AxisSharding& layout, const std::vector<int64_t>& contracting,
+                          const Shape& shape) {
+  for (int64_t d : contracting)
+    if (shape.dim(d) % layout.TileCount(d) != 0) return true;
+  return false;
+}
+
+// Zeroes the padding of the contracting dims so that it adds nothing to the local dot.
+Instruction* MaskContractingPadding(OpContext& op, Instruction* local, const Shape& global,
+                                    const AxisSharding& layout, const std::vector<int64_t>& contracting) {
+  if (!HasUnevenContracting(layout, contracting, global)) return local;
+  HloBuilder& b = op.builder();
+  Instruction* zero = b.ScalarConstant(global.element_type(), 0);
+  return MaskPadding(b, op.spmd(), local, global, ContractingOnly(layout, contracting).ToSharding(), zero);
+}
+
+}  // namespace
+
+bool PartitionDot(OpContext& op) {
+  const Instruction& dot = op.instruction();
+  if (dot.opcode() != Opcode::kDot || dot.operand_count() != 2) return false;
+  if (!dot.shape().IsArray() || op.sharding().IsTuple()) return false;
+  const PartitionedValue& lhs_value = op.Operand(0);
+  const PartitionedValue& rhs_value = op.Operand(1);
+  if (!lhs_value.global_shape.IsArray() || !rhs_value.global_shape.IsArray()) return false;
+  if (lhs_value.sharding.IsTuple() || rhs_value.sharding.IsTuple()) return false;
+  const Shape& lhs_shape = lhs_value.global_shape;
+  const Shape& rhs_shape = rhs_value.global_shape;
+  const Shape& out_shape = dot.shape();
+
+  SpmdContext& context = op.spmd();
+  const auto& lhs_axes = context.Axes(AsAxisSharding(lhs_value.sharding), lhs_shape.rank());
+  const auto& rhs_axes = context.Axes(AsAxisSharding(rhs_value.sharding), rhs_shape.rank());
+  const auto& out_axes = context.Axes(AsAxisSharding(op.sharding()), out_shape.rank());
+  if (!lhs_axes || !rhs_axes || !out_axes) return false;
+
+  DotProblem problem;
+  problem.roles = MakeDotRoles(dot.dot_dims, lhs_shape.rank(), rhs_shape.rank());
+  if (problem.roles.output_rank() != out_shape.rank())
+    GSPMD_USER_ERROR("dot %", dot.name(), " has rank ", out_shape.rank(), " but its dimension numbers give rank ",
+                     problem.roles.output_rank());
+  problem.lhs_dims = lhs_shape.dims();
+  problem.rhs_dims = rhs_shape.dims();
+  problem.out_dims = out_shape.dims();
+  problem.lhs_element_bytes = ElementByteSize(lhs_shape.element_type());
+  problem.rhs_element_bytes = ElementByteSize(rhs_shape.element_type());
+  problem.out_element_bytes = ElementByteSize(out_shape.element_type());
+  problem.lhs = *lhs_axes;
+  problem.rhs = *rhs_axes;
+  problem.out = *out_axes;
+  std::optional<DotPlacement> placement = ChooseDotPlacement(context, problem);
+  if (!placement) return false;
+
+  const DotRoles& roles = problem.roles;
+  Instruction* lhs = op.OperandWith(0, placement->lhs.ToSharding());
+  Instruction* rhs = op.OperandWith(1, placement->rhs.ToSharding());
+  lhs = MaskContractingPadding(op, lhs, lhs_shape, placement->lhs, roles.lhs_contracting);
+  rhs = MaskContractingPadding(op, rhs, rhs_shape, placement->rhs, roles.rhs_contracting);
+
+  Sharding local_sharding = placement->out.ToSharding();
+  Instruction* local = op.Clone(ShardShapeOf(local_sharding, out_shape), {lhs, rhs});
+  if (placement->partial.empty()) {
+    op.SetResult(local, local_sharding);
+    return true;
+  }
+  op.SetResult(ResolvePartialSums(context, op.builder(), local, out_shape, local_sharding, placement->partial,
+                                  Opcode::kAdd, op.sharding()));
+  return true;
+}
+
+}  // namespace gspmd

@@ -1,0 +1,263 @@
+// Reshape: dims are grouped into runs with equal element counts (a run of operand dims that
+// merges/splits into a run of result dims). Within a run, a sharding survives a local reshape
+// when its device axes, read major to minor over the run's flattened index, tile it as a
+// contiguous prefix (fully split dims, then one evenly split dim, then unsplit dims) on both
+// sides. The handler picks the cheaper of keeping the operand's axes or adopting the
+// result's, dropping (replicating) only the axes that cannot survive, then reshapes locally.
+#include <algorithm>
+#include <numeric>
+
+#include "partitioner/device_axes.h"
+#include "partitioner/handlers/shape_ops.h"
+#include "partitioner/reshard_plan.h"
+
+namespace gspmd::shape_ops {
+namespace {
+
+// A run of operand dims [operand_begin, operand_end) holding the same elements as the result
+// dims [result_begin, result_end).
+struct DimGroup {
+  int64_t operand_begin = 0, operand_end = 0;
+  int64_t result_begin = 0, result_end = 0;
+};
+
+// Size-1 dims at a group boundary form groups of their own (with nothing on the other side).
+std::optional<std::vector<DimGroup>> GroupDims(const std::vector<int64_t>& from, const std::vector<int64_t>& to) {
+  std::vector<DimGroup> groups;
+  size_t i = 0, j = 0;
+  while (i < from.size() || j < to.size()) {
+    DimGroup group{static_cast<int64_t>(i), static_cast<int64_t>(i), static_cast<int64_t>(j),
+                   static_cast<int64_t>(j)};
+    if (i < from.size() && from[i] == 1) {
+      group.operand_end = static_cast<int64_t>(++i);
+    } else if (j < to.size() && to[j] == 1) {
+      group.result_end = static_cast<int64_t>(++j);
+    } else {
+      if (i >= from.size() || j >= to.size()) return std::nullopt;
+      int64_t left = from[i++], right = to[j++];
+      while (left != right) {
+        if (left < right) {
+          if (i >= from.size()) return std::nullopt;
+          left *= from[i++];
+        } else {
+          if (j >= to.size()) return std::nullopt;
+          right *= to[j++];
+        }
+      }
+      group.operand_end = static_cast<int64_t>(i);
+      group.result_end = static_cast<int64_t>(j);
+    }
+    groups.push_back(group);
+  }
+  return groups;
+}
+
+int64_t Product(const std::vector<DeviceAxis>& axes) {
+  int64_t product = 1;
+  for (const DeviceAxis& axis : axes) product *= axis.size;
+  return product;
+}
+
+// The major `size`-part and the minor rest of an axis.
+DeviceAxis MajorPart(const DeviceAxis& axis, int64_t size) { return {axis.stride * (axis.size / size), size}; }
+DeviceAxis MinorPart(const DeviceAxis& axis, int64_t size) { return {axis.stride, axis.size / size}; }
+
+// The axes of dims [begin, end) read over their flattened index, major first, as far as they
+// tile it contiguously: fully split dims, then one evenly split dim, then unsplit dims.
+std::vector<DeviceAxis> MergeAxes(const AxisSharding& sharding, const std::vector<int64_t>& dims, int64_t begin,
+                                  int64_t end) {
+  std::vector<DeviceAxis> flat;
+  for (int64_t d = begin; d < end; ++d) {
+    int64_t tiles = sharding.TileCount(d);
+    if (tiles == dims[d]) {
+      flat.insert(flat.end(), sharding.dims[d].begin(), sharding.dims[d].end());
+      continue;
+    }
+    if (tiles < dims[d] && dims[d] % tiles == 0)
+      flat.insert(flat.end(), sharding.dims[d].begin(), sharding.dims[d].end());
+    break;
+  }
+  return flat;
+}
+
+// Distributes flattened axes over dims [begin, end) (major first), splitting an axis across a
+// dim boundary when the sizes allow; stops at the first axis that does not fit. Returns the
+// per-dim axes and the prefix of `flat` (as split) that was placed.
+struct SplitResult {
+  std::vector<std::vector<DeviceAxis>> dims;
+  std::vector<DeviceAxis> placed;
+};
+
+SplitResult SplitAxes(const std::vector<DeviceAxis>& flat, const std::vector<int64_t>& sizes, int64_t begin,
+                      int64_t end) {
+  SplitResult out;
+  out.dims.resize(end - begin);
+  int64_t d = begin;
+  int64_t room = d < end ? sizes[d] : 1;
+  auto advance = [&]() {
+    while (d < end && room == 1) {
+      ++d;
+      room = d < end ? sizes[d] : 1;
+    }
+  };
+  for (const DeviceAxis& original : flat) {
+    DeviceAxis axis = original;
+    while (true) {
+      advance();
+      if (d >= end) return out;
+      if (room % axis.size == 0) {
+        out.dims[d - begin].push_back(axis);
+        out.placed.push_back(axis);
+        room /= axis.size;
+        break;
+      }
+      int64_t common = std::gcd(room, axis.size);
+      if (common == 1) return out;
+      // The major part fills what is left of this dim; the minor part must go on to the next.
+      out.dims[d - begin].push_back(MajorPart(axis, common));
+      out.placed.push_back(MajorPart(axis, common));
+      axis = MinorPart(axis, common);
+      if (room != common) return out;
+      room = 1;
+    }
+  }
+  return out;
+}
+
+// Per-device local dims of `sharding` over `dims`, or nullopt when some split dim is uneven.
+bool EvenlySplit(const AxisSharding& sharding, const std::vector<int64_t>& dims, int64_t begin, int64_t end) {
+  for (int64_t d = begin; d < end; ++d)
+    if (dims[d] % sharding.TileCount(d) != 0) return false;
+  return true;
+}
+
+// One way to reshape locally: the operand's layout and the result's layout it produces.
+struct Candidate {
+  AxisSharding operand;
+  AxisSharding result;
+};
+
+void SortAxes(std::vector<DeviceAxis>& axes) { std::sort(axes.begin(), axes.end()); }
+
+// Builds the candidate whose axes come from `driver` (a sharding of the operand when
+// `from_operand`, else of the result): per group, its axes that survive on both sides.
+std::optional<Candidate> BuildCandidate(const AxisSharding& driver, bool from_operand,
+                                        const std::vector<int64_t>& operand_dims,
+                                        const std::vector<int64_t>& result_dims,
+                                        const std::vector<DimGroup>& groups) {
+  const std::vector<int64_t>& own_dims = from_operand ? operand_dims : result_dims;
+  const std::vector<int64_t>& other_dims = from_operand ? result_dims : operand_dims;
+  AxisSharding own, other;
+  own.dims.resize(own_dims.size());
+  other.dims.resize(other_dims.size());
+  own.manual = other.manual = driver.manual;
+  std::vector<DeviceAxis> kept;
+  for (const DimGroup& group : groups) {
+    int64_t own_begin = from_operand ? group.operand_begin : group.result_begin;
+    int64_t own_end = from_operand ? group.operand_end : group.result_end;
+    int64_t other_begin = from_operand ? group.result_begin : group.operand_begin;
+    int64_t other_end = from_operand ? group.result_end : group.operand_end;
+    bool one_to_one = own_end - own_begin == 1 && other_end - other_begin == 1;
+    if (one_to_one) {  // same size on both sides: any split survives, uneven ones too
+      own.dims[own_begin] = other.dims[other_begin] = driver.dims[own_begin];
+      kept.insert(kept.end(), driver.dims[own_begin].begin(), driver.dims[own_begin].end());
+      continue;
+    }
+    // Alternate between the sides until the placed axes agree (each pass can only shorten
+    // or split them further).
+    std::vector<DeviceAxis> flat = MergeAxes(driver, own_dims, own_begin, own_end);
+    SplitResult on_other = SplitAxes(flat, other_dims, other_begin, other_end);
+    SplitResult on_own = SplitAxes(on_other.placed, own_dims, own_begin, own_end);
+    for (int pass = 0; pass < 8 && on_own.placed != on_other.placed; ++pass) {
+      on_other = SplitAxes(on_own.placed, other_dims, other_begin, other_end);
+      on_own = SplitAxes(on_other.placed, own_dims, own_begin, own_end);
+    }
+    if (on_own.placed != on_other.placed) return std::nullopt;
+    for (int64_t d = own_begin; d < own_end; ++d) own.dims[d] = on_own.dims[d - own_begin];
+    for (int64_t d = other_begin; d < other_end; ++d) other.dims[d] = on_other.dims[d - other_begin];
+    kept.insert(kept.end(), on_own.placed.begin(), on_own.placed.end());
+    if (!EvenlySplit(own, own_dims, own_begin, own_end) || !EvenlySplit(other, other_dims, other_begin, other_end))
+      return std::nullopt;
+  }
+  // Every other digit of the device id is replicated on both sides.
+  int64_t num_devices = Product(driver.AllAxes());
+  std::vector<int64_t> boundaries;
+  for (const DeviceAxis& axis : kept) {
+    boundaries.push_back(axis.stride);
+    boundaries.push_back(axis.stride * axis.size);
+  }
+  AxisSharding refined = SplitAxesAt(driver, boundaries);
+  std::vector<DeviceAxis> rest;
+  for (const DeviceAxis& axis : refined.AllAxes()) {
+    bool used = std::find(kept.begin(), kept.end(), axis) != kept.end() ||
+                std::find(driver.manual.begin(), driver.manual.end(), axis) != driver.manual.end();
+    if (!used) rest.push_back(axis);
+  }
+  if (Product(kept) * Product(rest) * Product(driver.manual) != num_devices) return std::nullopt;
+  own.replicated = other.replicated = rest;
+  SortAxes(own.replicated);
+  SortAxes(other.replicated);
+  if (from_operand) return Candidate{own, other};
+  return Candidate{other, own};
+}
+
+}  // namespace
+
+bool PartitionReshape(OpContext& op) {
+  const Instruction& instruction = op.instruction();
+  Sharding target = op.sharding();
+  if (target.IsMaximal() || target.IsUnknown()) target = Sharding::Replicated();
+  const Shape& result_shape = instruction.shape();
+  const Shape& operand_shape = instruction.operand(0)->shape();
+  if (!target.IsTiled()) {
+    Instruction* operand = op.OperandWith(0, target);
+    op.SetResult(op.Clone(result_shape, {operand}), target);
+    return true;
+  }
+  if (result_shape.element_count() == 0) return false;
+  auto groups = GroupDims(operand_shape.dims(), result_shape.dims());
+  if (!groups) return false;
+  SpmdContext& context = op.spmd();
+  const auto& target_axes = context.Axes(target, result_shape.rank());
+  if (!target_axes) return false;
+  const Sharding& current = op.Operand(0).sharding;
+
+  std::vector<Candidate> candidates;
+  if (auto from_result = BuildCandidate(*target_axes, false, operand_shape.dims(), result_shape.dims(), *groups))
+    candidates.push_back(*from_result);
+  if (current.IsTiled() || current.IsReplicated()) {
+    const auto& current_axes = context.Axes(current, operand_shape.rank());
+    if (current_axes && current_axes->manual == target_axes->manual) {
+      if (auto from_operand = BuildCandidate(*current_axes, true, operand_shape.dims(), result_shape.dims(), *groups))
+        candidates.push_back(*from_operand);
+    }
+  }
+  if (candidates.empty()) return false;
+  const Candidate* best = nullptr;
+  double best_cost = 0;
+  Sharding best_operand, best_result;
+  for (const Candidate& candidate : candidates) {
+    Sharding operand_sharding = candidate.operand.ToSharding();
+    Sharding result_sharding = candidate.result.ToSharding();
+    auto before = ReshardCost(context, operand_shape, current, operand_sharding);
+    auto after = ReshardCost(context, result_shape, result_sharding, target);
+    double cost = (before ? *before : 1e30) + (after ? *after : 1e30);
+    if (best == nullptr || cost < best_cost) {
+      best = &candidate;
+      best_cost = cost;
+      best_operand = operand_sharding;
+      best_result = result_sharding;
+    }
+  }
+  std::vector<int64_t> operand_local = ShardDimsOf(best_operand, operand_shape.dims());
+  std::vector<int64_t> result_local = ShardDimsOf(best_result, result_shape.dims());
+  auto count = [](const std::vector<int64_t>& dims) {
+    return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<int64_t>());
+  };
+  if (count(operand_local) != count(result_local)) return false;
+  Instruction* operand = op.OperandWith(0, best_operand);
+  op.SetResult(op.Clone(ShardShapeOf(best_result, result_shape), {operand}), best_result);
+  return true;
+}
+
+}  // namespace gspmd::shape_ops

@@ -1,0 +1,272 @@
+// Slice, pad and concatenate: local work along unsharded dims; along sharded dims each device
+// collects the window of positions its result piece covers from its neighbours (window
+// exchange: collective-permutes of boundary rows), then pad masks positions outside the data.
+#include <algorithm>
+
+#include "partitioner/handlers/window_exchange.h"
+#include "partitioner/reshard_plan.h"
+
+namespace gspmd::shape_ops {
+namespace {
+
+Sharding LocalTarget(const Sharding& sharding) {
+  if (sharding.IsMaximal() || sharding.IsUnknown()) return Sharding::Replicated();
+  return sharding;
+}
+
+// The result piece of tile t covers positions [t*piece, min((t+1)*piece, size)).
+void SetBlockWindows(WindowExchange& x, int64_t result_size, int64_t piece) {
+  for (int64_t t = 0; t < x.lines.tiles; ++t) {
+    x.window_start.push_back(t * piece);
+    x.needed_begin.push_back(std::min(t * piece, result_size));
+    x.needed_end.push_back(std::min((t + 1) * piece, result_size));
+  }
+  x.window_length = piece;
+}
+
+// The layout to slice in: the operand's own (the smaller result is resharded afterwards) or the
+// result's (the operand is resharded first), whichever moves fewer bytes.
+Sharding SliceLayout(OpContext& op, const Sharding& target) {
+  const Sharding& current = op.Operand(0).sharding;
+  if (current == target || !current.IsTiled()) return target;
+  const Shape& operand_shape = op.instruction().operand(0)->shape();
+  std::optional<double> before = ReshardCost(op.spmd(), operand_shape, current, target);
+  std::optional<double> after = ReshardCost(op.spmd(), op.instruction().shape(), current, target);
+  if (after && (!before || *after < *before)) return current;
+  return target;
+}
+
+bool IsFullSlice(const gspmd::SliceDim& slice, int64_t size) {
+  return slice.start == 0 && slice.limit == size && slice.stride == 1;
+}
+
+// Position of every element of the local piece along `dim`: iota + the tile's offset.
+Instruction* GlobalPositions(OpContext& op, const Sharding& layout, const Shape& global, int64_t dim,
+                             const std::vector<int64_t>& local_dims) {
+  HloBuilder& b = op.builder();
+  Instruction* iota = b.Iota(Shape(ElementType::kS32, local_dims), dim);
+  if (TileCountOf(layout, dim) == 1) return iota;
+  Instruction* offset = ShardOffset(b, op.spmd(), layout, global.dims(), dim);
+  return b.Binary(Opcode::kAdd, iota, b.BroadcastScalar(offset, local_dims));
+}
+
+// Pads the sharded dim `dim`: the window of the padded result, then the pad value wherever
+// the position is not an operand element.
+Instruction* PadShardedDim(OpContext& op, Instruction* value, const Sharding& layout, int64_t dim,
+                           int64_t size, const PaddingDim& padding, Instruction* pad_value,
+                           const Shape& result_shape) {
+  HloBuilder& b = op.builder();
+  int64_t step = padding.interior + 1;
+  if (padding.interior > 0) {
+    PaddingConfig interior(value->shape().rank());
+    interior[dim] = {0, 0, padding.interior};
+    value = b.Pad(value, pad_value, interior);
+  }
+  WindowExchange x;
+  x.dim = dim;
+  x.lines = LinesAlongDim(layout, dim, op.spmd().num_devices());
+  int64_t tiles = x.lines.tiles;
+  int64_t shard = ShardSize(size, tiles);
+  SourceSegment segment;
+  segment.length = value->shape().dim(dim);
+  for (int64_t j = 0; j < tiles; ++j) {
+    int64_t count = std::clamp<int64_t>(size - j * shard, 0, shard);
+    int64_t start = padding.low + j * shard * step;
+    segment.global_start.push_back(start);
+    segment.real_begin.push_back(start);
+    segment.real_end.push_back(count > 0 ? start + (count - 1) * step + 1 : start);
+  }
+  x.segments.push_back(segment);
+  int64_t result_size = result_shape.dim(dim);
+  int64_t data_begin = std::max<int64_t>(padding.low, 0);
+  int64_t data_end = size > 0 ? std::min(result_size, padding.low + (size - 1) * step + 1) : 0;
+  SetBlockWindows(x, result_size, ShardSize(result_size, tiles));
+  for (int64_t t = 0; t < tiles; ++t) {
+    x.needed_begin[t] = std::clamp(x.needed_begin[t], data_begin, std::max(data_begin, data_end));
+    x.needed_end[t] = std::clamp(x.needed_end[t], x.needed_begin[t], std::max(x.needed_begin[t], data_end));
+  }
+  Instruction* window = ExchangeWindows(op.spmd(), b, value, x);
+  const std::vector<int64_t>& dims = window->shape().dims();
+  Instruction* position = GlobalPositions(op, layout, result_shape, dim, dims);
+  auto bound = [&](int64_t v) { return b.BroadcastScalar(b.S32Constant(v), dims); };
+  Instruction* valid = b.Compare(position, bound(data_begin), ComparisonDirection::kGe);
+  valid = b.Binary(Opcode::kAnd, valid, b.Compare(position, bound(data_end), ComparisonDirection::kLt));
+  if (padding.interior > 0) {
+    Instruction* relative = b.Binary(Opcode::kSubtract, position, bound(padding.low));
+    Instruction* phase = b.Binary(Opcode::kRemainder, relative, bound(step));
+    valid = b.Binary(Opcode::kAnd, valid, b.Compare(phase, bound(0), ComparisonDirection::kEq));
+  }
+  return b.Select(valid, window, b.BroadcastScalar(pad_value, dims));
+}
+
+}  // namespace
+
+// Slices the sharded dim `dim` of `value` (global size `size`, laid out as `layout`).
+Instruction* SliceShardedDim(OpContext& op, Instruction* value, const Sharding& layout, int64_t dim,
+                             int64_t size, const gspmd::SliceDim& slice) {
+  WindowExchange x;
+  x.dim = dim;
+  x.lines = LinesAlongDim(layout, dim, op.spmd().num_devices());
+  int64_t tiles = x.lines.tiles;
+  x.segments.push_back(BlockSegment(size, tiles, 0));
+  int64_t result_size = (slice.limit - slice.start + slice.stride - 1) / slice.stride;
+  int64_t piece = ShardSize(result_size, tiles);
+  x.window_length = slice.stride * (piece - 1) + 1;
+  for (int64_t t = 0; t < tiles; ++t) {
+    int64_t start = slice.start + slice.stride * t * piece;
+    int64_t count = std::clamp<int64_t>(result_size - t * piece, 0, piece);
+    x.window_start.push_back(start);
+    x.needed_begin.push_back(start);
+    x.needed_end.push_back(count > 0 ? start + slice.stride * (count - 1) + 1 : start);
+  }
+  Instruction* window = ExchangeWindows(op.spmd(), op.builder(), value, x);
+  if (slice.stride == 1) return window;
+  std::vector<gspmd::SliceDim> strided;
+  for (int64_t d = 0; d < window->shape().rank(); ++d)
+    strided.push_back(d == dim ? gspmd::SliceDim{0, x.window_length, slice.stride}
+                               : gspmd::SliceDim{0, window->shape().dim(d), 1});
+  return op.builder().Slice(window, std::move(strided));
+}
+
+bool PartitionSlice(OpContext& op) {
+  const Instruction& instruction = op.instruction();
+  Sharding target = LocalTarget(op.sharding());
+  const Shape& operand_shape = instruction.operand(0)->shape();
+  Sharding layout = target.IsTiled() ? SliceLayout(op, target) : target;
+  Instruction* value = op.OperandWith(0, layout);
+  // Unsharded dims first (shrinks what moves), then one window exchange per sharded dim.
+  std::vector<gspmd::SliceDim> local;
+  bool any_local = false;
+  for (int64_t d = 0; d < operand_shape.rank(); ++d) {
+    const gspmd::SliceDim& slice = instruction.slice[d];
+    bool sharded = TileCountOf(layout, d) > 1;
+    if (sharded || IsFullSlice(slice, operand_shape.dim(d))) {
+      local.push_back({0, value->shape().dim(d), 1});
+      continue;
+    }
+    local.push_back(slice);
+    any_local = true;
+  }
+  if (any_local) value = op.builder().Slice(value, std::move(local));
+  for (int64_t d = 0; d < operand_shape.rank(); ++d) {
+    const gspmd::SliceDim& slice = instruction.slice[d];
+    if (TileCountOf(layout, d) == 1 || IsFullSlice(slice, operand_shape.dim(d))) continue;
+    value = SliceShardedDim(op, value, layout, d, operand_shape.dim(d), slice);
+  }
+  op.SetResult(value, layout);
+  return true;
+}
+
+bool PartitionPad(OpContext& op) {
+  const Instruction& instruction = op.instruction();
+  Sharding target = LocalTarget(op.sharding());
+  const Shape& operand_shape = instruction.operand(0)->shape();
+  Instruction* value = op.OperandWith(0, target);
+  Instruction* pad_value = op.OperandWith(1, Sharding::Replicated());
+  HloBuilder& b = op.builder();
+  PaddingConfig local(operand_shape.rank());
+  bool any_local = false;
+  for (int64_t d = 0; d < operand_shape.rank(); ++d) {
+    if (TileCountOf(target, d) > 1) continue;
+    local[d] = instruction.padding[d];
+    any_local = any_local || !(local[d] == PaddingDim{});
+  }
+  if (any_local) value = b.Pad(value, pad_value, local);
+  for (int64_t d = 0; d < operand_shape.rank(); ++d) {
+    if (TileCountOf(target, d) == 1 || instruction.padding[d] == PaddingDim{}) continue;
+    value = PadShardedDim(op, value, target, d, operand_shape.dim(d), instruction.padding[d], pad_value,
+                          instruction.shape());
+  }
+  op.SetResult(value, target);
+  return true;
+}
+
+namespace {
+
+// Where a concatenate operand's elements come from: positions [begin, end) of `source` along
+// the concatenated dim (the whole operand, or the operand of a slice it is).
+struct ConcatPart {
+  const Instruction* source = nullptr;
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+// A slice that only feeds this concatenate, takes a contiguous range along `dim` and whole
+// other dims, of a value already laid out as the concatenate: the concatenate reads that
+// value directly (so concat(slice(x), slice(x)) rotations cost one exchange, not two).
+ConcatPart PartOf(OpContext& op, int64_t i, int64_t dim, const Sharding& target) {
+  const Instruction* operand = op.instruction().operand(i);
+  ConcatPart part{operand, 0, operand->shape().dim(dim)};
+  if (operand->opcode() != Opcode::kSlice || operand->users().size() != 1) return part;
+  const Instruction* source = operand->operand(0);
+  for (int64_t d = 0; d < source->shape().rank(); ++d) {
+    const gspmd::SliceDim& slice = operand->slice[d];
+    if (slice.stride != 1) return part;
+    if (d != dim && !IsFullSlice(slice, source->shape().dim(d))) return part;
+  }
+  if (!(op.ValueOfOriginal(source).sharding == target)) return part;
+  return ConcatPart{source, operand->slice[dim].start, operand->slice[dim].limit};
+}
+
+}  // namespace
+
+bool PartitionConcatenate(OpContext& op) {
+  const Instruction& instruction = op.instruction();
+  Sharding target = LocalTarget(op.sharding());
+  int64_t dim = instruction.dimensions.at(0);
+  if (TileCountOf(target, dim) == 1) {
+    std::vector<Instruction*> operands;
+    for (int64_t i = 0; i < instruction.operand_count(); ++i) operands.push_back(op.OperandWith(i, target));
+    op.SetResult(op.Clone(ShardShapeOf(target, instruction.shape()), operands), target);
+    return true;
+  }
+  // The distinct sources, side by side, form the source buffer of one window exchange; each
+  // operand is a segment of it placed at its offset in the result.
+  WindowExchange x;
+  x.dim = dim;
+  x.lines = LinesAlongDim(target, dim, op.spmd().num_devices());
+  int64_t tiles = x.lines.tiles;
+  std::vector<const Instruction*> sources;
+  std::vector<int64_t> source_offsets;
+  std::vector<Instruction*> pieces;
+  int64_t local_length = 0, offset = 0;
+  for (int64_t i = 0; i < instruction.operand_count(); ++i) {
+    int64_t size = instruction.operand(i)->shape().dim(dim);
+    if (size == 0) continue;
+    ConcatPart part = PartOf(op, i, dim, target);
+    auto found = std::find(sources.begin(), sources.end(), part.source);
+    size_t index = found - sources.begin();
+    if (found == sources.end()) {
+      Instruction* piece = part.source == instruction.operand(i) ? op.OperandWith(i, target)
+                                                                 : op.ValueOfOriginal(part.source).hlo;
+      sources.push_back(part.source);
+      source_offsets.push_back(local_length);
+      pieces.push_back(piece);
+      local_length += piece->shape().dim(dim);
+    }
+    int64_t source_size = part.source->shape().dim(dim);
+    int64_t shard = ShardSize(source_size, tiles);
+    SourceSegment segment;
+    segment.local_offset = source_offsets[index];
+    segment.length = shard;
+    int64_t shift = offset - part.begin;  // result position of source position 0
+    for (int64_t j = 0; j < tiles; ++j) {
+      int64_t real_begin = std::max(j * shard, part.begin);
+      int64_t real_end = std::max(real_begin, std::min({(j + 1) * shard, source_size, part.end}));
+      segment.global_start.push_back(shift + j * shard);
+      segment.real_begin.push_back(shift + real_begin);
+      segment.real_end.push_back(shift + real_end);
+    }
+    x.segments.push_back(segment);
+    offset += size;
+  }
+  if (pieces.empty()) return false;
+  int64_t result_size = instruction.shape().dim(dim);
+  SetBlockWindows(x, result_size, ShardSize(result_size, tiles));
+  HloBuilder& b = op.builder();
+  Instruction* source = pieces.size() == 1 ? pieces[0] : b.Concatenate(pieces, dim);
+  op.SetResult(ExchangeWindows(op.spmd(), b, source, x), target);
+  return true;
+}
+
+}  // namespace gspmd::shape_ops

@@ -1,0 +1,350 @@
+// Tests of while / conditional / call / opt-barrier partitioning: the loop or branch itself
+// communicates nothing when shardings agree, operands are resharded once at entry, and the
+// partitioned program computes the interpreter's numbers.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "shape_ops_test_util.h"
+
+namespace gspmd {
+namespace {
+
+using shape_ops_test::CollectiveCount;
+using shape_ops_test::CommBytes;
+using shape_ops_test::CountOf;
+using shape_ops_test::ExpectSameNumbers;
+using shape_ops_test::Partition;
+using shape_ops_test::Partitioned;
+using shape_ops_test::S32Scalar;
+
+void ExpectNoWarnings(const Partitioned& p) {
+  for (const std::string& warning : p.warnings) ADD_FAILURE() << warning << "\n" << p.text;
+}
+
+std::vector<const Instruction*> Find(const Module& module, Opcode opcode) {
+  std::vector<const Instruction*> found;
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (instruction->opcode() == opcode) found.push_back(instruction.get());
+  return found;
+}
+
+// A loop of 5 steps: x <- tanh(x . w) * 0.9 with x row-sharded and w replicated.
+const char* kDataParallelLoop = R"(HloModule m, num_partitions=4
+
+%body (p: (s32[], f32[16,8], f32[8,8])) -> (s32[], f32[16,8], f32[8,8]) {
+  %p = (s32[], f32[16,8]{1,0}, f32[8,8]{1,0}) parameter(0), sharding={{replicated}, {devices=[4,1]<=[4]}, {replicated}}
+  %i = s32[] get-tuple-element(%p), index=0, sharding={replicated}
+  %x = f32[16,8]{1,0} get-tuple-element(%p), index=1, sharding={devices=[4,1]<=[4]}
+  %w = f32[8,8]{1,0} get-tuple-element(%p), index=2, sharding={replicated}
+  %one = s32[] constant(1), sharding={replicated}
+  %next = s32[] add(%i, %one), sharding={replicated}
+  %d = f32[16,8]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]<=[4]}
+  %t = f32[16,8]{1,0} tanh(%d), sharding={devices=[4,1]<=[4]}
+  %c = f32[] constant(0.9), sharding={replicated}
+  %b = f32[16,8]{1,0} broadcast(%c), dimensions={}, sharding={devices=[4,1]<=[4]}
+  %m = f32[16,8]{1,0} multiply(%t, %b), sharding={devices=[4,1]<=[4]}
+  ROOT %r = (s32[], f32[16,8]{1,0}, f32[8,8]{1,0}) tuple(%next, %m, %w), sharding={{replicated}, {devices=[4,1]<=[4]}, {replicated}}
+}
+
+%cond (q: (s32[], f32[16,8], f32[8,8])) -> pred[] {
+  %q = (s32[], f32[16,8]{1,0}, f32[8,8]{1,0}) parameter(0), sharding={{replicated}, {devices=[4,1]<=[4]}, {replicated}}
+  %j = s32[] get-tuple-element(%q), index=0, sharding={replicated}
+  %n = s32[] constant(5), sharding={replicated}
+  ROOT %lt = pred[] compare(%j, %n), direction=LT, sharding={replicated}
+}
+
+ENTRY %main (x: f32[16,8], w: f32[8,8]) -> f32[16,8] {
+  %x = f32[16,8]{1,0} parameter(0), sharding={X_SHARDING}
+  %w = f32[8,8]{1,0} parameter(1), sharding={replicated}
+  %zero = s32[] constant(0), sharding={replicated}
+  %init = (s32[], f32[16,8]{1,0}, f32[8,8]{1,0}) tuple(%zero, %x, %w), sharding={{replicated}, {devices=[4,1]<=[4]}, {replicated}}
+  %loop = (s32[], f32[16,8]{1,0}, f32[8,8]{1,0}) while(%init), condition=%cond, body=%body, sharding={{replicated}, {devices=[4,1]<=[4]}, {replicated}}
+  ROOT %out = f32[16,8]{1,0} get-tuple-element(%loop), index=1, sharding={devices=[4,1]<=[4]}
+}
+)";
+
+std::string WithXSharding(const std::string& sharding) {
+  std::string text = kDataParallelLoop;
+  text.replace(text.find("X_SHARDING"), 10, sharding);
+  return text;
+}
+
+TEST(ControlFlowPartitionTest, WhileWithAgreeingShardingsCommunicatesNothing) {
+  Partitioned p = Partition(WithXSharding("devices=[4,1]<=[4]"));
+  ExpectNoWarnings(p);
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  auto loops = Find(*p.module, Opcode::kWhile);
+  ASSERT_EQ(loops.size(), 1u) << p.text;
+  const Shape& shape = loops[0]->shape();
+  ASSERT_TRUE(shape.IsTuple());
+  EXPECT_EQ(shape.tuple_shape(1).dims(), (std::vector<int64_t>{4, 8})) << p.text;
+  EXPECT_EQ(shape.tuple_shape(2).dims(), (std::vector<int64_t>{8, 8})) << p.text;
+  // Body and condition are per-device computations (parameter shape = loop shape).
+  EXPECT_EQ(loops[0]->while_body()->parameter(0)->shape().tuple_shape(1).dims(), (std::vector<int64_t>{4, 8}));
+  EXPECT_EQ(loops[0]->while_condition()->parameter(0)->shape().tuple_shape(1).dims(),
+            (std::vector<int64_t>{4, 8}));
+  ExpectSameNumbers(p);
+}
+
+TEST(ControlFlowPartitionTest, WhileReshardsItsOperandOnceAtEntry) {
+  Partitioned p = Partition(WithXSharding("devices=[1,4]<=[4]"));
+  ExpectNoWarnings(p);
+  EXPECT_EQ(CountOf(p, Opcode::kAllToAll), 1) << p.text;
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  // The reshard happens in the entry, not in the body.
+  auto loops = Find(*p.module, Opcode::kWhile);
+  ASSERT_EQ(loops.size(), 1u);
+  for (const auto& instruction : loops[0]->while_body()->instructions())
+    EXPECT_NE(instruction->opcode(), Opcode::kAllToAll) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ControlFlowPartitionTest, WhileOverUnevenShardedCarry) {
+  // 10 rows over 4 devices: per-device carries are 3 rows, the last one padded.
+  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+
+%body (p: (s32[], f32[10,6])) -> (s32[], f32[10,6]) {
+  %p = (s32[], f32[10,6]{1,0}) parameter(0), sharding={{replicated}, {devices=[4,1]<=[4]}}
+  %i = s32[] get-tuple-element(%p), index=0, sharding={replicated}
+  %x = f32[10,6]{1,0} get-tuple-element(%p), index=1, sharding={devices=[4,1]<=[4]}
+  %one = s32[] constant(1), sharding={replicated}
+  %next = s32[] add(%i, %one), sharding={replicated}
+  %y = f32[10,6]{1,0} multiply(%x, %x), sharding={devices=[4,1]<=[4]}
+  %z = f32[10,6]{1,0} subtract(%y, %x), sharding={devices=[4,1]<=[4]}
+  ROOT %r = (s32[], f32[10,6]{1,0}) tuple(%next, %z), sharding={{replicated}, {devices=[4,1]<=[4]}}
+}
+
+%cond (q: (s32[], f32[10,6])) -> pred[] {
+  %q = (s32[], f32[10,6]{1,0}) parameter(0), sharding={{replicated}, {devices=[4,1]<=[4]}}
+  %j = s32[] get-tuple-element(%q), index=0, sharding={replicated}
+  %n = s32[] constant(3), sharding={replicated}
+  ROOT %lt = pred[] compare(%j, %n), direction=LT, sharding={replicated}
+}
+
+ENTRY %main (x: f32[10,6]) -> f32[10,6] {
+  %x = f32[10,6]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %zero = s32[] constant(0), sharding={replicated}
+  %init = (s32[], f32[10,6]{1,0}) tuple(%zero, %x), sharding={{replicated}, {devices=[4,1]<=[4]}}
+  %loop = (s32[], f32[10,6]{1,0}) while(%init), condition=%cond, body=%body, sharding={{replicated}, {devices=[4,1]<=[4]}}
+  ROOT %out = f32[10,6]{1,0} get-tuple-element(%loop), index=1, sharding={devices=[4,1]<=[4]}
+}
+)");
+  ExpectNoWarnings(p);
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  auto loops = Find(*p.module, Opcode::kWhile);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0]->shape().tuple_shape(1).dims(), (std::vector<int64_t>{3, 6}));
+  ExpectSameNumbers(p);
+}
+
+TEST(ControlFlowPartitionTest, WhileOnTwoDimMeshWithPartialReplication) {
+  // 2x4 mesh: the carry is split 2 ways on dim 0 and replicated over the other 4 devices;
+  // the body contracts a dim sharded 4 ways (partial sums resolved inside the body).
+  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+
+%body (p: (s32[], f32[8,16], f32[16,16])) -> (s32[], f32[8,16], f32[16,16]) {
+  %p = (s32[], f32[8,16]{1,0}, f32[16,16]{1,0}) parameter(0), sharding={{replicated}, {devices=[2,1,4]<=[8] last_tile_dim_replicate}, {devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}}
+  %i = s32[] get-tuple-element(%p), index=0, sharding={replicated}
+  %x = f32[8,16]{1,0} get-tuple-element(%p), index=1, sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  %w = f32[16,16]{1,0} get-tuple-element(%p), index=2, sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+  %one = s32[] constant(1), sharding={replicated}
+  %next = s32[] add(%i, %one), sharding={replicated}
+  %xs = f32[8,16]{1,0} copy(%x), sharding={devices=[2,4]<=[8]}
+  %d = f32[8,16]{1,0} dot(%xs, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  %t = f32[8,16]{1,0} tanh(%d), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  ROOT %r = (s32[], f32[8,16]{1,0}, f32[16,16]{1,0}) tuple(%next, %t, %w), sharding={{replicated}, {devices=[2,1,4]<=[8] last_tile_dim_replicate}, {devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}}
+}
+
+%cond (q: (s32[], f32[8,16], f32[16,16])) -> pred[] {
+  %q = (s32[], f32[8,16]{1,0}, f32[16,16]{1,0}) parameter(0), sharding={{replicated}, {devices=[2,1,4]<=[8] last_tile_dim_replicate}, {devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}}
+  %j = s32[] get-tuple-element(%q), index=0, sharding={replicated}
+  %n = s32[] constant(4), sharding={replicated}
+  ROOT %lt = pred[] compare(%j, %n), direction=LT, sharding={replicated}
+}
+
+ENTRY %main (x: f32[8,16], w: f32[16,16]) -> f32[8,16] {
+  %x = f32[8,16]{1,0} parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  %w = f32[16,16]{1,0} parameter(1), sharding={replicated}
+  %zero = s32[] constant(0), sharding={replicated}
+  %init = (s32[], f32[8,16]{1,0}, f32[16,16]{1,0}) tuple(%zero, %x, %w), sharding={{replicated}, {devices=[2,1,4]<=[8] last_tile_dim_replicate}, {devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}}
+  %loop = (s32[], f32[8,16]{1,0}, f32[16,16]{1,0}) while(%init), condition=%cond, body=%body, sharding={{replicated}, {devices=[2,1,4]<=[8] last_tile_dim_replicate}, {devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}}
+  ROOT %out = f32[8,16]{1,0} get-tuple-element(%loop), index=1, sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+}
+)");
+  ExpectNoWarnings(p);
+  auto loops = Find(*p.module, Opcode::kWhile);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0]->shape().tuple_shape(1).dims(), (std::vector<int64_t>{4, 16}));
+  EXPECT_EQ(loops[0]->shape().tuple_shape(2).dims(), (std::vector<int64_t>{4, 16}));
+  // The body's partial sums: one all-reduce per step, in the body.
+  int64_t body_all_reduces = 0;
+  for (const auto& instruction : loops[0]->while_body()->instructions())
+    body_all_reduces += instruction->opcode() == Opcode::kAllReduce;
+  EXPECT_EQ(body_all_reduces, 1) << p.text;
+  ExpectSameNumbers(p);
+}
+
+const char* kPredicatedConditional = R"(HloModule m, num_partitions=4
+
+%on_true (a: (f32[8,4], f32[8,4])) -> f32[8,4] {
+  %a = (f32[8,4]{1,0}, f32[8,4]{1,0}) parameter(0), sharding={{devices=[4,1]<=[4]}, {devices=[4,1]<=[4]}}
+  %a0 = f32[8,4]{1,0} get-tuple-element(%a), index=0, sharding={devices=[4,1]<=[4]}
+  %a1 = f32[8,4]{1,0} get-tuple-element(%a), index=1, sharding={devices=[4,1]<=[4]}
+  ROOT %s = f32[8,4]{1,0} add(%a0, %a1), sharding={devices=[4,1]<=[4]}
+}
+
+%on_false (b: f32[8,4]) -> f32[8,4] {
+  %b = f32[8,4]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  ROOT %e = f32[8,4]{1,0} exponential(%b), sharding={devices=[4,1]<=[4]}
+}
+
+ENTRY %main (x: f32[8,4], y: f32[8,4], k: s32[]) -> f32[8,4] {
+  %x = f32[8,4]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %y = f32[8,4]{1,0} parameter(1), sharding={devices=[1,4]<=[4]}
+  %k = s32[] parameter(2), sharding={replicated}
+  %limit = s32[] constant(10), sharding={replicated}
+  %pred = pred[] compare(%k, %limit), direction=LT, sharding={replicated}
+  %pair = (f32[8,4]{1,0}, f32[8,4]{1,0}) tuple(%x, %y), sharding={{devices=[4,1]<=[4]}, {devices=[4,1]<=[4]}}
+  ROOT %c = f32[8,4]{1,0} conditional(%pred, %pair, %x), true_computation=%on_true, false_computation=%on_false, sharding={devices=[4,1]<=[4]}
+}
+)";
+
+TEST(ControlFlowPartitionTest, PredicatedConditionalTakesEitherBranch) {
+  Partitioned p = Partition(kPredicatedConditional);
+  ExpectNoWarnings(p);
+  // y arrives column-sharded and is moved to rows once (outside the branches).
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  auto conditionals = Find(*p.module, Opcode::kConditional);
+  ASSERT_EQ(conditionals.size(), 1u);
+  EXPECT_EQ(conditionals[0]->shape().dims(), (std::vector<int64_t>{2, 4}));
+  for (int64_t k : {3, 30}) {
+    std::vector<Literal> inputs;
+    inputs.push_back(shape_ops_test::Values(p.original->entry()->parameter(0)->shape(), 0));
+    inputs.push_back(shape_ops_test::Values(p.original->entry()->parameter(1)->shape(), 1));
+    inputs.push_back(S32Scalar(k));
+    ExpectSameNumbers(p, std::move(inputs));
+  }
+}
+
+TEST(ControlFlowPartitionTest, IndexedConditionalWithDifferentBranchShardings) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+
+%b0 (a: f32[8,8]) -> f32[8,8] {
+  %a = f32[8,8]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  ROOT %n = f32[8,8]{1,0} negate(%a), sharding={devices=[4,1]<=[4]}
+}
+
+%b1 (b: f32[8,8]) -> f32[8,8] {
+  %b = f32[8,8]{1,0} parameter(0), sharding={devices=[1,4]<=[4]}
+  %t = f32[8,8]{1,0} tanh(%b), sharding={devices=[1,4]<=[4]}
+  ROOT %tc = f32[8,8]{1,0} copy(%t), sharding={devices=[4,1]<=[4]}
+}
+
+%b2 (c: f32[8,8]) -> f32[8,8] {
+  %c = f32[8,8]{1,0} parameter(0), sharding={replicated}
+  ROOT %m = f32[8,8]{1,0} multiply(%c, %c), sharding={devices=[4,1]<=[4]}
+}
+
+ENTRY %main (x: f32[8,8], i: s32[]) -> f32[8,8] {
+  %x = f32[8,8]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %i = s32[] parameter(1), sharding={replicated}
+  ROOT %c = f32[8,8]{1,0} conditional(%i, %x, %x, %x), branch_computations={%b0, %b1, %b2}, sharding={devices=[4,1]<=[4]}
+}
+)");
+  ExpectNoWarnings(p);
+  auto conditionals = Find(*p.module, Opcode::kConditional);
+  ASSERT_EQ(conditionals.size(), 1u);
+  const Instruction& conditional = *conditionals[0];
+  ASSERT_EQ(conditional.operand_count(), 4);
+  EXPECT_EQ(conditional.operand(1)->shape().dims(), (std::vector<int64_t>{2, 8})) << p.text;
+  EXPECT_EQ(conditional.operand(2)->shape().dims(), (std::vector<int64_t>{8, 2})) << p.text;
+  EXPECT_EQ(conditional.operand(3)->shape().dims(), (std::vector<int64_t>{8, 8})) << p.text;
+  EXPECT_EQ(conditional.shape().dims(), (std::vector<int64_t>{2, 8}));
+  for (int64_t branch : {0, 1, 2, 7}) {  // an out-of-range index runs the last branch
+    std::vector<Literal> inputs;
+    inputs.push_back(shape_ops_test::Values(p.original->entry()->parameter(0)->shape(), 0));
+    inputs.push_back(S32Scalar(branch));
+    ExpectSameNumbers(p, std::move(inputs));
+  }
+}
+
+TEST(ControlFlowPartitionTest, CallPartitionsItsCallee) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+
+%helper (u: f32[16,8], v: f32[16,8]) -> f32[16,8] {
+  %u = f32[16,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  %v = f32[16,8]{1,0} parameter(1), sharding={devices=[8,1]<=[8]}
+  %s = f32[16,8]{1,0} add(%u, %v), sharding={devices=[8,1]<=[8]}
+  ROOT %l = f32[16,8]{1,0} log-plus-one(%s), sharding={devices=[8,1]<=[8]}
+}
+
+ENTRY %main (x: f32[16,8], y: f32[16,8]) -> f32[16,8] {
+  %x = f32[16,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  %y = f32[16,8]{1,0} parameter(1), sharding={replicated}
+  %ax = f32[16,8]{1,0} abs(%x), sharding={devices=[8,1]<=[8]}
+  %ay = f32[16,8]{1,0} abs(%y), sharding={replicated}
+  ROOT %c = f32[16,8]{1,0} call(%ax, %ay), to_apply=%helper, frontend_attributes={inlineable="false"}, sharding={devices=[8,1]<=[8]}
+}
+)");
+  ExpectNoWarnings(p);
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;  // the replicated operand is sliced locally
+  auto calls = Find(*p.module, Opcode::kCall);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0]->shape().dims(), (std::vector<int64_t>{2, 8}));
+  EXPECT_EQ(calls[0]->to_apply()->parameter(1)->shape().dims(), (std::vector<int64_t>{2, 8}));
+  EXPECT_EQ(calls[0]->FrontendAttribute("inlineable"), "false");
+  ExpectSameNumbers(p);
+}
+
+TEST(ControlFlowPartitionTest, CallResultInAnotherShardingIsReshardedAfterTheCall) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+
+%helper (u: f32[8,8]) -> f32[8,8] {
+  %u = f32[8,8]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  ROOT %n = f32[8,8]{1,0} negate(%u), sharding={devices=[4,1]<=[4]}
+}
+
+ENTRY %main (x: f32[8,8]) -> f32[8,8] {
+  %x = f32[8,8]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %c = f32[8,8]{1,0} call(%x), to_apply=%helper, sharding={devices=[4,1]<=[4]}
+  ROOT %r = f32[8,8]{1,0} copy(%c), sharding={replicated}
+}
+)");
+  ExpectNoWarnings(p);
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 1) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ControlFlowPartitionTest, OptimizationBarrierKeepsItsLayout) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+
+ENTRY %main (x: f32[8,8], y: f32[8]) -> f32[8,8] {
+  %x = f32[8,8]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %y = f32[8]{0} parameter(1), sharding={replicated}
+  %t = (f32[8,8]{1,0}, f32[8]{0}) tuple(%x, %y), sharding={{devices=[4,1]<=[4]}, {replicated}}
+  %b = (f32[8,8]{1,0}, f32[8]{0}) opt-barrier(%t), sharding={{devices=[4,1]<=[4]}, {replicated}}
+  %x1 = f32[8,8]{1,0} get-tuple-element(%b), index=0, sharding={devices=[4,1]<=[4]}
+  ROOT %s = f32[8,8]{1,0} sine(%x1), sharding={devices=[4,1]<=[4]}
+}
+)");
+  ExpectNoWarnings(p);
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  auto barriers = Find(*p.module, Opcode::kOptimizationBarrier);
+  ASSERT_EQ(barriers.size(), 1u);
+  EXPECT_EQ(barriers[0]->shape().tuple_shape(0).dims(), (std::vector<int64_t>{2, 8}));
+  ExpectSameNumbers(p);
+}
+
+TEST(ControlFlowPartitionTest, CorpusWhileLoopsNeedNoCommunication) {
+  std::unique_ptr<Module> propagated = ParseModuleFile(std::string(GSPMD_TEST_DATA_DIR) +
+                                                       "/corpus/gspmd/while_loops/propagated.hlo");
+  PartitionResult result = PartitionModule(*propagated);
+  EXPECT_TRUE(result.warnings.empty());
+  EXPECT_EQ(AnalyzeCommunication(*result.module).comm_bytes_per_device, 0.0) << PrintModule(*result.module);
+}
+
+}  // namespace
+}  // namespace gspmd

@@ -1,0 +1,288 @@
+// Tests of the convolution handler: halo exchange for spatial splits (strides, padding,
+// dilations, uneven dims, halos longer than a shard), batch / feature / group partitioning,
+// and that every partitioned program computes the numbers of the unpartitioned one.
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "analysis/comm_report.h"
+#include "analysis/literal_compare.h"
+#include "partitioner/partitioner.h"
+#include "runtime/interp/evaluator.h"
+#include "runtime/spmd/like_module.h"
+#include "runtime/spmd/spmd_executor.h"
+#include "text/parser.h"
+#include "text/printer.h"
+
+namespace gspmd {
+namespace {
+
+struct Partitioned {
+  std::unique_ptr<Module> original;
+  std::unique_ptr<Module> module;  // the printed per-device program, parsed again
+  std::string text;
+};
+
+Partitioned Partition(const std::string& hlo) {
+  Partitioned out;
+  out.original = ParseModule(hlo);
+  PartitionResult result = PartitionModule(*out.original);
+  for (const std::string& warning : result.warnings) ADD_FAILURE() << warning;
+  out.text = PrintModule(*result.module);
+  out.module = ParseModule(out.text, "partitioned.hlo");
+  return out;
+}
+
+std::vector<const Instruction*> InstructionsWith(const Module& module, Opcode opcode) {
+  std::vector<const Instruction*> found;
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (instruction->opcode() == opcode) found.push_back(instruction.get());
+  return found;
+}
+
+int64_t CountOf(const Partitioned& p, Opcode opcode) {
+  return static_cast<int64_t>(InstructionsWith(*p.module, opcode).size());
+}
+
+int64_t CollectiveCount(const Partitioned& p) {
+  int64_t count = 0;
+  for (Opcode opcode : {Opcode::kAllGather, Opcode::kAllReduce, Opcode::kReduceScatter, Opcode::kAllToAll,
+                        Opcode::kCollectivePermute})
+    count += CountOf(p, opcode);
+  return count;
+}
+
+std::vector<int64_t> LocalConvolutionDims(const Partitioned& p) {
+  auto convs = InstructionsWith(*p.module, Opcode::kConvolution);
+  EXPECT_EQ(convs.size(), 1u) << p.text;
+  if (convs.size() != 1) return {};
+  return convs[0]->shape().dims();
+}
+
+double CommBytes(const Partitioned& p) { return AnalyzeCommunication(*p.module).comm_bytes_per_device; }
+
+Literal Values(const Shape& shape, int64_t seed) {
+  Literal literal(shape);
+  for (int64_t e = 0; e < literal.element_count(); ++e)
+    literal.SetFromDouble(e, std::sin(0.37 * static_cast<double>(e + 1) + 1.3 * static_cast<double>(seed)));
+  return literal;
+}
+
+void ExpectSameNumbers(const Partitioned& p) {
+  std::vector<Literal> inputs;
+  const Computation* entry = p.original->entry();
+  for (int64_t i = 0; i < entry->num_parameters(); ++i) inputs.push_back(Values(entry->parameter(i)->shape(), i));
+  Literal expected = EvaluateModule(*p.original, inputs);
+  std::vector<Literal> outputs = RunSpmd(*p.module, inputs, OptionsFromLikeModule(*p.module, p.original.get()));
+  ASSERT_EQ(outputs.size(), 1u);
+  LiteralComparison comparison = CompareLiterals(outputs[0], expected, 1e-4);
+  EXPECT_TRUE(comparison.matches) << comparison.message << "\n" << p.text;
+}
+
+// A module with one convolution of `lhs` and `rhs` giving `out`, with the given shardings.
+std::string ConvModule(int64_t partitions, const std::string& lhs, const std::string& lhs_sharding,
+                       const std::string& rhs, const std::string& rhs_sharding, const std::string& out,
+                       const std::string& out_sharding, const std::string& attributes) {
+  return "HloModule m, num_partitions=" + std::to_string(partitions) + "\nENTRY e {\n  %x = " + lhs +
+         " parameter(0), sharding=" + lhs_sharding + "\n  %k = " + rhs + " parameter(1), sharding=" + rhs_sharding +
+         "\n  ROOT %c = " + out + " convolution(%x, %k), " + attributes + ", sharding=" + out_sharding + "\n}\n";
+}
+
+TEST(ConvolutionPartitionTest, SpatialHaloMatchesXlaCorpusCase) {
+  // tests/data/corpus/gspmd/conv_spatial_halo: XLA uses 2 collective-permutes, 2048 bytes.
+  Partitioned p = Partition(ConvModule(8, "f32[2,32,32,4]", "{devices=[1,8,1,1]<=[8]}", "f32[3,3,4,8]",
+                                       "{replicated}", "f32[2,32,32,8]", "{devices=[1,8,1,1]<=[8]}",
+                                       "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"));
+  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 2) << p.text;
+  EXPECT_EQ(CollectiveCount(p), 2) << p.text;
+  EXPECT_DOUBLE_EQ(CommBytes(p), 2048);
+  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{2, 4, 32, 8}));
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, BatchPartitionedIsLocal) {
+  Partitioned p = Partition(ConvModule(4, "f32[8,10,10,3]", "{devices=[4,1,1,1]<=[4]}", "f32[3,3,3,5]",
+                                       "{replicated}", "f32[8,8,8,5]", "{devices=[4,1,1,1]<=[4]}",
+                                       "window={size=3x3}, dim_labels=b01f_01io->b01f"));
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{2, 8, 8, 5}));
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, OutputFeaturePartitionedIsLocal) {
+  Partitioned p = Partition(ConvModule(4, "f32[2,10,10,3]", "{replicated}", "f32[3,3,3,8]",
+                                       "{devices=[1,1,1,4]<=[4]}", "f32[2,8,8,8]", "{devices=[1,1,1,4]<=[4]}",
+                                       "window={size=3x3}, dim_labels=b01f_01io->b01f"));
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{2, 8, 8, 2}));
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, InputFeatureShardedGivesPartialSums) {
+  Partitioned p = Partition(ConvModule(4, "f32[2,10,10,8]", "{devices=[1,1,1,4]<=[4]}", "f32[3,3,8,5]",
+                                       "{devices=[1,1,4,1]<=[4]}", "f32[2,8,8,5]", "{replicated}",
+                                       "window={size=3x3}, dim_labels=b01f_01io->b01f"));
+  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 1) << p.text;
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, UnevenInputFeatureIsMaskedBeforeTheSum) {
+  Partitioned p = Partition(ConvModule(4, "f32[2,6,6,6]", "{devices=[1,1,1,4]<=[4]}", "f32[3,3,6,5]",
+                                       "{devices=[1,1,4,1]<=[4]}", "f32[2,4,4,5]", "{replicated}",
+                                       "window={size=3x3}, dim_labels=b01f_01io->b01f"));
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, StridedSpatialSplit) {
+  Partitioned p = Partition(ConvModule(4, "f32[1,32,3]", "{devices=[1,4,1]<=[4]}", "f32[3,3,2]", "{replicated}",
+                                       "f32[1,16,2]", "{devices=[1,4,1]<=[4]}",
+                                       "window={size=3 stride=2 pad=1_1}, dim_labels=b0f_0io->b0f"));
+  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 1) << p.text;  // only a left halo
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{1, 4, 2}));
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, UnevenSpatialDim) {
+  Partitioned p = Partition(ConvModule(4, "f32[2,30,3]", "{devices=[1,4,1]<=[4]}", "f32[5,3,2]", "{replicated}",
+                                       "f32[2,30,2]", "{devices=[1,4,1]<=[4]}",
+                                       "window={size=5 pad=2_2}, dim_labels=b0f_0io->b0f"));
+  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 2) << p.text;
+  EXPECT_EQ(CollectiveCount(p), 2) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, UnevenValidConvolutionShrinksTheOutput) {
+  Partitioned p = Partition(ConvModule(4, "f32[1,13,2]", "{devices=[1,4,1]<=[4]}", "f32[4,2,3]", "{replicated}",
+                                       "f32[1,10,3]", "{devices=[1,4,1]<=[4]}",
+                                       "window={size=4}, dim_labels=b0f_0io->b0f"));
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, HaloLongerThanAShardTakesSeveralHops) {
+  Partitioned p = Partition(ConvModule(8, "f32[1,16,2]", "{devices=[1,8,1]<=[8]}", "f32[7,2,2]", "{replicated}",
+                                       "f32[1,16,2]", "{devices=[1,8,1]<=[8]}",
+                                       "window={size=7 pad=3_3}, dim_labels=b0f_0io->b0f"));
+  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 4) << p.text;
+  EXPECT_EQ(CollectiveCount(p), 4) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, WindowDilation) {
+  Partitioned p = Partition(ConvModule(4, "f32[1,24,2]", "{devices=[1,4,1]<=[4]}", "f32[3,2,2]", "{replicated}",
+                                       "f32[1,24,2]", "{devices=[1,4,1]<=[4]}",
+                                       "window={size=3 pad=2_2 rhs_dilate=2}, dim_labels=b0f_0io->b0f"));
+  EXPECT_EQ(CollectiveCount(p), 2) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, LhsDilationLikeATransposedConvolution) {
+  // The backward-input form of a stride-2 convolution: lhs_dilate=2 and reversed window.
+  Partitioned p = Partition(ConvModule(4, "f32[1,16,2]", "{devices=[1,4,1]<=[4]}", "f32[3,2,3]", "{replicated}",
+                                       "f32[1,32,3]", "{devices=[1,4,1]<=[4]}",
+                                       "window={size=3 pad=1_2 lhs_dilate=2 rhs_reversal=1}, dim_labels=b0f_0io->b0f"));
+  EXPECT_LE(CollectiveCount(p), 2) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, LhsDilationWithShiftingOffsets) {
+  // 17 outputs over 4 tiles (5 each) of a 3-dilated input: the offset into the dilated input
+  // differs per tile.
+  Partitioned p = Partition(ConvModule(4, "f32[1,6,2]", "{devices=[1,4,1]<=[4]}", "f32[2,2,2]", "{replicated}",
+                                       "f32[1,17,2]", "{devices=[1,4,1]<=[4]}",
+                                       "window={size=2 pad=1_1 lhs_dilate=3}, dim_labels=b0f_0io->b0f"));
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, TwoSpatialDimsOnATwoDimensionalMesh) {
+  Partitioned p = Partition(ConvModule(8, "f32[2,16,12,3]", "{devices=[1,4,2,1]<=[8]}", "f32[3,3,3,4]",
+                                       "{replicated}", "f32[2,16,12,4]", "{devices=[1,4,2,1]<=[8]}",
+                                       "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"));
+  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 4) << p.text;
+  EXPECT_EQ(CollectiveCount(p), 4) << p.text;
+  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{2, 4, 6, 4}));
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, BatchAndSpatialOnATwoDimensionalMesh) {
+  Partitioned p = Partition(ConvModule(8, "f32[4,16,3]", "{devices=[2,4,1]<=[8]}", "f32[3,3,4]",
+                                       "{replicated}", "f32[4,16,4]", "{devices=[2,4,1]<=[8]}",
+                                       "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"));
+  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 2) << p.text;
+  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{2, 4, 4}));
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, PartiallyReplicatedSpatialSharding) {
+  Partitioned p = Partition(ConvModule(8, "f32[2,16,3]", "{devices=[1,4,1,2]<=[8] last_tile_dim_replicate}",
+                                       "f32[3,3,4]", "{replicated}", "f32[2,16,4]",
+                                       "{devices=[1,4,1,2]<=[8] last_tile_dim_replicate}",
+                                       "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"));
+  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 2) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, ReplicatedInputWithSpatiallyShardedOutputNeedsNoCommunication) {
+  Partitioned p = Partition(ConvModule(4, "f32[1,16,3]", "{replicated}", "f32[3,3,4]", "{replicated}",
+                                       "f32[1,16,4]", "{devices=[1,4,1]<=[4]}",
+                                       "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"));
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{1, 4, 4}));
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, DepthwiseFeatureGroupsSplitWholeGroups) {
+  Partitioned p = Partition(ConvModule(4, "f32[2,10,8]", "{devices=[1,1,4]<=[4]}", "f32[3,1,16]",
+                                       "{devices=[1,1,4]<=[4]}", "f32[2,8,16]", "{devices=[1,1,4]<=[4]}",
+                                       "window={size=3}, dim_labels=b0f_0io->b0f, feature_group_count=8"));
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  auto convs = InstructionsWith(*p.module, Opcode::kConvolution);
+  ASSERT_EQ(convs.size(), 1u);
+  EXPECT_EQ(convs[0]->feature_group_count, 2);
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, BatchGroupsSplitWholeGroups) {
+  // The backward-filter form: batch_group_count groups of the input batch.
+  Partitioned p = Partition(ConvModule(4, "f32[8,10,2]", "{devices=[4,1,1]<=[4]}", "f32[3,2,4]",
+                                       "{devices=[1,1,4]<=[4]}", "f32[2,8,4]", "{devices=[1,1,4]<=[4]}",
+                                       "window={size=3}, dim_labels=b0f_0io->b0f, batch_group_count=4"));
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  auto convs = InstructionsWith(*p.module, Opcode::kConvolution);
+  ASSERT_EQ(convs.size(), 1u);
+  EXPECT_EQ(convs[0]->batch_group_count, 1);
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, BackwardFilterOverDataParallelBatchAllReduces) {
+  // Kernel gradient of a data-parallel convolution: the batch is the contracted feature dim.
+  Partitioned p = Partition(ConvModule(4, "f32[8,10,3]", "{devices=[4,1,1]<=[4]}", "f32[8,8,5]",
+                                       "{devices=[4,1,1]<=[4]}", "f32[3,3,5]", "{replicated}",
+                                       "window={size=8}, dim_labels=f0b_i0o->0bf"));
+  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 1) << p.text;
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, SpatiallyShardedKernelIsGathered) {
+  Partitioned p = Partition(ConvModule(2, "f32[1,8,2]", "{replicated}", "f32[4,2,2]", "{devices=[2,1,1]<=[2]}",
+                                       "f32[1,5,2]", "{replicated}", "window={size=4}, dim_labels=b0f_0io->b0f"));
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, SpatialShardedInputWithReplicatedOutput) {
+  Partitioned p = Partition(ConvModule(4, "f32[2,32,4]", "{devices=[1,4,1]<=[4]}", "f32[3,4,4]", "{replicated}",
+                                       "f32[2,32,4]", "{replicated}", "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"));
+  // Gathering the input (3/4 of it) costs as much as gathering the output; never more.
+  EXPECT_LE(CommBytes(p), 2.0 * 32 * 4 * 4 * 3 / 4 + 1e-6) << p.text;
+  ExpectSameNumbers(p);
+}
+
+}  // namespace
+}  // namespace gspmd

@@ -1,0 +1,331 @@
+// Tests of manual (shard_map) regions: SPMDFullToShardShape / SPMDShardToFullShape, partially
+// manual regions with user collectives, Shardy's xla.sdy.* form, and loops inside regions.
+// The interpreter cannot run manual regions on one device, so expected values are computed
+// here by hand (or read from the reference corpus).
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "io/npy.h"
+#include "shape_ops_test_util.h"
+
+namespace gspmd {
+namespace {
+
+using shape_ops_test::CollectiveCount;
+using shape_ops_test::CountOf;
+using shape_ops_test::Partition;
+using shape_ops_test::Partitioned;
+using shape_ops_test::Values;
+
+void ExpectNoWarnings(const Partitioned& p) {
+  for (const std::string& warning : p.warnings) ADD_FAILURE() << warning << "\n" << p.text;
+}
+
+std::vector<const Instruction*> Find(const Module& module, Opcode opcode) {
+  std::vector<const Instruction*> found;
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (instruction->opcode() == opcode) found.push_back(instruction.get());
+  return found;
+}
+
+// Runs the partitioned program and compares its single result with `expected`.
+void ExpectResult(const Partitioned& p, const std::vector<Literal>& inputs, const Literal& expected) {
+  std::vector<Literal> outputs;
+  try {
+    outputs = RunSpmd(*p.module, inputs, OptionsFromLikeModule(*p.module, p.original.get()));
+  } catch (const std::exception& error) {
+    FAIL() << error.what() << "\n" << p.text;
+  }
+  ASSERT_EQ(outputs.size(), 1u);
+  LiteralComparison comparison = CompareLiterals(outputs[0], expected, 1e-5);
+  EXPECT_TRUE(comparison.matches) << comparison.message << "\n" << p.text;
+}
+
+// A literal of `shape` whose element at (row, column) is f(row, column) (rank 2).
+Literal Table(const Shape& shape, const std::function<double(int64_t, int64_t)>& f) {
+  Literal literal(shape);
+  int64_t columns = shape.dim(1);
+  for (int64_t e = 0; e < literal.element_count(); ++e) literal.SetFromDouble(e, f(e / columns, e % columns));
+  return literal;
+}
+
+double At(const Literal& literal, int64_t row, int64_t column) {
+  return literal.GetAsDouble(row * literal.shape().dim(1) + column);
+}
+
+constexpr const char* kSum = R"(
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+)";
+
+TEST(ManualPartitionTest, FullToShardAndBackKeepsTheUserAllReduce) {
+  Partitioned p = Partition(std::string("HloModule m, num_partitions=8\n") + kSum + R"(
+ENTRY %main (x: f32[16,32]) -> f32[1,32] {
+  %x = f32[16,32]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  %cp = f32[16,32]{1,0} copy(%x), sharding={devices=[8,1]<=[8]}
+  %local = f32[2,32]{1,0} custom-call(%cp), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %zero = f32[] constant(0), sharding={manual}
+  %r = f32[32]{0} reduce(%local, %zero), dimensions={0}, to_apply=%sum, sharding={manual}
+  %rs = f32[1,32]{1,0} reshape(%r), sharding={manual}
+  %ar = f32[1,32]{1,0} all-reduce(%rs), channel_id=1, replica_groups={{0,1,2,3,4,5,6,7}}, use_global_device_ids=true, to_apply=%sum, sharding={manual}
+  ROOT %full = f32[1,32]{1,0} custom-call(%ar), custom_call_target="SPMDShardToFullShape", sharding={replicated}
+}
+)");
+  ExpectNoWarnings(p);
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  auto all_reduces = Find(*p.module, Opcode::kAllReduce);
+  ASSERT_EQ(all_reduces.size(), 1u);
+  EXPECT_TRUE(all_reduces[0]->use_global_device_ids);
+  EXPECT_EQ(all_reduces[0]->replica_groups.ToString(), "{{0,1,2,3,4,5,6,7}}") << p.text;
+  auto reduces = Find(*p.module, Opcode::kReduce);
+  ASSERT_EQ(reduces.size(), 1u);
+  EXPECT_EQ(reduces[0]->operand(0)->shape().dims(), (std::vector<int64_t>{2, 32}));
+  EXPECT_TRUE(Find(*p.module, Opcode::kCustomCall).empty()) << p.text;
+  Literal x = Values(Shape(ElementType::kF32, {16, 32}), 0);
+  Literal expected = Table(Shape(ElementType::kF32, {1, 32}), [&](int64_t, int64_t c) {
+    double total = 0;
+    for (int64_t r = 0; r < 16; ++r) total += At(x, r, c);
+    return total;
+  });
+  std::vector<Literal> inputs;
+  inputs.push_back(std::move(x));
+  ExpectResult(p, inputs, expected);
+}
+
+TEST(ManualPartitionTest, ShardToFullIntoATiledResultNeedsNoCommunication) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+ENTRY %main (x: f32[16,32]) -> f32[16,32] {
+  %x = f32[16,32]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  %local = f32[2,32]{1,0} custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %double = f32[2,32]{1,0} add(%local, %local), sharding={manual}
+  ROOT %full = f32[16,32]{1,0} custom-call(%double), custom_call_target="SPMDShardToFullShape", sharding={devices=[8,1]<=[8]}
+}
+)");
+  ExpectNoWarnings(p);
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  Literal x = Values(Shape(ElementType::kF32, {16, 32}), 0);
+  Literal expected = Table(x.shape(), [&](int64_t r, int64_t c) { return 2 * At(x, r, c); });
+  std::vector<Literal> inputs;
+  inputs.push_back(std::move(x));
+  ExpectResult(p, inputs, expected);
+}
+
+TEST(ManualPartitionTest, FullToShardReshardsAnOperandInAnotherLayout) {
+  // x is column-sharded, but the manual region wants 2-row blocks: one all-to-all.
+  Partitioned p = Partition(std::string("HloModule m, num_partitions=8\n") + kSum + R"(
+ENTRY %main (x: f32[16,32]) -> f32[8,32] {
+  %x = f32[16,32]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  %local = f32[2,32]{1,0} custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %zero = f32[] constant(0), sharding={manual}
+  %r = f32[32]{0} reduce(%local, %zero), dimensions={0}, to_apply=%sum, sharding={manual}
+  %rs = f32[1,32]{1,0} reshape(%r), sharding={manual}
+  ROOT %full = f32[8,32]{1,0} custom-call(%rs), custom_call_target="SPMDShardToFullShape", sharding={devices=[8,1]<=[8]}
+}
+)");
+  ExpectNoWarnings(p);
+  EXPECT_EQ(CountOf(p, Opcode::kAllToAll), 1) << p.text;
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  Literal x = Values(Shape(ElementType::kF32, {16, 32}), 0);
+  Literal expected = Table(Shape(ElementType::kF32, {8, 32}),
+                           [&](int64_t r, int64_t c) { return At(x, 2 * r, c) + At(x, 2 * r + 1, c); });
+  std::vector<Literal> inputs;
+  inputs.push_back(std::move(x));
+  ExpectResult(p, inputs, expected);
+}
+
+TEST(ManualPartitionTest, ReplicatedInputEntersWhole) {
+  // in_specs P(): every device gets the whole value; the region's result is replicated.
+  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+ENTRY %main (x: f32[6,5]) -> f32[6,5] {
+  %x = f32[6,5]{1,0} parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  %local = f32[6,5]{1,0} custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %m = f32[6,5]{1,0} multiply(%local, %local), sharding={manual}
+  ROOT %full = f32[6,5]{1,0} custom-call(%m), custom_call_target="SPMDShardToFullShape", sharding={replicated}
+}
+)");
+  ExpectNoWarnings(p);
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 1) << p.text;
+  Literal x = Values(Shape(ElementType::kF32, {6, 5}), 0);
+  Literal expected = Table(x.shape(), [&](int64_t r, int64_t c) { return At(x, r, c) * At(x, r, c); });
+  std::vector<Literal> inputs;
+  inputs.push_back(std::move(x));
+  ExpectResult(p, inputs, expected);
+}
+
+// 2x4 mesh (a=2 major, b=4 minor); the region is manual over a, b stays automatic.
+constexpr const char* kPartialLocal = "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dims={manual}}";
+
+std::string PartiallyManual(const std::string& body_lines, const std::string& result_shape) {
+  std::string text = std::string("HloModule m, num_partitions=8\n") + kSum + R"(
+ENTRY %main (x: f32[8,16]) -> )" + result_shape + R"( {
+  %x = f32[8,16]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
+  %local = f32[4,16]{1,0} custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding=LOCAL
+)" + body_lines + "}\n";
+  for (size_t at; (at = text.find("LOCAL")) != std::string::npos;) text.replace(at, 5, kPartialLocal);
+  return text;
+}
+
+TEST(ManualPartitionTest, PartiallyManualRegionWithUserAllReduce) {
+  Partitioned p = Partition(PartiallyManual(R"(  %sq = f32[4,16]{1,0} multiply(%local, %local), sharding=LOCAL
+  %ar = f32[4,16]{1,0} all-reduce(%sq), channel_id=1, replica_groups={{0,4},{1,5},{2,6},{3,7}}, use_global_device_ids=true, to_apply=%sum, sharding=LOCAL
+  ROOT %full = f32[8,16]{1,0} custom-call(%ar), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,4]<=[8]}
+)", "f32[8,16]"));
+  ExpectNoWarnings(p);
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  auto all_reduces = Find(*p.module, Opcode::kAllReduce);
+  ASSERT_EQ(all_reduces.size(), 1u);
+  EXPECT_EQ(all_reduces[0]->shape().dims(), (std::vector<int64_t>{4, 4})) << p.text;
+  EXPECT_EQ(all_reduces[0]->replica_groups.ToString(), "{{0,4},{1,5},{2,6},{3,7}}") << p.text;
+  Literal x = Values(Shape(ElementType::kF32, {8, 16}), 0);
+  Literal expected = Table(x.shape(), [&](int64_t r, int64_t c) {
+    double a = At(x, r % 4, c), b = At(x, r % 4 + 4, c);
+    return a * a + b * b;
+  });
+  std::vector<Literal> inputs;
+  inputs.push_back(std::move(x));
+  ExpectResult(p, inputs, expected);
+}
+
+TEST(ManualPartitionTest, PartiallyManualAllGatherAlongAnAutomaticallyShardedDim) {
+  // The user gathers dim 1 over the manual axis while b splits dim 1: b's split is undone
+  // around the user's all-gather and redone after it.
+  Partitioned p = Partition(PartiallyManual(R"(  %ag = f32[4,32]{1,0} all-gather(%local), channel_id=1, replica_groups={{0,4},{1,5},{2,6},{3,7}}, dimensions={1}, use_global_device_ids=true, sharding=LOCAL
+  ROOT %full = f32[8,32]{1,0} custom-call(%ag), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,4]<=[8]}
+)", "f32[8,32]"));
+  ExpectNoWarnings(p);
+  auto gathers = Find(*p.module, Opcode::kAllGather);
+  bool kept = false;
+  for (const Instruction* gather : gathers)
+    kept = kept || gather->replica_groups.ToString() == "{{0,4},{1,5},{2,6},{3,7}}";
+  EXPECT_TRUE(kept) << p.text;
+  Literal x = Values(Shape(ElementType::kF32, {8, 16}), 0);
+  Literal expected = Table(Shape(ElementType::kF32, {8, 32}), [&](int64_t r, int64_t c) {
+    return c < 16 ? At(x, r % 4, c) : At(x, r % 4 + 4, c - 16);
+  });
+  std::vector<Literal> inputs;
+  inputs.push_back(std::move(x));
+  ExpectResult(p, inputs, expected);
+}
+
+TEST(ManualPartitionTest, WhileLoopInsideAManualRegion) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+
+%body (p: (s32[], f32[2,6])) -> (s32[], f32[2,6]) {
+  %p = (s32[], f32[2,6]{1,0}) parameter(0), sharding={{manual}, {manual}}
+  %i = s32[] get-tuple-element(%p), index=0, sharding={manual}
+  %v = f32[2,6]{1,0} get-tuple-element(%p), index=1, sharding={manual}
+  %one = s32[] constant(1), sharding={manual}
+  %next = s32[] add(%i, %one), sharding={manual}
+  %sq = f32[2,6]{1,0} multiply(%v, %v), sharding={manual}
+  %w = f32[2,6]{1,0} subtract(%sq, %v), sharding={manual}
+  ROOT %r = (s32[], f32[2,6]{1,0}) tuple(%next, %w), sharding={{manual}, {manual}}
+}
+
+%cond (q: (s32[], f32[2,6])) -> pred[] {
+  %q = (s32[], f32[2,6]{1,0}) parameter(0), sharding={{manual}, {manual}}
+  %j = s32[] get-tuple-element(%q), index=0, sharding={manual}
+  %n = s32[] constant(3), sharding={manual}
+  ROOT %lt = pred[] compare(%j, %n), direction=LT, sharding={manual}
+}
+
+ENTRY %main (x: f32[8,6]) -> f32[8,6] {
+  %x = f32[8,6]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %local = f32[2,6]{1,0} custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %zero = s32[] constant(0), sharding={manual}
+  %init = (s32[], f32[2,6]{1,0}) tuple(%zero, %local), sharding={{manual}, {manual}}
+  %loop = (s32[], f32[2,6]{1,0}) while(%init), condition=%cond, body=%body, sharding={{manual}, {manual}}
+  %res = f32[2,6]{1,0} get-tuple-element(%loop), index=1, sharding={manual}
+  ROOT %full = f32[8,6]{1,0} custom-call(%res), custom_call_target="SPMDShardToFullShape", sharding={devices=[4,1]<=[4]}
+}
+)");
+  ExpectNoWarnings(p);
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  auto loops = Find(*p.module, Opcode::kWhile);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(loops[0]->shape().tuple_shape(1).dims(), (std::vector<int64_t>{2, 6}));
+  Literal x = Values(Shape(ElementType::kF32, {8, 6}), 0);
+  Literal expected = Table(x.shape(), [&](int64_t r, int64_t c) {
+    float v = static_cast<float>(At(x, r, c));
+    for (int step = 0; step < 3; ++step) v = v * v - v;
+    return static_cast<double>(v);
+  });
+  std::vector<Literal> inputs;
+  inputs.push_back(std::move(x));
+  ExpectResult(p, inputs, expected);
+}
+
+TEST(ManualPartitionTest, ShardyRegionWithTwoOperandsAndAPartiallyManualMesh) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=8, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["a"=2, "b"=4]>}}
+
+%xla.sdy.manual_computation_body (l: f32[4,16], s: f32[4,16]) -> f32[4,16] {
+  %l = f32[4,16]{1,0} parameter(0), sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dims={manual}}
+  %s = f32[4,16]{1,0} parameter(1), sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dims={manual}}
+  ROOT %m = f32[4,16]{1,0} multiply(%l, %s), sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dims={manual}}
+}
+
+ENTRY %main (x: f32[8,16], y: f32[4,16]) -> f32[8,16] {
+  %x = f32[8,16]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
+  %y = f32[4,16]{1,0} parameter(1), sharding={replicated}
+  %g = (f32[4,16]{1,0}, f32[4,16]{1,0}) custom-call(%x, %y), custom_call_target="xla.sdy.GlobalToLocalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.in_shardings="#sdy.sharding_per_value<[<@mesh, [{\"a\"}, {\"b\"}]>, <@mesh, [{}, {\"b\"}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\"a\"}>"}, sharding={{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dims={manual}}, {devices=[1,4,2]<=[2,4]T(1,0) last_tile_dims={manual}}}
+  %g0 = f32[4,16]{1,0} get-tuple-element(%g), index=0, sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dims={manual}}
+  %g1 = f32[4,16]{1,0} get-tuple-element(%g), index=1, sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dims={manual}}
+  %c = f32[4,16]{1,0} call(%g0, %g1), to_apply=%xla.sdy.manual_computation_body, frontend_attributes={inlineable="xla_late"}, sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dims={manual}}
+  ROOT %out = f32[8,16]{1,0} custom-call(%c), custom_call_target="xla.sdy.LocalToGlobalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.manual_axes="#sdy<manual_axes{\"a\"}>",xla.sdy.out_shardings="#sdy.sharding_per_value<[<@mesh, [{\"a\"}, {\"b\"}]>]>"}, sharding={devices=[2,4]<=[8]}
+}
+)");
+  ExpectNoWarnings(p);
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  auto calls = Find(*p.module, Opcode::kCall);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0]->shape().dims(), (std::vector<int64_t>{4, 4})) << p.text;
+  Literal x = Values(Shape(ElementType::kF32, {8, 16}), 0);
+  Literal y = Values(Shape(ElementType::kF32, {4, 16}), 1);
+  Literal expected = Table(x.shape(), [&](int64_t r, int64_t c) { return At(x, r, c) * At(y, r % 4, c); });
+  std::vector<Literal> inputs;
+  inputs.push_back(std::move(x));
+  inputs.push_back(std::move(y));
+  ExpectResult(p, inputs, expected);
+}
+
+TEST(ManualPartitionTest, ShardyPreFormOfTheCorpusRunsToTheReferenceOutput) {
+  // pre.hlo: xla.sdy.GlobalToLocalShape / LocalToGlobalShape around the body call, with the
+  // mesh in the module's frontend attributes and no shardings inside.
+  const std::string dir = std::string(GSPMD_TEST_DATA_DIR) + "/corpus/shardy/shard_map_psum/";
+  Partitioned p;
+  p.original = ParseModuleFile(dir + "pre.hlo");
+  p.original->set_num_partitions(8);
+  PartitionResult result = PartitionModule(*p.original);
+  p.warnings = result.warnings;
+  p.text = PrintModule(*result.module);
+  p.module = ParseModule(p.text, "partitioned.hlo");
+  ExpectNoWarnings(p);
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;  // the user's psum only
+  std::vector<Literal> inputs;
+  inputs.push_back(ReadNpy(dir + "in0.npy"));
+  ExpectResult(p, inputs, ReadNpy(dir + "out0.npy"));
+}
+
+TEST(ManualPartitionTest, BadShardyAttributeIsAUserError) {
+  std::unique_ptr<Module> module = ParseModule(R"(HloModule m, num_partitions=2, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["a"=2]>}}
+ENTRY %main (x: f32[4]) -> f32[2] {
+  %x = f32[4]{0} parameter(0), sharding={devices=[2]<=[2]}
+  ROOT %g = f32[2]{0} custom-call(%x), custom_call_target="xla.sdy.GlobalToLocalShape", frontend_attributes={xla.sdy.in_shardings="#sdy.sharding_per_value<[<@nomesh, [{\"a\"}]>]>",xla.sdy.manual_axes="#sdy<manual_axes{\"a\"}>"}, sharding={manual}
+}
+)");
+  try {
+    PartitionModule(*module);
+    ADD_FAILURE() << "expected a UserError";
+  } catch (const UserError& error) {
+    EXPECT_NE(std::string(error.what()).find("@nomesh"), std::string::npos) << error.what();
+  }
+}
+
+}  // namespace
+}  // namespace gspmd

@@ -1,0 +1,260 @@
+// Tests of the reduce-window and select-and-scatter handlers: local windows, halo exchanges
+// along sharded dims, cumulative windows as a local scan plus an all-gather of shard totals,
+// and that the partitioned program computes the same numbers as the unpartitioned one.
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "analysis/comm_report.h"
+#include "analysis/literal_compare.h"
+#include "partitioner/partitioner.h"
+#include "runtime/interp/evaluator.h"
+#include "runtime/spmd/like_module.h"
+#include "runtime/spmd/spmd_executor.h"
+#include "text/parser.h"
+#include "text/printer.h"
+
+namespace gspmd {
+namespace {
+
+struct Partitioned {
+  std::unique_ptr<Module> original;
+  std::unique_ptr<Module> module;  // the printed per-device program, parsed again
+  std::string text;
+};
+
+Partitioned Partition(const std::string& hlo) {
+  Partitioned out;
+  out.original = ParseModule(hlo);
+  PartitionResult result = PartitionModule(*out.original);
+  for (const std::string& warning : result.warnings) ADD_FAILURE() << warning;
+  out.text = PrintModule(*result.module);
+  out.module = ParseModule(out.text, "partitioned.hlo");
+  return out;
+}
+
+std::vector<const Instruction*> InstructionsWith(const Module& module, Opcode opcode) {
+  std::vector<const Instruction*> found;
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (instruction->opcode() == opcode) found.push_back(instruction.get());
+  return found;
+}
+
+int64_t CountOf(const Partitioned& p, Opcode opcode) {
+  return static_cast<int64_t>(InstructionsWith(*p.module, opcode).size());
+}
+
+int64_t CollectiveCount(const Partitioned& p) {
+  int64_t count = 0;
+  for (Opcode opcode : {Opcode::kAllGather, Opcode::kAllReduce, Opcode::kReduceScatter, Opcode::kAllToAll,
+                        Opcode::kCollectivePermute})
+    count += CountOf(p, opcode);
+  return count;
+}
+
+double CommBytes(const Partitioned& p) { return AnalyzeCommunication(*p.module).comm_bytes_per_device; }
+
+// Deterministic values that differ between parameters; integers and preds get small values.
+Literal Values(const Shape& shape, int64_t seed) {
+  Literal literal(shape);
+  for (int64_t e = 0; e < literal.element_count(); ++e) {
+    double value = std::sin(0.37 * static_cast<double>(e + 1) + 1.3 * static_cast<double>(seed));
+    if (shape.element_type() == ElementType::kPred) value = value > -0.8 ? 1 : 0;
+    else if (!IsFloatingPoint(shape.element_type())) value = std::round(value * 5);
+    literal.SetFromDouble(e, value);
+  }
+  return literal;
+}
+
+void ExpectSameNumbers(const Partitioned& p) {
+  std::vector<Literal> inputs;
+  const Computation* entry = p.original->entry();
+  for (int64_t i = 0; i < entry->num_parameters(); ++i) inputs.push_back(Values(entry->parameter(i)->shape(), i));
+  Literal expected = EvaluateModule(*p.original, inputs);
+  std::vector<Literal> outputs = RunSpmd(*p.module, inputs, OptionsFromLikeModule(*p.module, p.original.get()));
+  std::vector<const Literal*> leaves;
+  if (expected.shape().IsTuple()) {
+    for (const Literal& element : expected.tuple_elements()) leaves.push_back(&element);
+  } else {
+    leaves.push_back(&expected);
+  }
+  ASSERT_EQ(outputs.size(), leaves.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    LiteralComparison comparison = CompareLiterals(outputs[i], *leaves[i], 1e-5);
+    EXPECT_TRUE(comparison.matches) << "leaf " << i << ": " << comparison.message << "\n" << p.text;
+  }
+}
+
+const char* kRegions = R"(
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %r = f32[] add(%a, %b)
+}
+%add_s32 (a: s32[], b: s32[]) -> s32[] {
+  %a = s32[] parameter(0)
+  %b = s32[] parameter(1)
+  ROOT %r = s32[] add(%a, %b)
+}
+%max (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %r = f32[] maximum(%a, %b)
+}
+%ge (a: f32[], b: f32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %r = pred[] compare(%a, %b), direction=GE
+}
+)";
+
+std::string Module(const std::string& entry) {
+  return std::string("HloModule m, num_partitions=8\n") + kRegions + entry;
+}
+
+TEST(ReduceWindowPartitionTest, MoeCumsumAlongAnUnshardedDimIsLocal) {
+  // From moe_top2_alltoall: cumsum over the token dim, groups sharded.
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = s32[8,16,8]{2,1,0} parameter(0), sharding={devices=[8,1,1]<=[8]}
+  %c = s32[] constant(0)
+  ROOT %r = s32[8,16,8]{2,1,0} reduce-window(%x, %c), window={size=1x16x1 pad=0_0x15_0x0_0}, to_apply=%add_s32, sharding={devices=[8,1,1]<=[8]}
+})"));
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  EXPECT_EQ(InstructionsWith(*p.module, Opcode::kReduceWindow)[0]->shape().dims(), (std::vector<int64_t>{1, 16, 8}));
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, CumsumAlongAShardedDimGathersOnlyShardTotals) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = s32[4,32]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  %c = s32[] constant(0)
+  ROOT %r = s32[4,32]{1,0} reduce-window(%x, %c), window={size=1x32 pad=0_0x31_0}, to_apply=%add_s32, sharding={devices=[1,8]<=[8]}
+})"));
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  auto gathers = InstructionsWith(*p.module, Opcode::kAllGather);
+  ASSERT_EQ(gathers.size(), 1u) << p.text;
+  EXPECT_EQ(gathers[0]->shape().dims(), (std::vector<int64_t>{4, 8}));
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, SuffixCumsumOverAnUnevenTwoDimensionalSharding) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[6,10]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
+  %c = f32[] constant(0)
+  ROOT %r = f32[6,10]{1,0} reduce-window(%x, %c), window={size=1x10 pad=0_0x0_9}, to_apply=%add, sharding={devices=[2,4]<=[8]}
+})"));
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, CumulativeMaxWithPartialReplication) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[16,4]{1,0} parameter(0), sharding={devices=[4,1,2]<=[8] last_tile_dim_replicate}
+  %c = f32[] constant(-inf)
+  ROOT %r = f32[16,4]{1,0} reduce-window(%x, %c), window={size=16x1 pad=15_0x0_0}, to_apply=%max, sharding={devices=[4,1,2]<=[8] last_tile_dim_replicate}
+})"));
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, SmallWindowOnAShardedDimExchangesHalos) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[4,64]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  %c = f32[] constant(-inf)
+  ROOT %r = f32[4,64]{1,0} reduce-window(%x, %c), window={size=1x3 pad=0_0x1_1}, to_apply=%max, sharding={devices=[1,8]<=[8]}
+})"));
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
+  EXPECT_GE(CountOf(p, Opcode::kCollectivePermute), 1) << p.text;
+  // One element from each neighbour: far less than gathering the dim.
+  EXPECT_LE(CommBytes(p), 2 * 4 * 4) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, UnevenHaloExchange) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[3,22]{1,0} parameter(0), sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
+  %c = f32[] constant(0)
+  ROOT %r = f32[3,22]{1,0} reduce-window(%x, %c), window={size=1x3 pad=0_0x1_1}, to_apply=%add, sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
+})"));
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, StridedPoolingOnATwoDimensionalMesh) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[2,16,16,3]{3,2,1,0} parameter(0), sharding={devices=[1,2,4,1]<=[8]}
+  %c = f32[] constant(-inf)
+  ROOT %r = f32[2,8,8,3]{3,2,1,0} reduce-window(%x, %c), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=%max, sharding={devices=[1,2,4,1]<=[8]}
+})"));
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, AlignedNonOverlappingWindowsNeedNoCommunication) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[4,32]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  %c = f32[] constant(0)
+  ROOT %r = f32[4,16]{1,0} reduce-window(%x, %c), window={size=1x2 stride=1x2}, to_apply=%add, sharding={devices=[1,8]<=[8]}
+})"));
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, BaseDilationGathersTheDim) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[4,8]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  %c = f32[] constant(0)
+  ROOT %r = f32[4,14]{1,0} reduce-window(%x, %c), window={size=1x2 lhs_dilate=1x2}, to_apply=%add, sharding={devices=[1,8]<=[8]}
+})"));
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, ReplicatedOperandSlicesTheResultOnly) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[4,32]{1,0} parameter(0), sharding={replicated}
+  %c = f32[] constant(0)
+  ROOT %r = f32[4,32]{1,0} reduce-window(%x, %c), window={size=1x5 pad=0_0x2_2}, to_apply=%add, sharding={devices=[1,8]<=[8]}
+})"));
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, SelectAndScatterOnAShardedBatchDimIsLocal) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[8,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  %s = f32[8,4]{1,0} parameter(1), sharding={devices=[8,1]<=[8]}
+  %c = f32[] constant(0)
+  ROOT %r = f32[8,8]{1,0} select-and-scatter(%x, %s, %c), window={size=1x2 stride=1x2}, select=%ge, scatter=%add, sharding={devices=[8,1]<=[8]}
+})"));
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, SelectAndScatterOnAShardedWindowDim) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[2,16]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
+  %s = f32[2,8]{1,0} parameter(1), sharding={devices=[2,4]<=[8]}
+  %c = f32[] constant(0)
+  ROOT %r = f32[2,16]{1,0} select-and-scatter(%x, %s, %c), window={size=1x3 stride=1x2 pad=0_0x1_0}, select=%ge, scatter=%add, sharding={devices=[2,4]<=[8]}
+})"));
+  ExpectSameNumbers(p);
+}
+
+}  // namespace
+}  // namespace gspmd

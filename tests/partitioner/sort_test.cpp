@@ -1,0 +1,233 @@
+// Tests of the sort and top-k handlers: the sort dim made whole (by all-to-all or gather),
+// top-k along a sharded dim through local candidates, and that the partitioned program
+// computes the same numbers as the unpartitioned one.
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "analysis/comm_report.h"
+#include "analysis/literal_compare.h"
+#include "partitioner/partitioner.h"
+#include "runtime/interp/evaluator.h"
+#include "runtime/spmd/like_module.h"
+#include "runtime/spmd/spmd_executor.h"
+#include "text/parser.h"
+#include "text/printer.h"
+
+namespace gspmd {
+namespace {
+
+struct Partitioned {
+  std::unique_ptr<Module> original;
+  std::unique_ptr<Module> module;  // the printed per-device program, parsed again
+  std::string text;
+};
+
+Partitioned Partition(const std::string& hlo) {
+  Partitioned out;
+  out.original = ParseModule(hlo);
+  PartitionResult result = PartitionModule(*out.original);
+  for (const std::string& warning : result.warnings) ADD_FAILURE() << warning;
+  out.text = PrintModule(*result.module);
+  out.module = ParseModule(out.text, "partitioned.hlo");
+  return out;
+}
+
+std::vector<const Instruction*> InstructionsWith(const Module& module, Opcode opcode) {
+  std::vector<const Instruction*> found;
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (instruction->opcode() == opcode) found.push_back(instruction.get());
+  return found;
+}
+
+int64_t CountOf(const Partitioned& p, Opcode opcode) {
+  return static_cast<int64_t>(InstructionsWith(*p.module, opcode).size());
+}
+
+int64_t CollectiveCount(const Partitioned& p) {
+  int64_t count = 0;
+  for (Opcode opcode : {Opcode::kAllGather, Opcode::kAllReduce, Opcode::kReduceScatter, Opcode::kAllToAll,
+                        Opcode::kCollectivePermute})
+    count += CountOf(p, opcode);
+  return count;
+}
+
+double CommBytes(const Partitioned& p) { return AnalyzeCommunication(*p.module).comm_bytes_per_device; }
+
+// Deterministic values that differ between parameters; integers and preds get small values.
+Literal Values(const Shape& shape, int64_t seed) {
+  Literal literal(shape);
+  for (int64_t e = 0; e < literal.element_count(); ++e) {
+    double value = std::sin(0.37 * static_cast<double>(e + 1) + 1.3 * static_cast<double>(seed));
+    if (shape.element_type() == ElementType::kPred) value = value > -0.8 ? 1 : 0;
+    else if (!IsFloatingPoint(shape.element_type())) value = std::round(value * 5);
+    literal.SetFromDouble(e, value);
+  }
+  return literal;
+}
+
+void ExpectSameNumbers(const Partitioned& p) {
+  std::vector<Literal> inputs;
+  const Computation* entry = p.original->entry();
+  for (int64_t i = 0; i < entry->num_parameters(); ++i) inputs.push_back(Values(entry->parameter(i)->shape(), i));
+  Literal expected = EvaluateModule(*p.original, inputs);
+  std::vector<Literal> outputs = RunSpmd(*p.module, inputs, OptionsFromLikeModule(*p.module, p.original.get()));
+  std::vector<const Literal*> leaves;
+  if (expected.shape().IsTuple()) {
+    for (const Literal& element : expected.tuple_elements()) leaves.push_back(&element);
+  } else {
+    leaves.push_back(&expected);
+  }
+  ASSERT_EQ(outputs.size(), leaves.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    LiteralComparison comparison = CompareLiterals(outputs[i], *leaves[i], 1e-5);
+    EXPECT_TRUE(comparison.matches) << "leaf " << i << ": " << comparison.message << "\n" << p.text;
+  }
+}
+
+const char* kRegions = R"(
+%less (a: f32[], b: f32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %r = pred[] compare(%a, %b), direction=LT
+}
+%less_kv (a: f32[], b: f32[], i: s32[], j: s32[]) -> pred[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  %i = s32[] parameter(2)
+  %j = s32[] parameter(3)
+  ROOT %r = pred[] compare(%a, %b), direction=LT
+}
+)";
+
+std::string Module(const std::string& entry) {
+  return std::string("HloModule m, num_partitions=8\n") + kRegions + entry;
+}
+
+TEST(SortPartitionTest, UnshardedSortDimIsLocal) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[16,32]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  ROOT %s = f32[16,32]{1,0} sort(%x), dimensions={1}, to_apply=%less, sharding={devices=[8,1]<=[8]}
+})"));
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(SortPartitionTest, ShardedSortDimMovesToAnotherDim) {
+  // The sort dim's axis moves to dim 0 and back: two all-to-alls, cheaper than a gather.
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[16,32]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  ROOT %s = f32[16,32]{1,0} sort(%x), dimensions={1}, to_apply=%less, sharding={devices=[1,8]<=[8]}
+})"));
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
+  EXPECT_EQ(CountOf(p, Opcode::kAllToAll), 2) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(SortPartitionTest, ShardedSortDimWithReplicatedResultGathers) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[4,24]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  ROOT %s = f32[4,24]{1,0} sort(%x), dimensions={1}, to_apply=%less, sharding={replicated}
+})"));
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(SortPartitionTest, KeyValueSortOnATwoDimensionalMesh) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %k = f32[8,12]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
+  %v = s32[8,12]{1,0} parameter(1), sharding={devices=[2,4]<=[8]}
+  ROOT %s = (f32[8,12]{1,0}, s32[8,12]{1,0}) sort(%k, %v), dimensions={1}, is_stable=true, to_apply=%less_kv, sharding={{devices=[2,1,4]<=[8] last_tile_dim_replicate}, {devices=[2,1,4]<=[8] last_tile_dim_replicate}}
+})"));
+  ExpectSameNumbers(p);
+}
+
+TEST(SortPartitionTest, UnevenSortDim) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[3,10]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  ROOT %s = f32[3,10]{1,0} sort(%x), dimensions={1}, to_apply=%less, sharding={devices=[1,8]<=[8]}
+})"));
+  ExpectSameNumbers(p);
+}
+
+TEST(TopKPartitionTest, ShardedBatchDimIsLocal) {
+  // As in moe_top2_alltoall: routing probabilities sharded over groups; the result is wanted
+  // replicated, so only the (small) results are gathered.
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[8,16,8]{2,1,0} parameter(0), sharding={devices=[8,1,1]<=[8]}
+  %t = (f32[8,16,2]{2,1,0}, s32[8,16,2]{2,1,0}) topk(%x), k=2, largest=true, is_stable=true
+  %v = f32[8,16,2]{2,1,0} get-tuple-element(%t), index=0, sharding={replicated}
+  %i = s32[8,16,2]{2,1,0} get-tuple-element(%t), index=1, sharding={replicated}
+  %c = f32[8,16,2]{2,1,0} convert(%i), sharding={replicated}
+  ROOT %a = f32[8,16,2]{2,1,0} add(%v, %c), sharding={replicated}
+})"));
+  EXPECT_EQ(InstructionsWith(*p.module, Opcode::kTopK)[0]->operand(0)->shape().dims(),
+            (std::vector<int64_t>{1, 16, 8}));
+  // XLA gathers the operand (3584 bytes); the results are half of that.
+  EXPECT_LE(CommBytes(p), 1792) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(TopKPartitionTest, ShardedLastDimUsesLocalCandidates) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[4,256]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  ROOT %t = (f32[4,2]{1,0}, s32[4,2]{1,0}) topk(%x), k=2, largest=true, sharding={{replicated}, {replicated}}
+})"));
+  auto gathers = InstructionsWith(*p.module, Opcode::kAllGather);
+  ASSERT_EQ(gathers.size(), 2u) << p.text;
+  for (const Instruction* gather : gathers) EXPECT_EQ(gather->shape().dims(), (std::vector<int64_t>{4, 16}));
+  ExpectSameNumbers(p);
+}
+
+TEST(TopKPartitionTest, TiesKeepTheLowestGlobalIndex) {
+  // Integer-valued data with many ties across shards.
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = s32[4,64]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  ROOT %t = (s32[4,3]{1,0}, s32[4,3]{1,0}) topk(%x), k=3, largest=true, sharding={{replicated}, {replicated}}
+})"));
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 2) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(TopKPartitionTest, SmallestKOverAnUnevenTwoDimensionalSharding) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[6,50]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
+  ROOT %t = (f32[6,3]{1,0}, s32[6,3]{1,0}) topk(%x), k=3, largest=false, sharding={{devices=[2,1,4]<=[8] last_tile_dim_replicate}, {devices=[2,1,4]<=[8] last_tile_dim_replicate}}
+})"));
+  ExpectSameNumbers(p);
+}
+
+TEST(TopKPartitionTest, TopKCustomCallOnAShardedLastDim) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[2,128]{1,0} parameter(0), sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
+  ROOT %t = (f32[2,4]{1,0}, s32[2,4]{1,0}) custom-call(%x), custom_call_target="TopK", sharding={{replicated}, {replicated}}
+})"));
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 2) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(TopKPartitionTest, LargeKGathersTheDim) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[4,16]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  ROOT %t = (f32[4,12]{1,0}, s32[4,12]{1,0}) topk(%x), k=12, largest=true, sharding={{replicated}, {replicated}}
+})"));
+  ExpectSameNumbers(p);
+}
+
+}  // namespace
+}  // namespace gspmd
