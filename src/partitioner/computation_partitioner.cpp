@@ -24,6 +24,12 @@ Sharding ExpandForShape(const Sharding& sharding, const Shape& shape) {
 }  // namespace
 
 Sharding EffectiveSharding(const Instruction& instruction) {
+  // An unannotated get-tuple-element (XLA's inline %tuple#1 references) is its element.
+  if (!instruction.sharding() && instruction.opcode() == Opcode::kGetTupleElement) {
+    Sharding tuple = EffectiveSharding(*instruction.operand(0));
+    if (tuple.IsTuple() && instruction.tuple_index < static_cast<int64_t>(tuple.tuple_elements().size()))
+      return ExpandForShape(tuple.tuple_elements()[instruction.tuple_index], instruction.shape());
+  }
   if (!instruction.sharding()) {
     return instruction.shape().IsTuple() ? TupleOfReplicated(instruction.shape()) : Sharding::Replicated();
   }

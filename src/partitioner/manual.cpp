@@ -56,6 +56,27 @@ bool CoversDevices(const Sharding& sharding, int64_t num_devices) {
   return !sharding.IsTiled() || sharding.tile_assignment().num_elements() == num_devices;
 }
 
+// The layout in which every device holds its manual group's whole (local) value: the
+// sharding's manual axes kept, its data dims gathered.
+Sharding WholeLocalValue(SpmdContext& context, const Sharding& sharding, const Shape& shape) {
+  if (shape.IsTuple()) {
+    if (IsFullyManual(sharding)) return sharding;
+    return ReplicatedFor(shape);
+  }
+  if (IsFullyManual(sharding) || !HasManualAxes(sharding) || !shape.IsArray()) {
+    return IsFullyManual(sharding) ? sharding : Sharding::Replicated();
+  }
+  const auto& axes = context.Axes(sharding, shape.rank());
+  if (!axes) return Sharding::Replicated();
+  AxisSharding whole = *axes;
+  for (auto& dim : whole.dims) {
+    whole.replicated.insert(whole.replicated.end(), dim.begin(), dim.end());
+    dim.clear();
+  }
+  std::sort(whole.replicated.begin(), whole.replicated.end());
+  return whole.ToSharding();
+}
+
 // Splits every manual axis into prime-sized digits, so any divisor of the manual device
 // count can be taken as a run of them.
 AxisSharding SplitManualAxesIntoPrimes(const AxisSharding& axes) {
@@ -244,8 +265,7 @@ bool PartitionManual(OpContext& op) {
   std::vector<Instruction*> operands;
   for (int64_t i = 0; i < instruction.operand_count(); ++i) {
     const PartitionedValue& value = op.Operand(i);
-    bool per_device = IsFullyManual(value.sharding);
-    operands.push_back(per_device ? value.hlo : op.OperandWith(i, ReplicatedFor(value.global_shape)));
+    operands.push_back(op.OperandWith(i, WholeLocalValue(op.spmd(), value.sharding, value.global_shape)));
   }
   op.SetResult(op.Clone(instruction.shape(), operands), sharding);
   return true;

@@ -91,19 +91,23 @@ class PlanEmitter {
         return EmitAllToAll(step, current);
       case ReshardStep::Kind::kDynamicSlice: {
         int64_t n = SizeOf(step.axes);
-        const DeviceAxis& axis = plan_.axes[step.axes[0]];
         int64_t tiles = Tiles(step.dim);
         int64_t piece = ShardSize(D(step.dim), tiles * n);
         current = PadDimTo(current, step.dim, n * piece);
         std::vector<int64_t> table(context_.num_devices());
-        for (int64_t p = 0; p < context_.num_devices(); ++p) table[p] = Digit(p, axis) * piece;
+        for (int64_t p = 0; p < context_.num_devices(); ++p) {
+          int64_t index = 0;  // the sliced axes' digits, the first one most significant
+          for (int64_t a : step.axes) index = index * plan_.axes[a].size + Digit(p, plan_.axes[a]);
+          table[p] = index * piece;
+        }
         std::vector<Instruction*> starts;
         Instruction* zero = b_.S32Constant(0);
         for (int64_t d = 0; d < current->shape().rank(); ++d)
           starts.push_back(d == step.dim ? b_.TableLookup(table) : zero);
         std::vector<int64_t> sizes = current->shape().dims();
         sizes[step.dim] = piece;
-        state_.dims[step.dim].push_back(step.axes[0]);
+        auto& dim_axes = state_.dims[step.dim];
+        dim_axes.insert(dim_axes.end(), step.axes.begin(), step.axes.end());
         return b_.DynamicSlice(current, starts, sizes);
       }
       case ReshardStep::Kind::kAllReduce: {
@@ -119,8 +123,10 @@ class PlanEmitter {
         current = collectives.ReduceScatter(b_, current, step.dim,
                                             collectives.GroupsOverAxes(AxesOf(step.axes)), n, reduction_);
         auto& partial = state_.partial;
-        partial.erase(std::find(partial.begin(), partial.end(), step.axes[0]));
-        state_.dims[step.dim].push_back(step.axes[0]);
+        for (int64_t axis : step.axes) {
+          partial.erase(std::find(partial.begin(), partial.end(), axis));
+          state_.dims[step.dim].push_back(axis);
+        }
         return current;
       }
       case ReshardStep::Kind::kCollectivePermute:
@@ -164,8 +170,9 @@ class PlanEmitter {
       merged.push_back(current->shape().dim(i));
     }
     current = b_.Reshape(current, merged);
-    state_.dims[d].pop_back();
-    state_.dims[e].push_back(step.axes[0]);
+    // The moved axes are the trailing axes of d, in order; they become the trailing axes of e.
+    state_.dims[d].resize(state_.dims[d].size() - step.axes.size());
+    state_.dims[e].insert(state_.dims[e].end(), step.axes.begin(), step.axes.end());
     if (Tiles(d) == 1) current = SliceDimTo(current, d, D(d));
     return current;
   }

@@ -24,8 +24,8 @@ struct SearchNode {
 // Everything the search needs about the problem, with axes as indices.
 class Planner {
  public:
-  Planner(const ReshardProblem& problem, std::vector<DeviceAxis> axes)
-      : problem_(problem), axes_(std::move(axes)) {}
+  Planner(const ReshardProblem& problem, std::vector<DeviceAxis> axes, const AxisState& target)
+      : problem_(problem), axes_(std::move(axes)), target_(target) {}
 
   int64_t AxisSize(int64_t axis) const { return axes_[axis].size; }
 
@@ -78,6 +78,7 @@ class Planner {
  private:
   const ReshardProblem& problem_;
   std::vector<DeviceAxis> axes_;
+  const AxisState& target_;
 };
 
 std::vector<std::pair<AxisState, ReshardStep>> Planner::Successors(const AxisState& state) const {
@@ -107,6 +108,25 @@ std::vector<std::pair<AxisState, ReshardStep>> Planner::Successors(const AxisSta
         rs.cost_bytes = static_cast<double>(size - 1) / size * Bytes(state, d, padded);
         out.emplace_back(scattered, rs);
       }
+    }
+    // All partial axes at once onto one dim (one collective instead of one per axis).
+    if (state.partial.size() > 1) {
+      std::vector<int64_t> order = state.partial;
+      std::sort(order.begin(), order.end());
+      bool all_orders = order.size() <= 3;
+      do {
+        for (int64_t d = 0; d < rank; ++d) {
+          int64_t tiles = TileCount(state, d);
+          if (!SliceAligned(d, tiles, n)) continue;
+          AxisState scattered = state;
+          scattered.partial.clear();
+          scattered.dims[d].insert(scattered.dims[d].end(), order.begin(), order.end());
+          ReshardStep rs{ReshardStep::Kind::kReduceScatter, d, -1, order};
+          int64_t padded = n * ShardSize(DimSize(d), tiles * n);
+          rs.cost_bytes = static_cast<double>(n - 1) / n * Bytes(state, d, padded);
+          out.emplace_back(scattered, rs);
+        }
+      } while (all_orders && std::next_permutation(order.begin(), order.end()));
     }
   }
 
@@ -147,6 +167,29 @@ std::vector<std::pair<AxisState, ReshardStep>> Planner::Successors(const AxisSta
     }
   }
 
+  // Several trailing axes of a dim moved to another dim in one all-to-all (keeps their order,
+  // which moving them one by one would reverse).
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t count = static_cast<int64_t>(state.dims[d].size());
+    for (int64_t k = 2; k <= count; ++k) {
+      std::vector<int64_t> moved(state.dims[d].end() - k, state.dims[d].end());
+      int64_t n = 1;
+      for (int64_t axis : moved) n *= AxisSize(axis);
+      int64_t tiles = TileCount(state, d);
+      if (!GatherAligned(d, tiles, n)) continue;
+      int64_t gathered_size = n * ShardSize(DimSize(d), tiles);
+      for (int64_t e = 0; e < rank; ++e) {
+        if (e == d || !SliceAligned(e, TileCount(state, e), n)) continue;
+        AxisState next = state;
+        next.dims[d].resize(count - k);
+        next.dims[e].insert(next.dims[e].end(), moved.begin(), moved.end());
+        ReshardStep step{ReshardStep::Kind::kAllToAll, d, e, moved};
+        step.cost_bytes = static_cast<double>(n - 1) / n * Bytes(next, d, gathered_size);
+        out.emplace_back(next, step);
+      }
+    }
+  }
+
   for (int64_t axis : Replicated(state)) {
     int64_t n = AxisSize(axis);
     for (int64_t d = 0; d < rank; ++d) {
@@ -154,6 +197,25 @@ std::vector<std::pair<AxisState, ReshardStep>> Planner::Successors(const AxisSta
       AxisState next = state;
       next.dims[d].push_back(axis);
       out.emplace_back(next, ReshardStep{ReshardStep::Kind::kDynamicSlice, d, -1, {axis}});
+    }
+  }
+  // The next several target axes of a dim sliced at once, when they are all replicated here
+  // (an uneven dim may allow slicing n ways in one step but not in smaller steps).
+  std::vector<int64_t> replicated = Replicated(state);
+  for (int64_t d = 0; d < rank; ++d) {
+    const std::vector<int64_t>& have = state.dims[d];
+    const std::vector<int64_t>& want = target_.dims[d];
+    if (have.size() + 2 > want.size() || !std::equal(have.begin(), have.end(), want.begin())) continue;
+    int64_t tiles = TileCount(state, d);
+    int64_t n = 1;
+    for (size_t i = have.size(); i < want.size(); ++i) {
+      if (std::find(replicated.begin(), replicated.end(), want[i]) == replicated.end()) break;
+      n *= AxisSize(want[i]);
+      if (i == have.size() || !SliceAligned(d, tiles, n)) continue;
+      AxisState next = state;
+      next.dims[d].assign(want.begin(), want.begin() + i + 1);
+      std::vector<int64_t> sliced(want.begin() + have.size(), want.begin() + i + 1);
+      out.emplace_back(next, ReshardStep{ReshardStep::Kind::kDynamicSlice, d, -1, sliced});
     }
   }
   return out;
@@ -264,7 +326,7 @@ std::optional<ReshardPlan> PlanReshard(const ReshardProblem& problem) {
   }
   plan.source.partial = to_indices(src.dims[rank]);
 
-  Planner planner(problem, plan.axes);
+  Planner planner(problem, plan.axes, plan.target);
   std::vector<SearchNode> nodes;
   std::map<std::vector<int64_t>, double> best_cost;
   using QueueEntry = std::tuple<double, int64_t, int64_t>;  // cost, steps, node index

@@ -396,6 +396,8 @@ TEST(ElementwiseTest, MismatchedShapesAreUserErrors) {
                UserError);
   EXPECT_THROW(RunHlo(UnaryModule("s32[1]", "exponential", "s32[1]"), {Ints(ElementType::kS32, {1}, {1})}),
                UserError);
+  EXPECT_THROW(RunHlo(UnaryModule("f32[2,2]", "bitcast-convert", "s32[4]"), {Array(ElementType::kF32, {2, 2}, {1, 2, 3, 4})}),
+               UserError);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "io/npy.h"
 #include "ir/literal.h"
 #include "runtime/interp/evaluator.h"
+#include "runtime/interp/kernels.h"
 #include "support/diagnostic.h"
 #include "text/parser.h"
 
@@ -315,6 +316,45 @@ ENTRY e {
     EXPECT_EQ(Int64s(leaves[1]), (std::vector<int64_t>{k, -k}));
     EXPECT_EQ(Int64s(arguments[0]), (std::vector<int64_t>{k, -k}));  // arguments untouched
   }
+}
+
+TEST(EvaluatorTest, RecognizesPlainBinaryReducers) {
+  std::string text = R"(HloModule m
+sum {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+max_swapped {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT m = s32[] maximum(b, a)
+}
+twice {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, a)
+}
+scaled {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  s = f32[] add(a, b)
+  ROOT m = f32[] multiply(s, s)
+}
+either {
+  a = pred[] parameter(0)
+  b = pred[] parameter(1)
+  ROOT o = pred[] or(a, b)
+}
+ENTRY e {
+  ROOT c = f32[] constant(0)
+})";
+  std::unique_ptr<Module> module = ParseModule(text);
+  EXPECT_EQ(RecognizeReducer(*module->FindComputation("sum")), BinaryReducer::kAdd);
+  EXPECT_EQ(RecognizeReducer(*module->FindComputation("max_swapped")), BinaryReducer::kMaximum);
+  EXPECT_EQ(RecognizeReducer(*module->FindComputation("twice")), BinaryReducer::kUnknown);
+  EXPECT_EQ(RecognizeReducer(*module->FindComputation("scaled")), BinaryReducer::kUnknown);
+  EXPECT_EQ(RecognizeReducer(*module->FindComputation("either")), BinaryReducer::kOr);
 }
 
 TEST(EvaluatorTest, FlattenTupleOfArrayIsItself) {

@@ -10,6 +10,7 @@
 
 #include "analysis/comm_report.h"
 #include "analysis/literal_compare.h"
+#include "partitioner/halo_exchange.h"
 #include "partitioner/partitioner.h"
 #include "runtime/interp/evaluator.h"
 #include "runtime/spmd/like_module.h"
@@ -92,6 +93,60 @@ std::string ConvModule(int64_t partitions, const std::string& lhs, const std::st
          "\n  ROOT %c = " + out + " convolution(%x, %k), " + attributes + ", sharding=" + out_sharding + "\n}\n";
 }
 
+// Runs ExchangeHalo on f32[size] (values 0, 1, ...) split `tiles` ways; returns every
+// device's window (-1 outside the array).
+std::vector<std::vector<double>> HaloWindows(int64_t size, int64_t tiles, int64_t left, int64_t right,
+                                             int64_t* permutes) {
+  Module module("halo");
+  module.set_num_partitions(tiles);
+  Computation* entry = module.AddComputation(std::make_unique<Computation>("e"), true);
+  SpmdContext context(&module, tiles);
+  HloBuilder b(entry, &context.names());
+  Sharding sharding = Sharding::Tiled(TileAssignment::Iota({tiles}));
+  Shape global(ElementType::kF32, {size});
+  Instruction* shard = b.Parameter(0, ShardShapeOf(sharding, global), "x");
+  Instruction* window =
+      ExchangeHalo(b, context, shard, sharding, global, 0, left, right, b.ScalarConstant(ElementType::kF32, -1));
+  int64_t length = window->shape().dim(0);
+  entry->set_root(b.Reshape(window, {1, length}));
+  *permutes = static_cast<int64_t>(InstructionsWith(module, Opcode::kCollectivePermute).size());
+
+  SpmdRunOptions options;
+  options.num_devices = tiles;
+  options.parameter_shardings = {sharding};
+  options.root_sharding = Sharding::Tiled(TileAssignment::Iota({tiles, 1}));
+  options.global_result_shapes = {Shape(ElementType::kF32, {tiles, length})};
+  Literal input(global);
+  for (int64_t i = 0; i < size; ++i) input.SetFromDouble(i, static_cast<double>(i));
+  std::vector<Literal> inputs;
+  inputs.push_back(std::move(input));
+  std::vector<Literal> outputs = RunSpmd(module, inputs, options);
+  std::vector<std::vector<double>> windows(tiles);
+  for (int64_t t = 0; t < tiles; ++t)
+    for (int64_t j = 0; j < length; ++j) windows[t].push_back(outputs.at(0).GetAsDouble(t * length + j));
+  return windows;
+}
+
+void ExpectHaloWindows(int64_t size, int64_t tiles, int64_t left, int64_t right, int64_t expected_permutes) {
+  int64_t permutes = 0;
+  std::vector<std::vector<double>> windows = HaloWindows(size, tiles, left, right, &permutes);
+  EXPECT_EQ(permutes, expected_permutes);
+  int64_t shard = (size + tiles - 1) / tiles;
+  for (int64_t t = 0; t < tiles; ++t) {
+    std::vector<double> expected;
+    for (int64_t i = t * shard - left; i < t * shard + shard + right; ++i)
+      expected.push_back(i >= 0 && i < size ? static_cast<double>(i) : -1.0);
+    EXPECT_EQ(windows[t], expected) << "tile " << t << " of " << size << "/" << tiles << " left " << left
+                                    << " right " << right;
+  }
+}
+
+TEST(HaloExchangeTest, OneElementEachSide) { ExpectHaloWindows(16, 4, 1, 1, 2); }
+TEST(HaloExchangeTest, UnevenShardsAreMaskedAtTheEnd) { ExpectHaloWindows(10, 4, 2, 1, 2); }
+TEST(HaloExchangeTest, HalosLongerThanAShardTakeSeveralHops) { ExpectHaloWindows(12, 6, 5, 3, 5); }
+TEST(HaloExchangeTest, NegativeAmountsTrim) { ExpectHaloWindows(16, 4, -1, 2, 1); }
+TEST(HaloExchangeTest, ReplicatedDimIsPaddedWithoutCommunication) { ExpectHaloWindows(5, 1, 2, 2, 0); }
+
 TEST(ConvolutionPartitionTest, SpatialHaloMatchesXlaCorpusCase) {
   // tests/data/corpus/gspmd/conv_spatial_halo: XLA uses 2 collective-permutes, 2048 bytes.
   Partitioned p = Partition(ConvModule(8, "f32[2,32,32,4]", "{devices=[1,8,1,1]<=[8]}", "f32[3,3,4,8]",
@@ -101,6 +156,25 @@ TEST(ConvolutionPartitionTest, SpatialHaloMatchesXlaCorpusCase) {
   EXPECT_EQ(CollectiveCount(p), 2) << p.text;
   EXPECT_DOUBLE_EQ(CommBytes(p), 2048);
   EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{2, 4, 32, 8}));
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, ChannelsFirstLayoutSplitsTheSecondSpatialDim) {
+  Partitioned p = Partition(ConvModule(4, "f32[2,3,12,16]", "{devices=[1,1,1,4]<=[4]}", "f32[5,3,3,3]",
+                                       "{replicated}", "f32[2,5,12,16]", "{devices=[1,1,1,4]<=[4]}",
+                                       "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01"));
+  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 2) << p.text;
+  EXPECT_EQ(CollectiveCount(p), 2) << p.text;
+  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{2, 5, 12, 4}));
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, SpatialInputWithBatchShardedOutput) {
+  Partitioned p = Partition(ConvModule(4, "f32[8,16,3]", "{devices=[1,4,1]<=[4]}", "f32[3,3,4]", "{replicated}",
+                                       "f32[8,16,4]", "{devices=[4,1,1]<=[4]}",
+                                       "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"));
+  // One all-to-all of the input beats a halo exchange plus an all-to-all of the output.
+  EXPECT_LE(CommBytes(p), 3.0 / 4 * 8 * 4 * 3 * 4 + 1e-6) << p.text;
   ExpectSameNumbers(p);
 }
 
@@ -267,6 +341,37 @@ TEST(ConvolutionPartitionTest, BackwardFilterOverDataParallelBatchAllReduces) {
                                        "window={size=8}, dim_labels=f0b_i0o->0bf"));
   EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 1) << p.text;
   EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, BackwardFilterOverSpatialShardsSplitsTheTaps) {
+  // dK[k,c,o] = sum_n,w x[n,w+k-1,c] dy[n,w,o] with x and dy split along w: each device
+  // applies its own taps to a halo of x and the kernel gradients are summed.
+  Partitioned p = Partition(ConvModule(4, "f32[2,16,3]", "{devices=[1,4,1]<=[4]}", "f32[2,16,4]",
+                                       "{devices=[1,4,1]<=[4]}", "f32[3,3,4]", "{replicated}",
+                                       "window={size=16 pad=1_1}, dim_labels=f0b_i0o->0bf"));
+  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 2) << p.text;
+  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 1) << p.text;
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
+  EXPECT_DOUBLE_EQ(CommBytes(p), 2 * 2 * 1 * 3 * 4 + 2.0 * 3 / 4 * 3 * 3 * 4 * 4);
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, BackwardFilterOfAStridedConvolutionOverSpatialAndBatchShards) {
+  // The forward convolution had stride 2 (rhs_dilate=2 here); batch on the 2-way axis,
+  // width on the 4-way axis: one all-reduce over all 8 devices.
+  Partitioned p = Partition(ConvModule(8, "f32[2,16,3]", "{devices=[2,4,1]<=[8]}", "f32[2,8,4]",
+                                       "{devices=[2,4,1]<=[8]}", "f32[3,3,4]", "{replicated}",
+                                       "window={size=8 pad=1_0 rhs_dilate=2}, dim_labels=f0b_i0o->0bf"));
+  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 1) << p.text;
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ConvolutionPartitionTest, UnevenTapSplit) {
+  Partitioned p = Partition(ConvModule(4, "f32[2,14,3]", "{devices=[1,4,1]<=[4]}", "f32[2,14,4]",
+                                       "{devices=[1,4,1]<=[4]}", "f32[3,3,4]", "{replicated}",
+                                       "window={size=14 pad=1_1}, dim_labels=f0b_i0o->0bf"));
   ExpectSameNumbers(p);
 }
 

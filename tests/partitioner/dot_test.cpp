@@ -14,6 +14,7 @@
 #include "runtime/spmd/like_module.h"
 #include "runtime/spmd/spmd_executor.h"
 #include "text/parser.h"
+#include "support/diagnostic.h"
 #include "text/printer.h"
 
 namespace gspmd {
@@ -305,6 +306,116 @@ ENTRY e {
   ASSERT_EQ(reduces.size(), 1u) << p.text;
   EXPECT_EQ(reduces[0]->replica_groups.Groups(8).size(), 4u);
   ExpectSameNumbers(p);
+}
+
+TEST(DotPartitionTest, ExpertParallelResultMovesToAnotherDimWithOneAllToAll) {
+  // Experts split 8 ways; the result is wanted split on its group dim instead: one all-to-all
+  // over all 8 devices (not one per factor of 8 plus a permute).
+  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+ENTRY e {
+  %h = f32[8,8,4,32]{3,2,1,0} parameter(0), sharding={devices=[8,1,1,1]<=[8]}
+  %w = f32[8,32,16]{2,1,0} parameter(1), sharding={devices=[8,1,1]<=[8]}
+  ROOT %y = f32[8,8,4,16]{3,2,1,0} dot(%h, %w), lhs_batch_dims={0}, lhs_contracting_dims={3}, rhs_batch_dims={0}, rhs_contracting_dims={1}, sharding={devices=[1,8,1,1]<=[8]}
+})");
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  EXPECT_EQ(CountOf(p, Opcode::kAllToAll), 1) << p.text;
+  EXPECT_DOUBLE_EQ(CommBytes(p), 1792);
+  ExpectSameNumbers(p);
+}
+
+TEST(DotPartitionTest, ReplicatedOperandsUnevenShardedOutput) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+ENTRY e {
+  %x = f32[10,12]{1,0} parameter(0), sharding={replicated}
+  %w = f32[12,6]{1,0} parameter(1), sharding={replicated}
+  ROOT %d = f32[10,6]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]<=[4]}
+})");
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  EXPECT_EQ(InstructionsWith(*p.module, Opcode::kDot)[0]->shape().dims(), (std::vector<int64_t>{3, 6}));
+  ExpectSameNumbers(p);
+}
+
+TEST(DotPartitionTest, BfloatOperandsWithFloatResult) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+ENTRY e {
+  %x = bf16[8,16]{1,0} parameter(0), sharding={devices=[1,4]<=[4]}
+  %w = bf16[16,8]{1,0} parameter(1), sharding={devices=[4,1]<=[4]}
+  ROOT %d = f32[8,8]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+})");
+  // Partial sums over 4 devices, result split 2 ways: reduce-scatter over the major pair
+  // (128 bytes) then all-reduce over the minor pair (128 bytes), cheaper than one all-reduce.
+  EXPECT_EQ(CountOf(p, Opcode::kReduceScatter), 1) << p.text;
+  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 1) << p.text;
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
+  EXPECT_DOUBLE_EQ(CommBytes(p), 256);
+  ExpectSameNumbers(p);
+}
+
+// Every combination of a few layouts of lhs, rhs and result, on dims that do not divide
+// evenly: the numbers must match and nothing may be fully rematerialized.
+TEST(DotPartitionTest, LayoutSweepOnUnevenDims) {
+  const std::vector<std::string> layouts = {
+      "{replicated}",
+      "{devices=[8,1]<=[8]}",
+      "{devices=[1,8]<=[8]}",
+      "{devices=[2,4]<=[8]}",
+      "{devices=[4,2]<=[2,4]T(1,0)}",
+      "{devices=[1,2,4]<=[8] last_tile_dim_replicate}",
+      "{devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}",
+  };
+  for (const std::string& lhs : layouts) {
+    for (const std::string& rhs : layouts) {
+      for (const std::string& out : layouts) {
+        SCOPED_TRACE(lhs + " x " + rhs + " -> " + out);
+        Partitioned p = Partition(R"(HloModule m, num_partitions=8
+ENTRY e {
+  %x = f32[6,10]{1,0} parameter(0), sharding=)" + lhs + R"(
+  %w = f32[10,5]{1,0} parameter(1), sharding=)" + rhs + R"(
+  %ex = f32[6,10]{1,0} exponential(%x), sharding=)" + lhs + R"(
+  %ew = f32[10,5]{1,0} exponential(%w), sharding=)" + rhs + R"(
+  ROOT %d = f32[6,5]{1,0} dot(%ex, %ew), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding=)" + out + R"(
+})");
+        ExpectSameNumbers(p);
+      }
+    }
+  }
+}
+
+// The same for a batched dot on a 2x2x2 mesh.
+TEST(DotPartitionTest, BatchedLayoutSweepOnThreeDimensionalMesh) {
+  const std::vector<std::string> layouts = {
+      "{replicated}",
+      "{devices=[2,1,2,2]<=[8] last_tile_dim_replicate}",
+      "{devices=[1,2,2,2]<=[2,2,2]T(2,1,0) last_tile_dim_replicate}",
+      "{devices=[2,2,2]<=[8]}",
+      "{devices=[1,1,8]<=[8]}",
+  };
+  for (const std::string& lhs : layouts) {
+    for (const std::string& rhs : layouts) {
+      for (const std::string& out : layouts) {
+        SCOPED_TRACE(lhs + " x " + rhs + " -> " + out);
+        Partitioned p = Partition(R"(HloModule m, num_partitions=8
+ENTRY e {
+  %x = f32[4,6,10]{2,1,0} parameter(0), sharding=)" + lhs + R"(
+  %w = f32[4,10,5]{2,1,0} parameter(1), sharding=)" + rhs + R"(
+  %ex = f32[4,6,10]{2,1,0} exponential(%x), sharding=)" + lhs + R"(
+  %ew = f32[4,10,5]{2,1,0} exponential(%w), sharding=)" + rhs + R"(
+  ROOT %d = f32[4,6,5]{2,1,0} dot(%ex, %ew), lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}, sharding=)" + out + R"(
+})");
+        ExpectSameNumbers(p);
+      }
+    }
+  }
+}
+
+TEST(DotPartitionTest, MismatchedContractingSizesAreAUserError) {
+  const std::string text = R"(HloModule m, num_partitions=2
+ENTRY e {
+  %x = f32[4,6]{1,0} parameter(0), sharding={devices=[1,2]<=[2]}
+  %w = f32[5,3]{1,0} parameter(1), sharding={devices=[2,1]<=[2]}
+  ROOT %d = f32[4,3]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={replicated}
+})";
+  EXPECT_THROW(PartitionModule(*ParseModule(text)), UserError);
 }
 
 }  // namespace

@@ -320,11 +320,12 @@ TEST(ScatterPartitionTest, OperandPassThroughIsLocal) {
 }
 
 TEST(ScatterPartitionTest, ShardedOperandAndUpdatesOnATwoDimensionalMesh) {
-  // Operand rows over the 2-way axis, updates over the 4-way axis.
+  // Operand rows over the 2-way axis, updates over the 4-way axis (more updates than
+  // operand rows, so reducing partial results beats gathering the updates).
   Partitioned p = Partition(ScatterModule(8, kAddComputation, R"(
   %x = f32[32,8]{1,0} parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
-  %i = s32[24,1]{1,0} parameter(1), sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}
-  %u = f32[24,8]{1,0} parameter(2), sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+  %i = s32[64,1]{1,0} parameter(1), sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+  %u = f32[64,8]{1,0} parameter(2), sharding={devices=[4,1,2]<=[2,4]T(1,0) last_tile_dim_replicate}
   ROOT %s = f32[32,8]{1,0} scatter(%x, %i, %u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%add, sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate})"));
   auto reduces = InstructionsWith(*p.module, Opcode::kAllReduce);
   ASSERT_EQ(reduces.size(), 1u) << p.text;

@@ -139,10 +139,10 @@ ENTRY e {
   %c = f32[] constant(0)
   ROOT %s = f32[16]{0} reduce(%x, %c), dimensions={1}, to_apply=%add, sharding={devices=[8]<=[8]}
 })"));
-  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
-  auto scatters = InstructionsWith(*p.module, Opcode::kReduceScatter);
-  ASSERT_EQ(scatters.size(), 1u) << p.text;
-  EXPECT_EQ(scatters[0]->shape().dims(), (std::vector<int64_t>{2}));
+  // Reduce-scatter (the planner may split it over sub-axes at the same cost), no all-reduce.
+  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 0) << p.text;
+  EXPECT_GE(CountOf(p, Opcode::kReduceScatter), 1) << p.text;
+  EXPECT_DOUBLE_EQ(CommBytes(p), 56);  // 7/8 * 64 bytes
   ExpectSameNumbers(p);
 }
 
@@ -182,11 +182,10 @@ ENTRY e {
   %c = f32[] constant(0)
   ROOT %s = f32[16]{0} reduce(%x, %c), dimensions={1}, to_apply=%add, sharding={replicated}
 })"));
-  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
-  auto reduces = InstructionsWith(*p.module, Opcode::kAllReduce);
-  ASSERT_EQ(reduces.size(), 1u) << p.text;
-  EXPECT_EQ(reduces[0]->replica_groups.Groups(8),
-            (std::vector<std::vector<int64_t>>{{0, 2, 4, 6}, {1, 3, 5, 7}}));
+  // At most an all-reduce of the partial sums over the 4-way axis (96 bytes); the planner may
+  // find a cheaper reduce-scatter + all-gather that also uses the replicated axis.
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather) > 0 || CountOf(p, Opcode::kAllReduce) > 0, true) << p.text;
+  EXPECT_LE(CommBytes(p), 96) << p.text;
   ExpectSameNumbers(p);
 }
 

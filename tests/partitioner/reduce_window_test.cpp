@@ -105,6 +105,20 @@ const char* kRegions = R"(
   %b = f32[] parameter(1)
   ROOT %r = f32[] maximum(%a, %b)
 }
+%argmax (v0: f32[], i0: s32[], v1: f32[], i1: s32[]) -> (f32[], s32[]) {
+  %v0 = f32[] parameter(0)
+  %i0 = s32[] parameter(1)
+  %v1 = f32[] parameter(2)
+  %i1 = s32[] parameter(3)
+  %gt = pred[] compare(%v0, %v1), direction=GT
+  %eq = pred[] compare(%v0, %v1), direction=EQ
+  %lt = pred[] compare(%i0, %i1), direction=LT
+  %tie = pred[] and(%eq, %lt)
+  %pick = pred[] or(%gt, %tie)
+  %v = f32[] select(%pick, %v0, %v1)
+  %i = s32[] select(%pick, %i0, %i1)
+  ROOT %r = (f32[], s32[]) tuple(%v, %i)
+}
 %ge (a: f32[], b: f32[]) -> pred[] {
   %a = f32[] parameter(0)
   %b = f32[] parameter(1)
@@ -233,6 +247,40 @@ ENTRY e {
   ExpectSameNumbers(p);
 }
 
+TEST(ReduceWindowPartitionTest, CumsumOfAReplicatedOperandIsComputedWhole) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = s32[4,32]{1,0} parameter(0), sharding={replicated}
+  %c = s32[] constant(0)
+  ROOT %r = s32[4,32]{1,0} reduce-window(%x, %c), window={size=1x32 pad=0_0x31_0}, to_apply=%add_s32, sharding={devices=[1,8]<=[8]}
+})"));
+  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, VariadicArgmaxPoolingExchangesHalosForBothInputs) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[2,24]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
+  %iota = s32[2,24]{1,0} iota(), iota_dimension=1, sharding={devices=[2,4]<=[8]}
+  %ninf = f32[] constant(-inf)
+  %zero = s32[] constant(0)
+  ROOT %r = (f32[2,12]{1,0}, s32[2,12]{1,0}) reduce-window(%x, %iota, %ninf, %zero), window={size=1x3 stride=1x2 pad=0_0x1_0}, to_apply=%argmax, sharding={{devices=[2,4]<=[8]}, {devices=[2,4]<=[8]}}
+})"));
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, DilatedWindowOnAShardedDim) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[3,40]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  %c = f32[] constant(0)
+  ROOT %r = f32[3,36]{1,0} reduce-window(%x, %c), window={size=1x3 rhs_dilate=1x2}, to_apply=%add, sharding={devices=[1,8]<=[8]}
+})"));
+  ExpectSameNumbers(p);
+}
+
 TEST(ReduceWindowPartitionTest, SelectAndScatterOnAShardedBatchDimIsLocal) {
   Partitioned p = Partition(Module(R"(
 ENTRY e {
@@ -245,13 +293,49 @@ ENTRY e {
   ExpectSameNumbers(p);
 }
 
-TEST(ReduceWindowPartitionTest, SelectAndScatterOnAShardedWindowDim) {
+TEST(ReduceWindowPartitionTest, SelectAndScatterOnAShardedWindowDimExchangesHalos) {
   Partitioned p = Partition(Module(R"(
 ENTRY e {
   %x = f32[2,16]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
   %s = f32[2,8]{1,0} parameter(1), sharding={devices=[2,4]<=[8]}
   %c = f32[] constant(0)
   ROOT %r = f32[2,16]{1,0} select-and-scatter(%x, %s, %c), window={size=1x3 stride=1x2 pad=0_0x1_0}, select=%ge, scatter=%add, sharding={devices=[2,4]<=[8]}
+})"));
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, MaxPoolGradientOnSpatiallyShardedImages) {
+  // The backward pass of a 3x3 stride-2 max pool, rows over 2 devices and columns over 4.
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[2,16,16,3]{3,2,1,0} parameter(0), sharding={devices=[1,2,4,1]<=[8]}
+  %s = f32[2,8,8,3]{3,2,1,0} parameter(1), sharding={devices=[1,2,4,1]<=[8]}
+  %c = f32[] constant(0)
+  ROOT %r = f32[2,16,16,3]{3,2,1,0} select-and-scatter(%x, %s, %c), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, select=%ge, scatter=%add, sharding={devices=[1,2,4,1]<=[8]}
+})"));
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, SelectAndScatterOnAnUnevenShardedDim) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[3,10]{1,0} parameter(0), sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
+  %s = f32[3,5]{1,0} parameter(1), sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
+  %c = f32[] constant(0)
+  ROOT %r = f32[3,10]{1,0} select-and-scatter(%x, %s, %c), window={size=1x2 stride=1x2}, select=%ge, scatter=%add, sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
+})"));
+  ExpectSameNumbers(p);
+}
+
+TEST(ReduceWindowPartitionTest, SelectAndScatterWithOverlappingWindowsAndUnevenShards) {
+  Partitioned p = Partition(Module(R"(
+ENTRY e {
+  %x = f32[2,13]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  %s = f32[2,13]{1,0} parameter(1), sharding={devices=[1,8]<=[8]}
+  %c = f32[] constant(0)
+  ROOT %r = f32[2,13]{1,0} select-and-scatter(%x, %s, %c), window={size=1x3 pad=0_0x1_1}, select=%ge, scatter=%add, sharding={devices=[1,8]<=[8]}
 })"));
   ExpectSameNumbers(p);
 }

@@ -59,6 +59,45 @@ ENTRY e {
   }
 }
 
+TEST(ShapeOpsDynamicSliceTest, SmallSliceOfShardedDimSumsMaskedParts) {
+  // Gathering the operand would send 7/8 of 1 KiB; summing the one-row parts sends 28 bytes.
+  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+ENTRY e {
+  %a = f32[64,4]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  %i = s32[] parameter(1), sharding={replicated}
+  %z = s32[] constant(0)
+  ROOT %d = f32[1,4]{1,0} dynamic-slice(%a, %i, %z), dynamic_slice_sizes={1,4}, sharding={replicated}
+})");
+  EXPECT_TRUE(p.warnings.empty());
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
+  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 1) << p.text;
+  EXPECT_LE(CommBytes(p), 28.0) << p.text;
+  for (int64_t start : {0, 7, 8, 63, 100, -2}) {
+    std::vector<Literal> inputs;
+    inputs.push_back(Values(Shape(ElementType::kF32, {64, 4}), 0));
+    inputs.push_back(S32Scalar(start));
+    ExpectSameNumbers(p, std::move(inputs));
+  }
+}
+
+TEST(ShapeOpsDynamicSliceTest, MaskedSliceAcrossTwoShardsOfUnevenDim) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+ENTRY e {
+  %a = s32[30,2]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %i = s32[] parameter(1), sharding={replicated}
+  %z = s32[] constant(0)
+  ROOT %d = s32[3,2]{1,0} dynamic-slice(%a, %i, %z), dynamic_slice_sizes={3,2}, sharding={devices=[4,1]<=[4]}
+})");
+  EXPECT_TRUE(p.warnings.empty());
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
+  for (int64_t start : {0, 6, 7, 23, 27, 29}) {
+    std::vector<Literal> inputs;
+    inputs.push_back(Values(Shape(ElementType::kS32, {30, 2}), 0));
+    inputs.push_back(S32Scalar(start));
+    ExpectSameNumbers(p, std::move(inputs));
+  }
+}
+
 TEST(ShapeOpsDynamicSliceTest, ConstantStartSlicesLikeAStaticSlice) {
   Partitioned p = Partition(R"(HloModule m, num_partitions=8
 ENTRY e {

@@ -105,14 +105,38 @@ ENTRY e {
   ExpectSameNumbers(p);
 }
 
-TEST(ShapeOpsReshapeTest, UnevenMergeFallsBackToAReshardNotAWarning) {
+TEST(ShapeOpsReshapeTest, UnevenMergeUsesAHaloExchange) {
   Partitioned p = Partition(R"(HloModule m, num_partitions=4
 ENTRY e {
   %x = f32[6,4]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
   ROOT %r = f32[24]{0} reshape(%x), sharding={devices=[4]<=[4]}
 })");
   EXPECT_TRUE(p.warnings.empty());
+  EXPECT_EQ(CollectiveCount(p), CountOf(p, Opcode::kCollectivePermute)) << p.text;
+  EXPECT_LT(CommBytes(p), 72.0) << p.text;  // gathering the operand: 3/4 of 96 bytes
   ExpectSameNumbers(p);
+}
+
+TEST(ShapeOpsReshapeTest, UnevenSplitsAndMergesMatchNumbers) {
+  const char* cases[] = {
+      "%x = f32[12]{0} parameter(0), sharding={devices=[4]<=[4]}\n"
+      "  ROOT %r = f32[3,4]{1,0} reshape(%x), sharding={devices=[4,1]<=[4]}",
+      "%x = f32[10,3]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}\n"
+      "  ROOT %r = f32[30]{0} reshape(%x), sharding={devices=[4]<=[4]}",
+      "%x = f32[30]{0} parameter(0), sharding={devices=[4]<=[4]}\n"
+      "  ROOT %r = f32[10,3]{1,0} reshape(%x), sharding={devices=[4,1]<=[4]}",
+      "%x = f32[2,15]{1,0} parameter(0), sharding={devices=[1,4]<=[4]}\n"
+      "  ROOT %r = f32[2,5,3]{2,1,0} reshape(%x), sharding={devices=[1,4,1]<=[4]}",
+      "%x = f32[7,2,3]{2,1,0} parameter(0), sharding={devices=[4,1,1]<=[4]}\n"
+      "  ROOT %r = f32[14,3]{1,0} reshape(%x), sharding={devices=[4,1]<=[4]}",
+  };
+  for (const char* body : cases) {
+    SCOPED_TRACE(body);
+    Partitioned p = Partition(std::string("HloModule m, num_partitions=4\nENTRY e {\n  ") + body + "\n}\n");
+    EXPECT_TRUE(p.warnings.empty());
+    EXPECT_EQ(CollectiveCount(p), CountOf(p, Opcode::kCollectivePermute)) << p.text;
+    ExpectSameNumbers(p);
+  }
 }
 
 TEST(ShapeOpsReshapeTest, ThreeToTwoDimsOnTwoDimMesh) {
@@ -135,6 +159,15 @@ ENTRY e {
   EXPECT_TRUE(p.warnings.empty());
   EXPECT_EQ(CountOf(p, Opcode::kAllGather), 1) << p.text;
   ExpectSameNumbers(p);
+}
+
+TEST(ShapeOpsReshapeTest, MirroredDeviceOrderStaysLocal) {
+  ExpectLocal(Partition(R"(HloModule m, num_partitions=8
+ENTRY e {
+  %a = f32[16,4]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  %r = f32[16,4]{1,0} reverse(%a), dimensions={0}, sharding={devices=[8,1]7,6,5,4,3,2,1,0}
+  ROOT %s = f32[64]{0} reshape(%r), sharding={devices=[8]7,6,5,4,3,2,1,0}
+})"));
 }
 
 }  // namespace

@@ -200,5 +200,33 @@ ENTRY e {
   ExpectSameNumbers(p);
 }
 
+TEST(ShapeOpsConcatTest, PipelineShiftIsOneCollectivePermute) {
+  // state = concat([input], state[:-1]) along the stage dim: every stage passes its piece on.
+  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+ENTRY e {
+  %state = f32[4,8]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %input = f32[1,8]{1,0} parameter(1), sharding={replicated}
+  %head = f32[3,8]{1,0} slice(%state), slice={[0:3], [0:8]}, sharding={devices=[4,1]<=[4]}
+  ROOT %next = f32[4,8]{1,0} concatenate(%input, %head), dimensions={0}, sharding={devices=[4,1]<=[4]}
+})");
+  ExpectOnlyPermutes(p);
+  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 1) << p.text;
+  EXPECT_DOUBLE_EQ(CommBytes(p), 32.0) << p.text;
+  ExpectSameNumbers(p);
+}
+
+TEST(ShapeOpsConcatTest, RotateOnTwoDimMesh) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+ENTRY e {
+  %a = f32[8,6]{1,0} parameter(0), sharding={devices=[4,2]<=[8]}
+  %s0 = f32[2,6]{1,0} slice(%a), slice={[6:8], [0:6]}, sharding={devices=[4,2]<=[8]}
+  %s1 = f32[6,6]{1,0} slice(%a), slice={[0:6], [0:6]}, sharding={devices=[4,2]<=[8]}
+  ROOT %c = f32[8,6]{1,0} concatenate(%s0, %s1), dimensions={0}, sharding={devices=[4,2]<=[8]}
+})");
+  ExpectOnlyPermutes(p);
+  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 1) << p.text;
+  ExpectSameNumbers(p);
+}
+
 }  // namespace
 }  // namespace gspmd::shape_ops_test

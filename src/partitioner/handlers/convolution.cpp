@@ -9,7 +9,10 @@
 //   in feature  lhs feature + kernel in-feature           partial sums, all-reduce
 //   spatial i   lhs spatial i + result spatial i          halo exchange (or windows sliced
 //                                                         from a whole lhs dim)
-// Kernel spatial dims stay whole.
+//   window i    lhs spatial i + kernel spatial i          halo exchange, partial sums over
+//               (backward-filter convolutions, where the  the taps
+//               "kernel" is the output gradient)
+// A kernel spatial dim is split only in the window mode (not with window reversal).
 #include <algorithm>
 
 #include "partitioner/halo_exchange.h"
@@ -32,14 +35,19 @@ Sharding AsAxisSharding(const Sharding& sharding) {
 int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
 
-// How one spatial dim is split: output tile t computes outputs [t*out_shard, ...) from input
-// elements [start[t], start[t] + window) placed at dilated offset low[t] of a local padded
-// input `needed` long (so the local convolution has no padding beyond low/high).
+// Which dim of a spatial dim's triple a split follows: the result's (each device computes
+// its outputs from a halo of the input) or the kernel's (each device applies its taps to a
+// halo of the input, giving partial sums).
+enum class SpatialMode { kOutput, kWindow };
+
+// How one spatial dim is split: tile t reads input elements [start[t], start[t] + window),
+// placed at dilated offset low[t] of a local padded input `needed` long, with a local window
+// of `local_size` taps (so the local convolution needs no padding beyond low/high).
 struct SpatialSplit {
   int64_t tiles = 1;
-  int64_t out_shard = 0;
-  int64_t needed = 0;  // dilated, padded extent the local outputs read
-  int64_t window = 0;  // input elements per tile
+  int64_t local_size = 0;
+  int64_t needed = 0;
+  int64_t window = 0;
   std::vector<int64_t> start;
   std::vector<int64_t> low;
   bool uniform_low = true;
@@ -53,25 +61,24 @@ int64_t OutputSize(int64_t in, const WindowDim& w) {
   return (padded - extent) / w.stride + 1;
 }
 
-SpatialSplit SplitSpatial(const WindowDim& w, int64_t in_size, int64_t out_size, int64_t tiles) {
+// Tile t's first tap reads dilated, padded position t * step; `useful[t]` is false for tiles
+// past the end, which compute only padding and read their own shard (no halo).
+SpatialSplit MakeSplit(const WindowDim& w, int64_t in_size, int64_t tiles, int64_t step, int64_t needed,
+                       int64_t local_size, const std::vector<bool>& useful) {
   SpatialSplit split;
   split.tiles = tiles;
-  split.out_shard = ShardSize(out_size, tiles);
-  int64_t extent = (w.size - 1) * w.window_dilation + 1;
-  split.needed = (split.out_shard - 1) * w.stride + extent;
-  int64_t in_shard = ShardSize(in_size, tiles);
-  std::vector<bool> useful(tiles, false);
+  split.local_size = local_size;
+  split.needed = needed;
   for (int64_t t = 0; t < tiles; ++t) {
-    int64_t first = t * split.out_shard * w.stride;  // dilated, padded position of the first tap
+    int64_t first = t * step;
     int64_t lo = CeilDiv(first - w.padding_low, w.base_dilation);
-    int64_t hi = FloorDiv(first + split.needed - 1 - w.padding_low, w.base_dilation) + 1;
-    useful[t] = t * split.out_shard < out_size;
+    int64_t hi = FloorDiv(first + needed - 1 - w.padding_low, w.base_dilation) + 1;
     split.start.push_back(lo);
     split.low.push_back(lo * w.base_dilation + w.padding_low - first);
     if (useful[t]) split.window = std::max(split.window, hi - lo);
   }
   split.window = std::max<int64_t>(split.window, 1);
-  // Tiles past the end compute only padding: let them read their own shard (no halo).
+  int64_t in_shard = ShardSize(in_size, tiles);
   for (int64_t t = 0; t < tiles; ++t) {
     if (useful[t]) continue;
     split.start[t] = std::min(t * in_shard, std::max<int64_t>(in_size - split.window, 0));
@@ -79,6 +86,28 @@ SpatialSplit SplitSpatial(const WindowDim& w, int64_t in_size, int64_t out_size,
   }
   split.uniform_low = std::all_of(split.low.begin(), split.low.end(), [&](int64_t l) { return l == split.low[0]; });
   return split;
+}
+
+// The result's dim split `tiles` ways: tile t computes outputs [t*O', (t+1)*O').
+SpatialSplit SplitOutput(const WindowDim& w, int64_t in_size, int64_t out_size, int64_t tiles) {
+  int64_t out_shard = ShardSize(out_size, tiles);
+  int64_t extent = (w.size - 1) * w.window_dilation + 1;
+  std::vector<bool> useful(tiles);
+  for (int64_t t = 0; t < tiles; ++t) useful[t] = t * out_shard < out_size;
+  return MakeSplit(w, in_size, tiles, out_shard * w.stride, (out_shard - 1) * w.stride + extent, w.size, useful);
+}
+
+// The window's taps split `tiles` ways: tile t applies taps [t*K', (t+1)*K') for all outputs.
+SpatialSplit SplitWindow(const WindowDim& w, int64_t in_size, int64_t out_size, int64_t tiles) {
+  int64_t taps = ShardSize(w.size, tiles);
+  std::vector<bool> useful(tiles);
+  for (int64_t t = 0; t < tiles; ++t) useful[t] = t * taps < w.size;
+  return MakeSplit(w, in_size, tiles, taps * w.window_dilation,
+                   (out_size - 1) * w.stride + (taps - 1) * w.window_dilation + 1, taps, useful);
+}
+
+SpatialSplit SplitFor(SpatialMode mode, const WindowDim& w, int64_t in_size, int64_t out_size, int64_t tiles) {
+  return mode == SpatialMode::kOutput ? SplitOutput(w, in_size, out_size, tiles) : SplitWindow(w, in_size, out_size, tiles);
 }
 
 // Elements each device sends to build the windows of `split` from an input split the same
@@ -112,6 +141,24 @@ void CheckConvolution(const Instruction& conv, const ConvShapes& shapes) {
     GSPMD_USER_ERROR("convolution %", conv.name(), " operands and result must have rank ", spatial + 2);
   if (conv.feature_group_count < 1 || conv.batch_group_count < 1)
     GSPMD_USER_ERROR("convolution %", conv.name(), " has a non-positive group count");
+  std::vector<int64_t> labelled = {dn.input_batch_dim, dn.input_feature_dim, dn.kernel_input_feature_dim,
+                                   dn.kernel_output_feature_dim, dn.output_batch_dim, dn.output_feature_dim};
+  for (size_t i = 0; i < spatial; ++i) {
+    labelled.insert(labelled.end(), {dn.input_spatial_dims[i], dn.kernel_spatial_dims[i], dn.output_spatial_dims[i]});
+    const WindowDim& w = conv.window[i];
+    if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1)
+      GSPMD_USER_ERROR("convolution %", conv.name(), " window dim ", i,
+                       " needs a positive stride and dilations; got stride=", w.stride,
+                       " lhs_dilate=", w.base_dilation, " rhs_dilate=", w.window_dilation);
+  }
+  for (int64_t d : labelled)
+    if (d < 0 || d >= shapes.lhs.rank())
+      GSPMD_USER_ERROR("convolution %", conv.name(), " dim_labels name dim ", d, " of a rank-", shapes.lhs.rank(),
+                       " array");
+}
+
+int64_t SpatialSlot(int64_t spatial_count, SpatialMode mode, int64_t i) {
+  return kFirstSpatialSlot + (mode == SpatialMode::kOutput ? 0 : spatial_count) + i;
 }
 
 // Slot of every dim of the input, kernel and result.
@@ -119,7 +166,8 @@ struct ConvSlots {
   std::vector<int64_t> lhs, rhs, out;
 };
 
-ConvSlots MakeSlots(const Instruction& conv, const ConvShapes& shapes, const std::vector<bool>& lhs_spatial_whole) {
+ConvSlots MakeSlots(const Instruction& conv, const ConvShapes& shapes, const std::vector<bool>& lhs_spatial_whole,
+                    const std::vector<SpatialMode>& modes) {
   const ConvDimensionNumbers& dn = conv.conv_dims;
   bool feature_groups = conv.feature_group_count > 1;
   bool batch_groups = conv.batch_group_count > 1;
@@ -133,10 +181,12 @@ ConvSlots MakeSlots(const Instruction& conv, const ConvShapes& shapes, const std
   slots.rhs[dn.kernel_output_feature_dim] = kOutFeatureSlot;
   slots.out[dn.output_batch_dim] = batch_groups ? -1 : kBatchSlot;
   slots.out[dn.output_feature_dim] = kOutFeatureSlot;
-  for (size_t i = 0; i < dn.input_spatial_dims.size(); ++i) {
-    int64_t slot = kFirstSpatialSlot + static_cast<int64_t>(i);
+  int64_t spatial_count = static_cast<int64_t>(dn.input_spatial_dims.size());
+  for (int64_t i = 0; i < spatial_count; ++i) {
+    int64_t slot = SpatialSlot(spatial_count, modes[i], i);
     slots.lhs[dn.input_spatial_dims[i]] = lhs_spatial_whole[i] ? -1 : slot;
-    slots.out[dn.output_spatial_dims[i]] = slot;
+    if (modes[i] == SpatialMode::kOutput) slots.out[dn.output_spatial_dims[i]] = slot;
+    if (modes[i] == SpatialMode::kWindow) slots.rhs[dn.kernel_spatial_dims[i]] = slot;
   }
   return slots;
 }
@@ -148,6 +198,18 @@ std::vector<int64_t> LocalDims(const std::vector<int64_t>& dims, const std::vect
   for (size_t d = 0; d < dims.size(); ++d)
     if (slots[d] >= 0) local[d] = ShardSize(dims[d], TileCountOf(slot_axes[slots[d]]));
   return local;
+}
+
+// `layout` with only dim `dim` split (the other dims' axes become replicated), for masking
+// the padding of that dim alone.
+Sharding OnlyDim(AxisSharding layout, int64_t dim) {
+  for (int64_t d = 0; d < layout.rank(); ++d) {
+    if (d == dim) continue;
+    layout.replicated.insert(layout.replicated.end(), layout.dims[d].begin(), layout.dims[d].end());
+    layout.dims[d].clear();
+  }
+  std::sort(layout.replicated.begin(), layout.replicated.end());
+  return layout.ToSharding();
 }
 
 class ConvolutionPartitioner {
@@ -162,30 +224,65 @@ class ConvolutionPartitioner {
     const auto& out_axes = context.Axes(AsAxisSharding(op_.sharding()), shapes_.out.rank());
     if (!lhs_axes || !rhs_axes || !out_axes) return false;
     spatial_count_ = static_cast<int64_t>(dn.input_spatial_dims.size());
-    for (int64_t i = 0; i < spatial_count_; ++i) lhs_spatial_whole_.push_back(lhs_axes->dims[dn.input_spatial_dims[i]].empty());
-    slots_ = MakeSlots(conv_, shapes_, lhs_spatial_whole_);
-
-    SlotProblem problem;
-    problem.slot_count = kFirstSpatialSlot + spatial_count_;
-    problem.slot_extent.assign(problem.slot_count, 1);
-    problem.slot_extent[kBatchSlot] = shapes_.out.dim(dn.output_batch_dim);
-    problem.slot_extent[kOutFeatureSlot] = shapes_.out.dim(dn.output_feature_dim);
-    problem.slot_extent[kInFeatureSlot] = shapes_.rhs.dim(dn.kernel_input_feature_dim);
-    for (int64_t i = 0; i < spatial_count_; ++i)
-      problem.slot_extent[kFirstSpatialSlot + i] = shapes_.out.dim(dn.output_spatial_dims[i]);
-    problem.inputs.push_back(Tensor(shapes_.lhs, *lhs_axes, slots_.lhs));
-    problem.inputs.push_back(Tensor(shapes_.rhs, *rhs_axes, slots_.rhs));
-    problem.result = Tensor(shapes_.out, *out_axes, slots_.out);
-    problem.extra_cost = [this](const std::vector<std::vector<DeviceAxis>>& slot_axes) { return ExtraCost(slot_axes); };
-    std::optional<SlotPlacement> placement = ChooseSlotPlacement(context, problem);
-    if (!placement) return false;
-    Emit(*placement);
+    std::vector<int64_t> windowable;
+    for (int64_t i = 0; i < spatial_count_; ++i) {
+      lhs_spatial_whole_.push_back(lhs_axes->dims[dn.input_spatial_dims[i]].empty());
+      if (IsWindowable(*rhs_axes, i)) windowable.push_back(i);
+    }
+    // Every combination of modes over the dims whose kernel spatial dim is split.
+    std::optional<SlotPlacement> best;
+    std::vector<SpatialMode> best_modes;
+    for (int64_t combo = 0; combo < (int64_t{1} << windowable.size()); ++combo) {
+      modes_.assign(spatial_count_, SpatialMode::kOutput);
+      for (size_t w = 0; w < windowable.size(); ++w)
+        if (combo & (int64_t{1} << w)) modes_[windowable[w]] = SpatialMode::kWindow;
+      std::optional<SlotPlacement> placement = Choose(*lhs_axes, *rhs_axes, *out_axes);
+      if (!placement || (best && placement->cost_bytes >= best->cost_bytes - 1e-6)) continue;
+      best = std::move(placement);
+      best_modes = modes_;
+    }
+    if (!best) return false;
+    modes_ = best_modes;
+    slots_ = MakeSlots(conv_, shapes_, lhs_spatial_whole_, modes_);
+    Emit(*best);
     return true;
   }
 
  private:
   static SlotTensor Tensor(const Shape& shape, const AxisSharding& layout, const std::vector<int64_t>& slots) {
     return SlotTensor{shape.dims(), ElementByteSize(shape.element_type()), layout, slots};
+  }
+
+  // The kernel's spatial dim i is split and its taps can be split too (a reversed window
+  // would pair kernel tiles with the mirrored taps).
+  bool IsWindowable(const AxisSharding& rhs, int64_t i) const {
+    const ConvDimensionNumbers& dn = conv_.conv_dims;
+    return !rhs.dims[dn.kernel_spatial_dims[i]].empty() && !conv_.window[i].reversal &&
+           shapes_.out.dim(dn.output_spatial_dims[i]) > 0;
+  }
+
+  std::optional<SlotPlacement> Choose(const AxisSharding& lhs, const AxisSharding& rhs, const AxisSharding& out) {
+    const ConvDimensionNumbers& dn = conv_.conv_dims;
+    slots_ = MakeSlots(conv_, shapes_, lhs_spatial_whole_, modes_);
+    SlotProblem problem;
+    problem.slot_count = kFirstSpatialSlot + 2 * spatial_count_;
+    problem.slot_extent.assign(problem.slot_count, 1);
+    problem.slot_extent[kBatchSlot] = shapes_.out.dim(dn.output_batch_dim);
+    problem.slot_extent[kOutFeatureSlot] = shapes_.out.dim(dn.output_feature_dim);
+    problem.slot_extent[kInFeatureSlot] = shapes_.rhs.dim(dn.kernel_input_feature_dim);
+    for (int64_t i = 0; i < spatial_count_; ++i) {
+      problem.slot_extent[SpatialSlot(spatial_count_, SpatialMode::kOutput, i)] = shapes_.out.dim(dn.output_spatial_dims[i]);
+      problem.slot_extent[SpatialSlot(spatial_count_, SpatialMode::kWindow, i)] = shapes_.rhs.dim(dn.kernel_spatial_dims[i]);
+    }
+    problem.inputs.push_back(Tensor(shapes_.lhs, lhs, slots_.lhs));
+    problem.inputs.push_back(Tensor(shapes_.rhs, rhs, slots_.rhs));
+    problem.result = Tensor(shapes_.out, out, slots_.out);
+    problem.extra_cost = [this](const std::vector<std::vector<DeviceAxis>>& slot_axes) { return ExtraCost(slot_axes); };
+    return ChooseSlotPlacement(op_.spmd(), problem);
+  }
+
+  int64_t TilesOfSpatial(const std::vector<std::vector<DeviceAxis>>& slot_axes, int64_t i) const {
+    return TileCountOf(slot_axes[SpatialSlot(spatial_count_, modes_[i], i)]);
   }
 
   // Group counts must stay whole per device; spatial splits cost their halos.
@@ -197,11 +294,11 @@ class ConvolutionPartitioner {
     std::vector<int64_t> lhs_local = LocalDims(shapes_.lhs.dims(), slots_.lhs, slot_axes);
     double bytes = 0;
     for (int64_t i = 0; i < spatial_count_; ++i) {
-      int64_t tiles = TileCountOf(slot_axes[kFirstSpatialSlot + i]);
+      int64_t tiles = TilesOfSpatial(slot_axes, i);
       if (tiles == 1 || lhs_spatial_whole_[i]) continue;
       int64_t in_dim = dn.input_spatial_dims[i];
-      SpatialSplit split = SplitSpatial(conv_.window[i], shapes_.lhs.dim(in_dim),
-                                        shapes_.out.dim(dn.output_spatial_dims[i]), tiles);
+      SpatialSplit split = SplitFor(modes_[i], conv_.window[i], shapes_.lhs.dim(in_dim),
+                                    shapes_.out.dim(dn.output_spatial_dims[i]), tiles);
       double other = static_cast<double>(ElementByteSize(shapes_.lhs.element_type()));
       for (int64_t d = 0; d < shapes_.lhs.rank(); ++d)
         if (d != in_dim) other *= static_cast<double>(lhs_local[d]);
@@ -211,43 +308,31 @@ class ConvolutionPartitioner {
     return bytes;
   }
 
-  // Zeroes the uneven padding of the contracted feature dim of an operand.
-  Instruction* MaskFeaturePadding(Instruction* local, const Shape& global, const AxisSharding& layout, int64_t dim) {
+  // Zeroes the uneven padding of dim `dim` of an operand (a contracted feature dim, or split
+  // kernel taps).
+  Instruction* MaskDimPadding(Instruction* local, const Shape& global, const AxisSharding& layout, int64_t dim) {
     if (global.dim(dim) % layout.TileCount(dim) == 0) return local;
-    AxisSharding only = layout;
-    for (int64_t d = 0; d < only.rank(); ++d) {
-      if (d == dim) continue;
-      only.replicated.insert(only.replicated.end(), only.dims[d].begin(), only.dims[d].end());
-      only.dims[d].clear();
-    }
-    std::sort(only.replicated.begin(), only.replicated.end());
     HloBuilder& b = op_.builder();
-    return MaskPadding(b, op_.spmd(), local, global, only.ToSharding(), b.ScalarConstant(global.element_type(), 0));
+    return MaskPadding(b, op_.spmd(), local, global, OnlyDim(layout, dim), b.ScalarConstant(global.element_type(), 0));
   }
 
-  // Replaces spatial dim i of the local input by each device's window; returns the local
-  // window dim to convolve it with.
-  WindowDim ApplySpatialSplit(Instruction*& lhs, const Sharding& lhs_sharding, const AxisSharding& out_layout,
-                              int64_t i, int64_t tiles) {
-    const ConvDimensionNumbers& dn = conv_.conv_dims;
+  // Replaces spatial dim i of the local input by each device's window (device p is on tile
+  // tile_of[p] of the split); returns the local window dim to convolve it with.
+  WindowDim ApplySpatialSplit(Instruction*& lhs, const Sharding& lhs_sharding, const SpatialSplit& split, int64_t i,
+                              const std::vector<int64_t>& tile_of) {
     const WindowDim& w = conv_.window[i];
-    int64_t in_dim = dn.input_spatial_dims[i];
-    int64_t out_dim = dn.output_spatial_dims[i];
-    SpatialSplit split = SplitSpatial(w, shapes_.lhs.dim(in_dim), shapes_.out.dim(out_dim), tiles);
+    int64_t in_dim = conv_.conv_dims.input_spatial_dims[i];
     SpmdContext& context = op_.spmd();
     HloBuilder& b = op_.builder();
     int64_t devices = context.num_devices();
-    std::vector<int64_t> tile_of(devices);
     std::vector<int64_t> starts(devices);
-    for (int64_t p = 0; p < devices; ++p) {
-      tile_of[p] = out_layout.TileIndex(p)[out_dim];
-      starts[p] = split.start[tile_of[p]];
-    }
+    for (int64_t p = 0; p < devices; ++p) starts[p] = split.start[tile_of[p]];
     Instruction* zero = b.ScalarConstant(shapes_.lhs.element_type(), 0);
     HaloPlan plan = PlanWindows(lhs_sharding, shapes_.lhs.dims(), in_dim, std::move(starts), split.window, devices);
     lhs = WindowsAlongDim(b, context, lhs, lhs_sharding, shapes_.lhs, plan, zero);
 
     WindowDim local = w;
+    local.size = split.local_size;
     if (split.uniform_low) {
       local.padding_low = split.low[0];
       local.padding_high = split.needed - split.low[0] - (split.window - 1) * w.base_dilation - 1;
@@ -258,8 +343,7 @@ class ConvolutionPartitioner {
     int64_t min_low = *std::min_element(split.low.begin(), split.low.end());
     int64_t dilated = (split.window - 1) * w.base_dilation + 1;
     PaddingConfig padding(lhs->shape().rank());
-    padding[in_dim] = {max_low, std::max<int64_t>(0, max_low - min_low + split.needed - max_low - dilated),
-                       w.base_dilation - 1};
+    padding[in_dim] = {max_low, std::max<int64_t>(0, split.needed - min_low - dilated), w.base_dilation - 1};
     lhs = b.Pad(lhs, zero, std::move(padding));
     std::vector<int64_t> offsets(devices);
     for (int64_t p = 0; p < devices; ++p) offsets[p] = max_low - split.low[tile_of[p]];
@@ -282,13 +366,22 @@ class ConvolutionPartitioner {
     Instruction* lhs = op_.OperandWith(0, lhs_sharding);
     Instruction* rhs = op_.OperandWith(1, rhs_layout.ToSharding());
     if (conv_.feature_group_count == 1) {
-      lhs = MaskFeaturePadding(lhs, shapes_.lhs, lhs_layout, dn.input_feature_dim);
-      rhs = MaskFeaturePadding(rhs, shapes_.rhs, rhs_layout, dn.kernel_input_feature_dim);
+      lhs = MaskDimPadding(lhs, shapes_.lhs, lhs_layout, dn.input_feature_dim);
+      rhs = MaskDimPadding(rhs, shapes_.rhs, rhs_layout, dn.kernel_input_feature_dim);
     }
     Window window = conv_.window;
     for (int64_t i = 0; i < spatial_count_; ++i) {
-      int64_t tiles = TileCountOf(placement.slot_axes[kFirstSpatialSlot + i]);
-      if (tiles > 1) window[i] = ApplySpatialSplit(lhs, lhs_sharding, placement.result, i, tiles);
+      int64_t tiles = TilesOfSpatial(placement.slot_axes, i);
+      if (tiles == 1) continue;
+      bool by_output = modes_[i] == SpatialMode::kOutput;
+      const AxisSharding& layout = by_output ? placement.result : rhs_layout;
+      int64_t tile_dim = by_output ? dn.output_spatial_dims[i] : dn.kernel_spatial_dims[i];
+      std::vector<int64_t> tile_of(op_.spmd().num_devices());
+      for (int64_t p = 0; p < op_.spmd().num_devices(); ++p) tile_of[p] = layout.TileIndex(p)[tile_dim];
+      if (!by_output) rhs = MaskDimPadding(rhs, shapes_.rhs, rhs_layout, tile_dim);
+      SpatialSplit split = SplitFor(modes_[i], conv_.window[i], shapes_.lhs.dim(dn.input_spatial_dims[i]),
+                                    shapes_.out.dim(dn.output_spatial_dims[i]), tiles);
+      window[i] = ApplySpatialSplit(lhs, lhs_sharding, split, i, tile_of);
     }
     Sharding local_sharding = placement.result.ToSharding();
     Shape local_shape = ShardShapeOf(local_sharding, shapes_.out);
@@ -315,6 +408,7 @@ class ConvolutionPartitioner {
   ConvShapes shapes_;
   int64_t spatial_count_ = 0;
   std::vector<bool> lhs_spatial_whole_;
+  std::vector<SpatialMode> modes_;
   ConvSlots slots_;
 };
 
@@ -331,6 +425,9 @@ bool PartitionConvolution(OpContext& op) {
   ConvShapes shapes{lhs.global_shape, rhs.global_shape, conv.shape()};
   CheckConvolution(conv, shapes);
   if (conv.feature_group_count > 1 && conv.batch_group_count > 1) return false;
+  // Empty windows (a zero-size kernel) are left to the fallback.
+  for (const WindowDim& w : conv.window)
+    if (w.size < 1) return false;
   ConvolutionPartitioner partitioner(op, shapes);
   return partitioner.Run();
 }

@@ -28,18 +28,16 @@ std::map<std::string, Mesh> MeshesFor(const Instruction& instruction) {
   return SdyMeshesOf(*module);
 }
 
-// Shardings of the values a Shardy attribute describes (one per leaf of `shape`).
-std::vector<Sharding> SdyShardingsOf(const Instruction& instruction, const std::string& key,
-                                     int64_t count) {
+// The named views of the values a Shardy attribute describes (one per leaf).
+std::vector<NamedShardingView> SdyViewsOf(const Instruction& instruction, const std::string& key,
+                                          int64_t count) {
   std::string text = instruction.FrontendAttribute(key);
   if (text.empty()) GSPMD_USER_ERROR(Where(instruction), ": ", instruction.custom_call_target,
                                      " has no frontend attribute ", key);
   std::vector<NamedShardingView> views = ParseSdyShardingPerValue(text, MeshesFor(instruction), Where(instruction));
   if (static_cast<int64_t>(views.size()) != count)
     GSPMD_USER_ERROR(Where(instruction), ": ", key, " lists ", views.size(), " shardings for ", count, " values");
-  std::vector<Sharding> shardings;
-  for (const NamedShardingView& view : views) shardings.push_back(ShardingFromSdyView(view, Where(instruction)));
-  return shardings;
+  return views;
 }
 
 // The local (inside the region) sharding of a value whose global sharding is `view`: its
@@ -133,9 +131,7 @@ bool PartitionGlobalToLocal(OpContext& op) {
     GSPMD_USER_ERROR(Where(instruction), ": xla.sdy.GlobalToLocalShape has ", count, " operands but ",
                      LeafCount(instruction.shape()), " results");
   }
-  std::vector<Sharding> in_shardings = SdyShardingsOf(instruction, "xla.sdy.in_shardings", count);
-  std::vector<NamedShardingView> views = ParseSdyShardingPerValue(
-      instruction.FrontendAttribute("xla.sdy.in_shardings"), MeshesFor(instruction), Where(instruction));
+  std::vector<NamedShardingView> views = SdyViewsOf(instruction, "xla.sdy.in_shardings", count);
   std::vector<std::string> manual_axes =
       ParseSdyManualAxes(instruction.FrontendAttribute("xla.sdy.manual_axes"), Where(instruction));
   std::vector<Instruction*> leaves;
@@ -143,7 +139,8 @@ bool PartitionGlobalToLocal(OpContext& op) {
   for (int64_t i = 0; i < count; ++i) {
     Sharding own = LeafSharding(op.sharding(), i);
     Sharding local = HasManualAxes(own) ? own : LocalShardingOf(views[i], manual_axes, Where(instruction));
-    leaves.push_back(EnterManualRegion(op, i, in_shardings[i], local, Leaf(instruction.shape(), i)));
+    Sharding global = ShardingFromSdyView(views[i], Where(instruction));
+    leaves.push_back(EnterManualRegion(op, i, global, local, Leaf(instruction.shape(), i)));
     shardings.push_back(local);
   }
   SetLeaves(op, leaves, shardings);
@@ -158,9 +155,7 @@ bool PartitionLocalToGlobal(OpContext& op) {
     GSPMD_USER_ERROR(Where(instruction), ": xla.sdy.LocalToGlobalShape has ", count, " operands but ",
                      LeafCount(instruction.shape()), " results");
   }
-  std::vector<Sharding> out_shardings = SdyShardingsOf(instruction, "xla.sdy.out_shardings", count);
-  std::vector<NamedShardingView> views = ParseSdyShardingPerValue(
-      instruction.FrontendAttribute("xla.sdy.out_shardings"), MeshesFor(instruction), Where(instruction));
+  std::vector<NamedShardingView> views = SdyViewsOf(instruction, "xla.sdy.out_shardings", count);
   std::vector<std::string> manual_axes =
       ParseSdyManualAxes(instruction.FrontendAttribute("xla.sdy.manual_axes"), Where(instruction));
   std::vector<Instruction*> leaves;
@@ -172,7 +167,8 @@ bool PartitionLocalToGlobal(OpContext& op) {
     if (HasManualAxes(value.sharding) && !(value.sharding == local)) value = op.OperandValueWith(i, local);
     // A value computed without manual shardings holds its group's whole local value.
     if (!HasManualAxes(value.sharding)) value.sharding = WholeLocalSharding(views[i], manual_axes, Where(instruction));
-    PartitionedValue global = LeaveManualRegion(op, value, Leaf(instruction.shape(), i), out_shardings[i]);
+    Sharding wanted = ShardingFromSdyView(views[i], Where(instruction));
+    PartitionedValue global = LeaveManualRegion(op, value, Leaf(instruction.shape(), i), wanted);
     leaves.push_back(global.hlo);
     shardings.push_back(global.sharding);
   }

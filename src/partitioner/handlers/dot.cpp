@@ -48,6 +48,19 @@ Instruction* MaskContractingPadding(OpContext& op, Instruction* local, const Sha
   return MaskPadding(b, op.spmd(), local, global, ContractingOnly(layout, contracting).ToSharding(), zero);
 }
 
+// Batch and contracting dims must pair up dims of the same size.
+void CheckPairedSizes(const Instruction& dot, const DotRoles& roles, const Shape& lhs, const Shape& rhs) {
+  auto check = [&](const std::vector<int64_t>& l, const std::vector<int64_t>& r, const char* what) {
+    for (size_t i = 0; i < l.size(); ++i) {
+      if (lhs.dim(l[i]) == rhs.dim(r[i])) continue;
+      GSPMD_USER_ERROR("dot %", dot.name(), ": ", what, " dims lhs ", l[i], " (size ", lhs.dim(l[i]), ") and rhs ", r[i],
+                       " (size ", rhs.dim(r[i]), ") must have the same size");
+    }
+  };
+  check(roles.lhs_batch, roles.rhs_batch, "batch");
+  check(roles.lhs_contracting, roles.rhs_contracting, "contracting");
+}
+
 }  // namespace
 
 bool PartitionDot(OpContext& op) {
@@ -73,6 +86,7 @@ bool PartitionDot(OpContext& op) {
   if (problem.roles.output_rank() != out_shape.rank())
     GSPMD_USER_ERROR("dot %", dot.name(), " has rank ", out_shape.rank(), " but its dimension numbers give rank ",
                      problem.roles.output_rank());
+  CheckPairedSizes(dot, problem.roles, lhs_shape, rhs_shape);
   problem.lhs_dims = lhs_shape.dims();
   problem.rhs_dims = rhs_shape.dims();
   problem.out_dims = out_shape.dims();

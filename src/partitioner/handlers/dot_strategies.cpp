@@ -14,7 +14,7 @@ namespace {
 constexpr int64_t kAbsent = std::numeric_limits<int64_t>::max() / 4;
 // Above this many axis-to-slot assignments, only the operands' and the output's own slots
 // (not their combinations with replication) are tried.
-constexpr int64_t kMaxAssignments = 4096;
+constexpr int64_t kMaxAssignments = 512;
 
 int64_t PositionIn(const std::vector<DeviceAxis>& list, const DeviceAxis& axis) {
   auto it = std::find(list.begin(), list.end(), axis);
@@ -80,6 +80,12 @@ class PlacementSearch {
   std::optional<DotPlacement> Run() {
     std::vector<std::vector<int64_t>> options = SlotOptions(/*with_replicated=*/true);
     if (AssignmentCount(options) > kMaxAssignments) options = SlotOptions(/*with_replicated=*/false);
+    // Still too many (many small axes): drop the last-listed slots of the most flexible axes.
+    while (AssignmentCount(options) > kMaxAssignments) {
+      auto widest = std::max_element(options.begin(), options.end(),
+                                     [](const auto& a, const auto& b) { return a.size() < b.size(); });
+      widest->pop_back();
+    }
     std::vector<size_t> choice(options.size(), 0);
     while (true) {
       std::vector<int64_t> assignment;
@@ -191,9 +197,9 @@ class PlacementSearch {
 
     int64_t steps = 0;
     auto lhs_cost = OperandCost(p_.lhs_dims, p_.lhs_element_bytes, p_.lhs, placement.lhs, steps);
-    if (!lhs_cost) return;
+    if (!lhs_cost || CannotWin(*lhs_cost)) return;
     auto rhs_cost = OperandCost(p_.rhs_dims, p_.rhs_element_bytes, p_.rhs, placement.rhs, steps);
-    if (!rhs_cost) return;
+    if (!rhs_cost || CannotWin(*lhs_cost + *rhs_cost)) return;
     const auto& out_plan = context_.Plan(
         ReshardProblem{p_.out_dims, p_.out_element_bytes, placement.out, p_.out, placement.partial});
     if (!out_plan) return;
@@ -209,8 +215,13 @@ class PlacementSearch {
     if (!best_ || Better(placement, *best_)) best_ = std::move(placement);
   }
 
+  static constexpr double kTolerance = 1e-6;
+
+  // Whether a candidate that already costs `bytes` before its result is resolved can no
+  // longer beat the best one (the result's own plan is the costliest search: skip it).
+  bool CannotWin(double bytes) const { return best_ && bytes > best_->cost_bytes + kTolerance; }
+
   static bool Better(const DotPlacement& a, const DotPlacement& b) {
-    constexpr double kTolerance = 1e-6;
     if (a.cost_bytes < b.cost_bytes - kTolerance) return true;
     if (a.cost_bytes > b.cost_bytes + kTolerance) return false;
     if (a.local_flops != b.local_flops) return a.local_flops < b.local_flops;

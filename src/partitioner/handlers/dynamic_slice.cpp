@@ -34,12 +34,138 @@ bool IsConstantScalar(const Instruction& instruction) {
 }
 
 enum class SliceMode {
-  kWhole,      // the slice covers the dim: nothing to do
-  kLocal,      // the dim is not split: slice locally at the given start
-  kStatic,     // constant start on a split dim: window exchange, stays split
-  kOwnPart,    // run-time start, split evenly: operand replicated, each device its part
-  kReplicate,  // run-time start, uneven split: operand and result replicated along the dim
+  kWhole,    // the slice covers the dim: nothing to do
+  kLocal,    // the layout does not split the dim: slice locally at the given start
+  kOwnPart,  // not split on the operand, split evenly on the result: each device its part
+  kStatic,   // constant start on a split dim: window exchange, stays split
+  kMasked,   // run-time start on a split dim: each device its overlap, summed over the dim
 };
+
+// One way to partition a dynamic-slice: the operand layout it works in, the result layout it
+// produces, what happens to each dim, and the bytes it moves (operand reshard, the sum of the
+// masked parts, result reshard).
+struct SlicePlan {
+  Sharding operand_layout;
+  Sharding result_layout;
+  std::vector<SliceMode> modes;
+  double cost = 0;
+};
+
+SlicePlan PlanSlice(OpContext& op, const Sharding& layout, bool own_parts, const Sharding& target) {
+  const Instruction& instruction = op.instruction();
+  const Shape& operand_shape = instruction.operand(0)->shape();
+  const std::vector<int64_t>& sizes = instruction.dynamic_slice_sizes;
+  int64_t rank = operand_shape.rank();
+  SlicePlan plan;
+  plan.operand_layout = layout;
+  plan.modes.resize(rank);
+  std::vector<int64_t> replicated_on_result, masked;
+  for (int64_t d = 0; d < rank; ++d) {
+    int64_t tiles = TileCountOf(layout, d);
+    int64_t target_tiles = TileCountOf(target, d);
+    SliceMode& mode = plan.modes[d];
+    if (sizes[d] >= operand_shape.dim(d)) mode = SliceMode::kWhole;
+    else if (tiles > 1) mode = IsConstantScalar(*instruction.operand(d + 1)) ? SliceMode::kStatic : SliceMode::kMasked;
+    else if (own_parts && target_tiles > 1 && sizes[d] % target_tiles == 0) mode = SliceMode::kOwnPart;
+    else mode = SliceMode::kLocal;
+    if (mode == SliceMode::kMasked) masked.push_back(d);
+    if (own_parts && mode == SliceMode::kLocal && target_tiles > 1) replicated_on_result.push_back(d);
+  }
+  replicated_on_result.insert(replicated_on_result.end(), masked.begin(), masked.end());
+  plan.result_layout = ReplicateDims(own_parts ? target : layout, rank, replicated_on_result);
+  SpmdContext& context = op.spmd();
+  auto before = ReshardCost(context, operand_shape, op.Operand(0).sharding, layout);
+  auto after = ReshardCost(context, instruction.shape(), plan.result_layout, target);
+  plan.cost = (before ? *before : 1e30) + (after ? *after : 1e30);
+  if (!masked.empty()) {
+    int64_t group = 1;
+    for (int64_t d : masked) group *= TileCountOf(layout, d);
+    Shape local = ShardShapeOf(plan.result_layout, instruction.shape());
+    plan.cost += 2.0 * static_cast<double>(group - 1) / static_cast<double>(group) *
+                 static_cast<double>(local.byte_size());
+  }
+  return plan;
+}
+
+// Emits `plan`: the static window slices, then one local dynamic-slice (masked dims take the
+// part of the slice inside the device's piece, zero elsewhere), then the sum over the masked
+// dims.
+Instruction* EmitSlice(OpContext& op, const SlicePlan& plan, const Sharding& target) {
+  const Instruction& instruction = op.instruction();
+  const Shape& operand_shape = instruction.operand(0)->shape();
+  const std::vector<int64_t>& sizes = instruction.dynamic_slice_sizes;
+  int64_t rank = operand_shape.rank();
+  HloBuilder& b = op.builder();
+  const Sharding& layout = plan.operand_layout;
+  Instruction* value = op.OperandWith(0, layout);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (plan.modes[d] != SliceMode::kStatic) continue;
+    int64_t size = operand_shape.dim(d);
+    int64_t start = std::clamp<int64_t>(instruction.operand(d + 1)->literal->GetAsInt64(0), 0, size - sizes[d]);
+    value = SliceShardedDim(op, value, layout, d, size, {start, start + sizes[d], 1});
+  }
+  bool dynamic = std::any_of(plan.modes.begin(), plan.modes.end(), [](SliceMode m) {
+    return m == SliceMode::kLocal || m == SliceMode::kOwnPart || m == SliceMode::kMasked;
+  });
+  if (!dynamic) return value;
+  Instruction* zero = b.S32Constant(0);
+  std::vector<Instruction*> starts(rank, zero);
+  std::vector<int64_t> local_sizes = value->shape().dims();
+  PaddingConfig padding(rank);
+  bool padded = false;
+  std::vector<int64_t> masked;
+  std::vector<Instruction*> clamped(rank, nullptr), offsets(rank, nullptr);
+  for (int64_t d = 0; d < rank; ++d) {
+    Instruction* start = op.OperandWith(d + 1, Sharding::Replicated());
+    switch (plan.modes[d]) {
+      case SliceMode::kLocal:
+        starts[d] = AsS32(b, start);
+        local_sizes[d] = sizes[d];
+        break;
+      case SliceMode::kOwnPart: {
+        Instruction* offset = ShardOffset(b, op.spmd(), target, instruction.shape().dims(), d);
+        starts[d] = b.Binary(Opcode::kAdd, ClampedStart(b, start, operand_shape.dim(d), sizes[d]), offset);
+        local_sizes[d] = sizes[d] / TileCountOf(target, d);
+        break;
+      }
+      case SliceMode::kMasked: {
+        // Element k of the slice is position clamped + k; in the piece padded by the slice
+        // size on both sides it sits at clamped - offset + size + k.
+        clamped[d] = ClampedStart(b, start, operand_shape.dim(d), sizes[d]);
+        offsets[d] = ShardOffset(b, op.spmd(), layout, operand_shape.dims(), d);
+        Instruction* relative = b.Binary(Opcode::kSubtract, clamped[d], offsets[d]);
+        starts[d] = b.Binary(Opcode::kAdd, relative, b.S32Constant(sizes[d]));
+        padding[d] = {sizes[d], sizes[d], 0};
+        padded = true;
+        local_sizes[d] = sizes[d];
+        masked.push_back(d);
+        break;
+      }
+      default:
+        break;
+    }
+  }
+  std::vector<int64_t> piece_dims = value->shape().dims();
+  if (padded) value = b.Pad(value, b.ScalarConstant(value->shape().element_type(), 0), padding);
+  value = b.DynamicSlice(value, starts, local_sizes);
+  if (masked.empty()) return value;
+  Instruction* inside = nullptr;
+  for (int64_t d : masked) {
+    Instruction* iota = b.Iota(Shape(ElementType::kS32, local_sizes), d);
+    Instruction* shift = b.Binary(Opcode::kSubtract, clamped[d], offsets[d]);
+    Instruction* local = b.Binary(Opcode::kAdd, iota, b.BroadcastScalar(shift, local_sizes));
+    Instruction* low = b.Compare(local, b.BroadcastScalar(b.S32Constant(0), local_sizes), ComparisonDirection::kGe);
+    Instruction* high = b.Compare(local, b.BroadcastScalar(b.S32Constant(piece_dims[d]), local_sizes),
+                                  ComparisonDirection::kLt);
+    Instruction* both = b.Binary(Opcode::kAnd, low, high);
+    inside = inside ? b.Binary(Opcode::kAnd, inside, both) : both;
+  }
+  ElementType type = value->shape().element_type();
+  value = b.Select(inside, value, b.BroadcastScalar(b.ScalarConstant(type, 0), local_sizes));
+  CollectiveFactory& collectives = op.spmd().collectives();
+  ReplicaGroups groups = collectives.GroupsFromList(GroupsAcrossDims(layout, masked));
+  return collectives.AllReduce(b, value, groups, type == ElementType::kPred ? Opcode::kOr : Opcode::kAdd);
+}
 
 }  // namespace
 
@@ -50,63 +176,26 @@ bool PartitionDynamicSlice(OpContext& op) {
   const std::vector<int64_t>& sizes = instruction.dynamic_slice_sizes;
   int64_t rank = operand_shape.rank();
   if (static_cast<int64_t>(sizes.size()) != rank || instruction.operand_count() != rank + 1) return false;
-  HloBuilder& b = op.builder();
-  if (!target.IsTiled()) {
+  if (!target.IsTiled() && !target.IsReplicated()) {
     std::vector<Instruction*> operands{op.OperandWith(0, target)};
     for (int64_t d = 0; d < rank; ++d) operands.push_back(op.OperandWith(d + 1, Sharding::Replicated()));
     op.SetResult(op.Clone(instruction.shape(), operands), target);
     return true;
   }
-  std::vector<SliceMode> modes(rank);
-  std::vector<int64_t> replicated_on_operand, replicated_on_result;
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t tiles = TileCountOf(target, d);
-    if (sizes[d] >= operand_shape.dim(d)) modes[d] = SliceMode::kWhole;
-    else if (tiles == 1) modes[d] = SliceMode::kLocal;
-    else if (IsConstantScalar(*instruction.operand(d + 1))) modes[d] = SliceMode::kStatic;
-    else if (sizes[d] % tiles == 0) modes[d] = SliceMode::kOwnPart;
-    else modes[d] = SliceMode::kReplicate;
-    if (modes[d] == SliceMode::kOwnPart || modes[d] == SliceMode::kReplicate) replicated_on_operand.push_back(d);
-    if (modes[d] == SliceMode::kReplicate) replicated_on_result.push_back(d);
-  }
-  Sharding operand_layout = ReplicateDims(target, rank, replicated_on_operand);
-  Sharding result_layout = ReplicateDims(target, rank, replicated_on_result);
-  Instruction* value = op.OperandWith(0, operand_layout);
-  for (int64_t d = 0; d < rank; ++d) {
-    if (modes[d] != SliceMode::kStatic) continue;
-    int64_t size = operand_shape.dim(d);
-    int64_t start = std::clamp<int64_t>(instruction.operand(d + 1)->literal->GetAsInt64(0), 0, size - sizes[d]);
-    value = SliceShardedDim(op, value, operand_layout, d, size, {start, start + sizes[d], 1});
-  }
-  bool dynamic = std::any_of(modes.begin(), modes.end(), [](SliceMode m) {
-    return m == SliceMode::kLocal || m == SliceMode::kOwnPart || m == SliceMode::kReplicate;
-  });
-  if (dynamic) {
-    Instruction* zero = b.S32Constant(0);
-    std::vector<Instruction*> starts(rank, zero);
-    std::vector<int64_t> local_sizes = value->shape().dims();
-    for (int64_t d = 0; d < rank; ++d) {
-      Instruction* start = op.OperandWith(d + 1, Sharding::Replicated());
-      switch (modes[d]) {
-        case SliceMode::kLocal:
-        case SliceMode::kReplicate:
-          starts[d] = AsS32(b, start);
-          local_sizes[d] = sizes[d];
-          break;
-        case SliceMode::kOwnPart: {
-          int64_t piece = sizes[d] / TileCountOf(target, d);
-          Instruction* offset = ShardOffset(b, op.spmd(), target, instruction.shape().dims(), d);
-          starts[d] = b.Binary(Opcode::kAdd, ClampedStart(b, start, operand_shape.dim(d), sizes[d]), offset);
-          local_sizes[d] = piece;
-          break;
-        }
-        default:
-          break;
-      }
-    }
-    value = b.DynamicSlice(value, starts, local_sizes);
-  }
-  op.SetResult(value, result_layout);
+  // Candidates: replicate the dims sliced at run time (XLA's way), or keep them split (the
+  // target's or the operand's layout) and sum each device's masked part.
+  std::vector<int64_t> dynamic_dims;
+  for (int64_t d = 0; d < rank; ++d)
+    if (sizes[d] < operand_shape.dim(d) && !IsConstantScalar(*instruction.operand(d + 1))) dynamic_dims.push_back(d);
+  std::vector<SlicePlan> plans;
+  plans.push_back(PlanSlice(op, ReplicateDims(target, rank, dynamic_dims), true, target));
+  if (target.IsTiled()) plans.push_back(PlanSlice(op, target, false, target));
+  const Sharding& current = op.Operand(0).sharding;
+  if (current.IsTiled() && !(current == target)) plans.push_back(PlanSlice(op, current, false, target));
+  const SlicePlan* best = &plans[0];
+  for (const SlicePlan& plan : plans)
+    if (plan.cost < best->cost) best = &plan;
+  op.SetResult(EmitSlice(op, *best, target), best->result_layout);
   return true;
 }
 

@@ -2,9 +2,12 @@
 // along a sharded dim with a real window every device fetches the input its windows need from
 // its neighbours (a halo / window exchange) or the dim is gathered, whichever sends fewer
 // bytes; cumulative windows (cumsum: the window spans the whole dim) become a local scan plus
-// an all-gather of one total per shard.
+// an all-gather of one total per shard. select-and-scatter exchanges halos of both the operand
+// and the source and keeps each device's own piece of the scattered result.
 #include <algorithm>
+#include <limits>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "partitioner/handlers/shape_ops.h"
@@ -201,14 +204,18 @@ class ReduceWindowPartitioner {
     for (int64_t d = 0; d < rank_; ++d) {
       const WindowDim& w = rw_.window[d];
       if (shape_ops::TileCountOf(target, d) == 1 || IsTrivial(w)) continue;
-      if (ScanApplies(d)) {
-        strategies_[d] = DimStrategy::kScan;
-        scan_dim_ = d;
-        continue;
-      }
       std::vector<int64_t> with_d = gathered;
       with_d.push_back(d);
       Sharding without_d = shape_ops::ReplicateDims(target, rank_, with_d);
+      if (ScanApplies(d)) {
+        // The scan sends one total per shard; a replicated operand may be cheaper whole.
+        double totals = static_cast<double>(shape_ops::TileCountOf(target, d) - 1) * SlabBytes(target, d);
+        if (CostTo(target) + totals <= CostTo(without_d)) {
+          strategies_[d] = DimStrategy::kScan;
+          scan_dim_ = d;
+          continue;
+        }
+      }
       if (w.base_dilation != 1) {
         strategies_[d] = DimStrategy::kGather;
         gathered = with_d;
@@ -327,26 +334,213 @@ class ReduceWindowPartitioner {
   int64_t scan_dim_ = -1;
 };
 
-// select-and-scatter: dims with a real window are replicated (on the operand, the source and
-// the result); the other dims keep the result's sharding and need no communication.
-bool PartitionSelectAndScatter(OpContext& op) {
-  const Instruction& sas = op.instruction();
-  if (sas.operand_count() != 3 || !sas.shape().IsArray()) return false;
-  const Shape& shape = sas.shape();
-  if (static_cast<int64_t>(sas.window.size()) != shape.rank()) return false;
-  if (sas.operand(1)->shape().rank() != shape.rank()) return false;
-  Sharding target = AsAxisSharding(op.sharding());
-  if (target.IsTuple()) return false;
-  std::vector<int64_t> windowed;
-  for (int64_t d = 0; d < shape.rank(); ++d)
-    if (!IsTrivial(sas.window[d])) windowed.push_back(d);
-  Sharding layout = target.IsTiled() ? shape_ops::ReplicateDims(target, shape.rank(), windowed) : target;
-  Instruction* operand = op.OperandWith(0, layout);
-  Instruction* source = op.OperandWith(1, layout);
-  Instruction* init = op.OperandWith(2, Sharding::Replicated());
-  op.SetResult(op.Clone(ShardShapeOf(layout, shape), {operand, source, init}), layout);
-  return true;
+// ---- select-and-scatter ----
+
+int64_t FloorDiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
+int64_t CeilDiv(int64_t a, int64_t b) { return -FloorDiv(-a, b); }
+
+// The operand value a recognized select (compare of its two parameters) never keeps: -inf
+// (the lowest integer) for a max-like select, +inf for a min-like one; nullopt otherwise.
+std::optional<bool> PadIsLowest(const Computation& select) {
+  const Instruction* root = select.root();
+  if (root == nullptr || root->opcode() != Opcode::kCompare || select.num_parameters() != 2) return std::nullopt;
+  const Instruction* p0 = select.parameter(0);
+  const Instruction* p1 = select.parameter(1);
+  bool direct = root->operand(0) == p0 && root->operand(1) == p1;
+  bool swapped = root->operand(0) == p1 && root->operand(1) == p0;
+  if (!direct && !swapped) return std::nullopt;
+  switch (root->comparison_direction) {
+    case ComparisonDirection::kGe: case ComparisonDirection::kGt: return direct;
+    case ComparisonDirection::kLe: case ComparisonDirection::kLt: return swapped;
+    default: return std::nullopt;
+  }
 }
+
+Instruction* ExtremeValue(HloBuilder& b, ElementType type, bool lowest) {
+  if (IsFloatingPoint(type))
+    return b.ScalarConstant(type, lowest ? -std::numeric_limits<double>::infinity()
+                                         : std::numeric_limits<double>::infinity());
+  Literal literal(Shape(type, {}));
+  DispatchElementType(type, [&]<typename T>() {
+    if constexpr (std::is_integral_v<T>)
+      literal.data<T>()[0] = lowest ? std::numeric_limits<T>::min() : std::numeric_limits<T>::max();
+  });
+  return b.Constant(std::move(literal));
+}
+
+// The halo plan of one sharded window dim: every device runs the windows that touch its own
+// piece of the operand, on an operand window fetched from its neighbours, then keeps its piece.
+struct ScatterDimPlan {
+  int64_t dim = 0;
+  int64_t shard = 0;                // operand elements per device
+  WindowExchange data;              // operand windows (window_length = extended length)
+  WindowExchange source;            // source windows (one per window that touches the piece)
+  std::vector<int64_t> piece_start; // per tile: where the own piece starts in the extended data
+  std::vector<int64_t> tile_of_device;
+};
+
+std::optional<ScatterDimPlan> MakeScatterDimPlan(const WindowDim& w, int64_t dim, int64_t size, int64_t windows,
+                                                 DimLines lines) {
+  if (w.window_dilation != 1 || w.base_dilation != 1 || w.stride < 1) return std::nullopt;
+  const int64_t tiles = lines.tiles;
+  ScatterDimPlan plan;
+  plan.dim = dim;
+  plan.shard = ShardSize(size, tiles);
+  plan.tile_of_device = lines.tile_of_device;
+  std::vector<int64_t> first_window(tiles);
+  int64_t count = 1;
+  for (int64_t t = 0; t < tiles; ++t) {
+    int64_t low = t * plan.shard, high = (t + 1) * plan.shard;
+    first_window[t] = CeilDiv(low + w.padding_low - w.size + 1, w.stride);
+    int64_t last_window = FloorDiv(high - 1 + w.padding_low, w.stride);
+    count = std::max(count, last_window - first_window[t] + 1);
+  }
+  const int64_t length = (count - 1) * w.stride + w.size;
+  plan.data.dim = plan.source.dim = dim;
+  plan.data.lines = lines;
+  plan.source.lines = std::move(lines);
+  plan.data.segments.push_back(shape_ops::BlockSegment(size, tiles, 0));
+  plan.source.segments.push_back(shape_ops::BlockSegment(windows, tiles, 0));
+  plan.data.window_length = length;
+  plan.source.window_length = count;
+  for (int64_t t = 0; t < tiles; ++t) {
+    int64_t start = first_window[t] * w.stride - w.padding_low;
+    int64_t piece = t * plan.shard - start;
+    if (piece < 0 || piece + plan.shard > length) return std::nullopt;
+    plan.piece_start.push_back(piece);
+    plan.data.window_start.push_back(start);
+    plan.data.needed_begin.push_back(std::clamp<int64_t>(start, 0, size));
+    plan.data.needed_end.push_back(std::clamp<int64_t>(start + length, 0, size));
+    plan.source.window_start.push_back(first_window[t]);
+    plan.source.needed_begin.push_back(std::clamp<int64_t>(first_window[t], 0, windows));
+    plan.source.needed_end.push_back(std::clamp<int64_t>(first_window[t] + count, 0, windows));
+  }
+  return plan;
+}
+
+class SelectAndScatterPartitioner {
+ public:
+  explicit SelectAndScatterPartitioner(OpContext& op)
+      : op_(op), sas_(op.instruction()), context_(op.spmd()), b_(op.builder()) {}
+
+  bool Run() {
+    if (sas_.operand_count() != 3 || !sas_.shape().IsArray() || sas_.called_computations().size() != 2) return false;
+    const Shape& shape = sas_.shape();
+    rank_ = shape.rank();
+    if (static_cast<int64_t>(sas_.window.size()) != rank_) return false;
+    if (!sas_.operand(1)->shape().IsArray() || sas_.operand(1)->shape().rank() != rank_) return false;
+    if (op_.Operand(0).sharding.IsTuple() || op_.Operand(1).sharding.IsTuple()) return false;
+    Sharding target = AsAxisSharding(op_.sharding());
+    if (target.IsTuple()) return false;
+    if (!target.IsTiled()) return Finish(target, {});
+    if (!context_.Axes(target, rank_)) return false;
+    layout_ = ChoosePlans(target);
+    return Finish(layout_, plans_);
+  }
+
+ private:
+  const Shape& SourceShape() const { return sas_.operand(1)->shape(); }
+
+  // Halos need an add scatter (windows outside the source add zero) and a select whose
+  // never-kept value pads the operand.
+  bool HalosPossible() const {
+    BinaryReducer scatter = RecognizeReducer(*sas_.called_computations()[1]);
+    return scatter == BinaryReducer::kAdd && PadIsLowest(*sas_.called_computations()[0]).has_value();
+  }
+
+  double CostTo(const Sharding& layout) {
+    double total = 0;
+    for (int64_t i = 0; i < 2; ++i) {
+      const PartitionedValue& value = op_.Operand(i);
+      std::optional<double> cost =
+          shape_ops::ReshardCost(context_, value.global_shape, AsAxisSharding(value.sharding), layout);
+      if (!cost) return 1e300;
+      total += *cost;
+    }
+    return total;
+  }
+
+  Sharding ChoosePlans(const Sharding& target) {
+    Sharding layout = target;
+    std::vector<int64_t> gathered;
+    bool halos = HalosPossible();
+    for (int64_t d = 0; d < rank_; ++d) {
+      const WindowDim& w = sas_.window[d];
+      if (shape_ops::TileCountOf(target, d) == 1 || IsTrivial(w)) continue;
+      std::vector<int64_t> with_d = gathered;
+      with_d.push_back(d);
+      Sharding without_d = shape_ops::ReplicateDims(target, rank_, with_d);
+      std::optional<ScatterDimPlan> plan;
+      if (halos)
+        plan = MakeScatterDimPlan(w, d, sas_.shape().dim(d), SourceShape().dim(d),
+                                  shape_ops::LinesAlongDim(layout, d, context_.num_devices()));
+      if (plan) {
+        double sent = static_cast<double>(shape_ops::ExchangeElementsSent(plan->data)) *
+                          shape_ops::SlabBytes(layout, sas_.shape(), d) +
+                      static_cast<double>(shape_ops::ExchangeElementsSent(plan->source)) *
+                          shape_ops::SlabBytes(layout, SourceShape(), d);
+        if (CostTo(layout) + sent < CostTo(without_d)) {
+          plans_.push_back(std::move(*plan));
+          continue;
+        }
+      }
+      gathered = with_d;
+      layout = without_d;
+    }
+    // Lines depend on the final layout (gathered dims change the other dims' lines).
+    for (ScatterDimPlan& plan : plans_) {
+      DimLines lines = shape_ops::LinesAlongDim(layout, plan.dim, context_.num_devices());
+      plan.tile_of_device = lines.tile_of_device;
+      plan.data.lines = lines;
+      plan.source.lines = std::move(lines);
+    }
+    return layout;
+  }
+
+  bool Finish(const Sharding& layout, const std::vector<ScatterDimPlan>& plans) {
+    Instruction* data = op_.OperandWith(0, layout);
+    Instruction* source = op_.OperandWith(1, layout);
+    Instruction* init = op_.OperandWith(2, Sharding::Replicated());
+    if (plans.empty()) {
+      op_.SetResult(op_.Clone(ShardShapeOf(layout, sas_.shape()), {data, source, init}), layout);
+      return true;
+    }
+    const int64_t devices = context_.num_devices();
+    Instruction* pad = ExtremeValue(b_, sas_.shape().element_type(), *PadIsLowest(*sas_.called_computations()[0]));
+    Instruction* zero = b_.ScalarConstant(SourceShape().element_type(), 0);
+    Window window = sas_.window;
+    for (const ScatterDimPlan& plan : plans) {
+      std::vector<int64_t> data_start(devices), source_start(devices);
+      for (int64_t p = 0; p < devices; ++p) {
+        data_start[p] = plan.data.window_start[plan.tile_of_device[p]];
+        source_start[p] = plan.source.window_start[plan.tile_of_device[p]];
+      }
+      data = shape_ops::ExchangeWindows(context_, b_, data, plan.data);
+      data = MaskOutside(b_, data, plan.dim, data_start, sas_.shape().dim(plan.dim), pad);
+      source = shape_ops::ExchangeWindows(context_, b_, source, plan.source);
+      source = MaskOutside(b_, source, plan.dim, source_start, SourceShape().dim(plan.dim), zero);
+      window[plan.dim].padding_low = 0;
+      window[plan.dim].padding_high = 0;
+    }
+    Instruction* scattered = op_.Clone(data->shape(), {data, source, init});
+    scattered->window = window;
+    for (const ScatterDimPlan& plan : plans) {
+      std::vector<int64_t> piece_start(devices);
+      for (int64_t p = 0; p < devices; ++p) piece_start[p] = plan.piece_start[plan.tile_of_device[p]];
+      scattered = shape_ops::SliceAlongDim(b_, scattered, plan.dim, piece_start, plan.shard);
+    }
+    op_.SetResult(scattered, layout);
+    return true;
+  }
+
+  OpContext& op_;
+  const Instruction& sas_;
+  SpmdContext& context_;
+  HloBuilder& b_;
+  int64_t rank_ = 0;
+  Sharding layout_;
+  std::vector<ScatterDimPlan> plans_;
+};
 
 }  // namespace
 
@@ -355,7 +549,7 @@ bool PartitionReduceWindow(OpContext& op) {
     case Opcode::kReduceWindow:
       return ReduceWindowPartitioner(op).Run();
     case Opcode::kSelectAndScatter:
-      return PartitionSelectAndScatter(op);
+      return SelectAndScatterPartitioner(op).Run();
     default:
       return false;
   }

@@ -3,12 +3,14 @@
 // when its device axes, read major to minor over the run's flattened index, tile it as a
 // contiguous prefix (fully split dims, then one evenly split dim, then unsplit dims) on both
 // sides. The handler picks the cheaper of keeping the operand's axes or adopting the
-// result's, dropping (replicating) only the axes that cannot survive, then reshapes locally.
+// result's, dropping (replicating) only the axes that cannot survive, then reshapes locally;
+// or, when only the major dim of each run is split, moves the run's flattened blocks with a
+// window exchange (uneven splits and merges).
 #include <algorithm>
 #include <numeric>
 
 #include "partitioner/device_axes.h"
-#include "partitioner/handlers/shape_ops.h"
+#include "partitioner/handlers/window_exchange.h"
 #include "partitioner/reshard_plan.h"
 
 namespace gspmd::shape_ops {
@@ -203,6 +205,144 @@ std::optional<Candidate> BuildCandidate(const AxisSharding& driver, bool from_op
 
 }  // namespace
 
+namespace {
+
+// `sharding` with every device d renamed to names[d].
+Sharding Relabel(const Sharding& sharding, const std::vector<int64_t>& names) {
+  if (!sharding.IsTiled()) return sharding;
+  std::vector<int64_t> devices = sharding.tile_assignment().Devices();
+  for (int64_t& device : devices) device = names.at(device);
+  return Sharding::Tiled(TileAssignment(sharding.tile_assignment().dims(), std::move(devices)),
+                         sharding.subgroup_types());
+}
+
+struct ReshapeLayouts {
+  Sharding operand;
+  Sharding result;
+  double cost = 0;  // bytes of resharding the operand to `operand` and `result` to the target
+};
+
+// The cheapest pair of layouts (operand, result) between which the reshape is local, for an
+// operand laid out as `current` and a result wanted as `target` (decomposable into axes).
+std::optional<ReshapeLayouts> ChooseLayouts(SpmdContext& context, const Shape& operand_shape,
+                                            const Shape& result_shape, const std::vector<DimGroup>& groups,
+                                            const Sharding& current, const Sharding& target) {
+  const auto& target_axes = context.Axes(target, result_shape.rank());
+  if (!target_axes) return std::nullopt;
+  std::vector<Candidate> candidates;
+  if (auto from_result = BuildCandidate(*target_axes, false, operand_shape.dims(), result_shape.dims(), groups))
+    candidates.push_back(*from_result);
+  if (current.IsTiled() || current.IsReplicated()) {
+    const auto& current_axes = context.Axes(current, operand_shape.rank());
+    if (current_axes && current_axes->manual == target_axes->manual) {
+      if (auto from_operand = BuildCandidate(*current_axes, true, operand_shape.dims(), result_shape.dims(), groups))
+        candidates.push_back(*from_operand);
+    }
+  }
+  std::optional<ReshapeLayouts> best;
+  for (const Candidate& candidate : candidates) {
+    ReshapeLayouts layouts{candidate.operand.ToSharding(), candidate.result.ToSharding()};
+    auto before = ReshardCost(context, operand_shape, current, layouts.operand);
+    auto after = ReshardCost(context, result_shape, layouts.result, target);
+    layouts.cost = (before ? *before : 1e30) + (after ? *after : 1e30);
+    if (!best || layouts.cost < best->cost) best = layouts;
+  }
+  return best;
+}
+
+// Reshaping blocks: when only the major dim of each group is split on the operand, every
+// device holds a contiguous block of the group's flattened index; splitting the group's major
+// result dim the same way is another block layout of that index, reached by a window exchange
+// (a halo exchange when the blocks nearly line up, nothing when they do). This covers uneven
+// merges and splits that no axis layout keeps local.
+struct BlockPlan {
+  Sharding result;                        // the operand's tiles on each group's first result dim
+  std::vector<int64_t> flat_operand;      // per-device dims with every group flattened
+  std::vector<WindowExchange> exchanges;  // one per group whose blocks move
+  double cost = 0;
+};
+
+std::optional<BlockPlan> PlanBlocks(SpmdContext& context, const Shape& operand_shape, const Shape& result_shape,
+                                    const std::vector<DimGroup>& groups, const Sharding& current,
+                                    const Sharding& target) {
+  if (!current.IsTiled()) return std::nullopt;
+  const TileAssignment& tiles = current.tile_assignment();
+  const std::vector<int64_t>& in = operand_shape.dims();
+  const std::vector<int64_t>& out = result_shape.dims();
+  std::vector<int64_t> result_tiles(out.size(), 1);
+  BlockPlan plan;
+  double element_bytes = static_cast<double>(ElementByteSize(operand_shape.element_type()));
+  std::vector<double> slab_elements;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const DimGroup& group = groups[g];
+    int64_t split = group.operand_begin < group.operand_end ? tiles.dim(group.operand_begin) : 1;
+    for (int64_t d = group.operand_begin + 1; d < group.operand_end; ++d)
+      if (tiles.dim(d) != 1) return std::nullopt;
+    if (group.result_begin == group.result_end || group.operand_begin == group.operand_end) {
+      if (split != 1) return std::nullopt;
+      plan.flat_operand.push_back(1);
+      continue;
+    }
+    result_tiles[group.result_begin] = split;
+    int64_t inner_in = 1, inner_out = 1;
+    for (int64_t d = group.operand_begin + 1; d < group.operand_end; ++d) inner_in *= in[d];
+    for (int64_t d = group.result_begin + 1; d < group.result_end; ++d) inner_out *= out[d];
+    int64_t major_in = in[group.operand_begin], major_out = out[group.result_begin];
+    int64_t rows_in = ShardSize(major_in, split), rows_out = ShardSize(major_out, split);
+    plan.flat_operand.push_back(rows_in * inner_in);
+    bool one_to_one = group.operand_end - group.operand_begin == 1 && group.result_end - group.result_begin == 1;
+    if (split == 1 || one_to_one) continue;
+    WindowExchange x;
+    x.dim = static_cast<int64_t>(g);
+    x.lines = LinesAlongDim(current, group.operand_begin, context.num_devices());
+    SourceSegment segment;
+    segment.length = rows_in * inner_in;
+    x.window_length = rows_out * inner_out;
+    int64_t total = major_in * inner_in;
+    for (int64_t t = 0; t < split; ++t) {
+      int64_t first = std::min(t * rows_in * inner_in, total);
+      segment.global_start.push_back(t * rows_in * inner_in);
+      segment.real_begin.push_back(first);
+      segment.real_end.push_back(std::max(first, std::min((t + 1) * rows_in, major_in) * inner_in));
+      int64_t begin = std::min(t * rows_out * inner_out, total);
+      x.window_start.push_back(t * rows_out * inner_out);
+      x.needed_begin.push_back(begin);
+      x.needed_end.push_back(std::max(begin, std::min((t + 1) * rows_out, major_out) * inner_out));
+    }
+    x.segments.push_back(segment);
+    plan.exchanges.push_back(std::move(x));
+  }
+  for (const WindowExchange& x : plan.exchanges) {
+    double slab = element_bytes;
+    for (size_t h = 0; h < plan.flat_operand.size(); ++h)
+      if (static_cast<int64_t>(h) != x.dim) slab *= static_cast<double>(plan.flat_operand[h]);
+    plan.cost += slab * static_cast<double>(ExchangeElementsSent(x));
+  }
+  std::vector<int64_t> tile_dims = result_tiles;
+  for (int64_t d = current.TiledDataRank(); d < tiles.num_dims(); ++d) tile_dims.push_back(tiles.dim(d));
+  plan.result = Sharding::Tiled(tiles.Reshape(tile_dims), current.subgroup_types());
+  auto after = ReshardCost(context, result_shape, plan.result, target);
+  if (!after) return std::nullopt;
+  plan.cost += *after;
+  return plan;
+}
+
+Instruction* EmitBlocks(OpContext& op, const BlockPlan& plan) {
+  HloBuilder& b = op.builder();
+  Instruction* value = op.Operand(0).hlo;
+  if (value->shape().dims() != plan.flat_operand) value = b.Reshape(value, plan.flat_operand);
+  for (const WindowExchange& x : plan.exchanges) value = ExchangeWindows(op.spmd(), b, value, x);
+  std::vector<int64_t> local = ShardDimsOf(plan.result, op.instruction().shape().dims());
+  if (value->shape().dims() != local) value = b.Reshape(value, local);
+  return value;
+}
+
+int64_t ElementCount(const std::vector<int64_t>& dims) {
+  return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<int64_t>());
+}
+
+}  // namespace
+
 bool PartitionReshape(OpContext& op) {
   const Instruction& instruction = op.instruction();
   Sharding target = op.sharding();
@@ -218,45 +358,38 @@ bool PartitionReshape(OpContext& op) {
   auto groups = GroupDims(operand_shape.dims(), result_shape.dims());
   if (!groups) return false;
   SpmdContext& context = op.spmd();
-  const auto& target_axes = context.Axes(target, result_shape.rank());
-  if (!target_axes) return false;
   const Sharding& current = op.Operand(0).sharding;
-
-  std::vector<Candidate> candidates;
-  if (auto from_result = BuildCandidate(*target_axes, false, operand_shape.dims(), result_shape.dims(), *groups))
-    candidates.push_back(*from_result);
-  if (current.IsTiled() || current.IsReplicated()) {
-    const auto& current_axes = context.Axes(current, operand_shape.rank());
-    if (current_axes && current_axes->manual == target_axes->manual) {
-      if (auto from_operand = BuildCandidate(*current_axes, true, operand_shape.dims(), result_shape.dims(), *groups))
-        candidates.push_back(*from_operand);
+  std::optional<ReshapeLayouts> layouts;
+  if (context.Axes(target, result_shape.rank())) {
+    layouts = ChooseLayouts(context, operand_shape, result_shape, *groups, current, target);
+  } else {
+    // A device order that is not a product of digit axes (a mirrored one, say): rename the
+    // devices so that the target is in iota order, choose there, and rename back.
+    const std::vector<int64_t>& order = target.tile_assignment().Devices();
+    std::vector<int64_t> to_iota(context.num_devices(), -1), from_iota(context.num_devices(), -1);
+    for (size_t i = 0; i < order.size(); ++i) {
+      to_iota.at(order[i]) = static_cast<int64_t>(i);
+      from_iota.at(i) = order[i];
+    }
+    if (std::find(to_iota.begin(), to_iota.end(), -1) != to_iota.end()) return false;
+    layouts = ChooseLayouts(context, operand_shape, result_shape, *groups, Relabel(current, to_iota),
+                            Relabel(target, to_iota));
+    if (layouts) {
+      layouts->operand = Relabel(layouts->operand, from_iota);
+      layouts->result = Relabel(layouts->result, from_iota);
     }
   }
-  if (candidates.empty()) return false;
-  const Candidate* best = nullptr;
-  double best_cost = 0;
-  Sharding best_operand, best_result;
-  for (const Candidate& candidate : candidates) {
-    Sharding operand_sharding = candidate.operand.ToSharding();
-    Sharding result_sharding = candidate.result.ToSharding();
-    auto before = ReshardCost(context, operand_shape, current, operand_sharding);
-    auto after = ReshardCost(context, result_shape, result_sharding, target);
-    double cost = (before ? *before : 1e30) + (after ? *after : 1e30);
-    if (best == nullptr || cost < best_cost) {
-      best = &candidate;
-      best_cost = cost;
-      best_operand = operand_sharding;
-      best_result = result_sharding;
-    }
+  std::optional<BlockPlan> blocks = PlanBlocks(context, operand_shape, result_shape, *groups, current, target);
+  if (blocks && (!layouts || blocks->cost < layouts->cost)) {
+    op.SetResult(EmitBlocks(op, *blocks), blocks->result);
+    return true;
   }
-  std::vector<int64_t> operand_local = ShardDimsOf(best_operand, operand_shape.dims());
-  std::vector<int64_t> result_local = ShardDimsOf(best_result, result_shape.dims());
-  auto count = [](const std::vector<int64_t>& dims) {
-    return std::accumulate(dims.begin(), dims.end(), int64_t{1}, std::multiplies<int64_t>());
-  };
-  if (count(operand_local) != count(result_local)) return false;
-  Instruction* operand = op.OperandWith(0, best_operand);
-  op.SetResult(op.Clone(ShardShapeOf(best_result, result_shape), {operand}), best_result);
+  if (!layouts) return false;
+  if (ElementCount(ShardDimsOf(layouts->operand, operand_shape.dims())) !=
+      ElementCount(ShardDimsOf(layouts->result, result_shape.dims())))
+    return false;
+  Instruction* operand = op.OperandWith(0, layouts->operand);
+  op.SetResult(op.Clone(ShardShapeOf(layouts->result, result_shape), {operand}), layouts->result);
   return true;
 }
 

@@ -145,6 +145,29 @@ DimLines LinesAlongDim(const Sharding& sharding, int64_t dim, int64_t num_device
   return out;
 }
 
+std::vector<std::vector<int64_t>> GroupsAcrossDims(const Sharding& sharding, const std::vector<int64_t>& dims) {
+  GSPMD_CHECK(sharding.IsTiled(), "groups across dims of a non-tiled sharding");
+  const TileAssignment& tiles = sharding.tile_assignment();
+  std::map<std::vector<int64_t>, std::vector<int64_t>> by_rest;
+  std::vector<int64_t> index(tiles.num_dims(), 0);
+  for (int64_t linear = 0; linear < tiles.num_elements(); ++linear) {
+    std::vector<int64_t> rest = index;
+    for (int64_t d : dims) rest[d] = 0;
+    by_rest[rest].push_back(tiles.DeviceAtLinear(linear));
+    for (int64_t j = tiles.num_dims() - 1; j >= 0; --j) {
+      if (++index[j] < tiles.dim(j)) break;
+      index[j] = 0;
+    }
+  }
+  std::vector<std::vector<int64_t>> groups;
+  for (auto& [rest, group] : by_rest) {
+    std::sort(group.begin(), group.end());
+    groups.push_back(std::move(group));
+  }
+  std::sort(groups.begin(), groups.end());
+  return groups;
+}
+
 }  // namespace shape_ops
 
 bool PartitionShapeOp(OpContext& op) {

@@ -66,4 +66,8 @@ struct DimLines {
 };
 DimLines LinesAlongDim(const Sharding& sharding, int64_t dim, int64_t num_devices);
 
+// Groups of devices that hold the same tiles of every dim except `dims` (for a collective
+// over those dims), each ordered by device id, groups ordered by their first device.
+std::vector<std::vector<int64_t>> GroupsAcrossDims(const Sharding& sharding, const std::vector<int64_t>& dims);
+
 }  // namespace gspmd::shape_ops

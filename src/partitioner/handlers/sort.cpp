@@ -1,7 +1,9 @@
 // The sort, topk and TopK custom-call handlers. Sort needs its sort dim whole on every device:
 // the dim's device axes go to replication or to another dim (all-to-all), whichever is
-// cheaper. Top-k along a sharded last dim takes the local top-k of every shard, all-gathers
-// those k candidates (values and global indices) and takes the top-k of the candidates.
+// cheaper; a sort of which only the first k elements are read (top-k written as sort + slice)
+// sorts every shard, gathers each shard's first k and sorts those. Top-k along a sharded last
+// dim likewise takes the local top-k of every shard, all-gathers those k candidates (values
+// and global indices) and takes the top-k of the candidates.
 #include <algorithm>
 #include <limits>
 #include <optional>
@@ -43,69 +45,6 @@ std::optional<Sharding> MoveDimAxes(SpmdContext& context, const Sharding& shardi
   return moved.ToSharding();
 }
 
-// ---- sort ----
-
-bool PartitionSortOp(OpContext& op) {
-  const Instruction& sort = op.instruction();
-  const int64_t count = sort.operand_count();
-  if (count == 0 || sort.dimensions.size() != 1) return false;
-  const Shape& shape = sort.operand(0)->shape();
-  if (!shape.IsArray()) return false;
-  const int64_t rank = shape.rank();
-  const int64_t dim = sort.dimensions[0];
-  if (dim < 0 || dim >= rank) GSPMD_USER_ERROR("sort %", sort.name(), " sorts dim ", dim, " of a rank-", rank, " operand");
-  for (int64_t i = 0; i < count; ++i)
-    if (!sort.operand(i)->shape().IsArray() || sort.operand(i)->shape().dims() != shape.dims()) return false;
-  if (op.Operand(0).sharding.IsTuple()) return false;
-  SpmdContext& context = op.spmd();
-
-  // Candidate layouts: the operand's and the result's, with the sort dim's axes replicated or
-  // moved to another dim.
-  std::vector<Sharding> bases = {AsAxisSharding(op.Operand(0).sharding), AsAxisSharding(ElementSharding(op.sharding(), 0))};
-  std::vector<Sharding> candidates;
-  for (const Sharding& base : bases) {
-    if (base.IsTuple()) continue;
-    if (shape_ops::TileCountOf(base, dim) == 1) {
-      candidates.push_back(base);
-      continue;
-    }
-    candidates.push_back(shape_ops::ReplicateDims(base, rank, {dim}));
-    for (int64_t other = 0; other < rank; ++other) {
-      if (other == dim || shape.dim(other) < 2) continue;
-      if (std::optional<Sharding> moved = MoveDimAxes(context, base, rank, dim, other)) candidates.push_back(*moved);
-    }
-  }
-  if (candidates.empty()) return false;
-  double best_cost = kNoPlan;
-  const Sharding* best = nullptr;
-  for (const Sharding& candidate : candidates) {
-    double cost = 0;
-    for (int64_t i = 0; i < count; ++i) {
-      cost += CostOf(context, sort.operand(i)->shape(), op.Operand(i).sharding, candidate);
-      cost += CostOf(context, sort.operand(i)->shape(), candidate, ElementSharding(op.sharding(), i));
-    }
-    if (best == nullptr || cost < best_cost) {
-      best_cost = cost;
-      best = &candidate;
-    }
-  }
-  const Sharding layout = *best;
-  std::vector<Instruction*> operands;
-  std::vector<Shape> shapes;
-  for (int64_t i = 0; i < count; ++i) {
-    operands.push_back(op.OperandWith(i, layout));
-    shapes.push_back(ShardShapeOf(layout, sort.operand(i)->shape()));
-  }
-  if (!sort.shape().IsTuple()) {
-    op.SetResult(op.Clone(shapes[0], operands), layout);
-    return true;
-  }
-  op.SetResult(op.Clone(Shape::Tuple(shapes), operands), Sharding::Tuple(std::vector<Sharding>(count, layout)));
-  return true;
-}
-
-// ---- top-k ----
-
 // The value that never wins a top-k: -inf / the lowest integer for the largest k, else the
 // highest.
 Instruction* LosingValue(HloBuilder& b, ElementType type, bool largest) {
@@ -119,6 +58,213 @@ Instruction* LosingValue(HloBuilder& b, ElementType type, bool largest) {
   });
   return b.Constant(std::move(literal));
 }
+
+// ---- sort ----
+
+// The value a comparator that is one compare of operand 0's two parameters sorts last: the
+// highest for an ascending (LT/LE) compare, the lowest for a descending one; nullopt when the
+// comparator is anything else.
+std::optional<bool> LastIsLowest(const Computation& comparator) {
+  const Instruction* root = comparator.root();
+  if (root == nullptr || root->opcode() != Opcode::kCompare || comparator.num_parameters() < 2) return std::nullopt;
+  const Instruction* p0 = comparator.parameter(0);
+  const Instruction* p1 = comparator.parameter(1);
+  bool direct = root->operand(0) == p0 && root->operand(1) == p1;
+  bool swapped = root->operand(0) == p1 && root->operand(1) == p0;
+  if (!direct && !swapped) return std::nullopt;
+  switch (root->comparison_direction) {
+    case ComparisonDirection::kLt: case ComparisonDirection::kLe: return swapped;
+    case ComparisonDirection::kGt: case ComparisonDirection::kGe: return direct;
+    default: return std::nullopt;
+  }
+}
+
+// When every use of the sort reads only a prefix of the sort dim (slices, directly or after
+// get-tuple-element), the prefix length; nullopt otherwise (or when the sort is a root).
+std::optional<int64_t> SortedPrefixRead(const Instruction& sort, int64_t dim) {
+  auto slice_limit = [&](const Instruction& user) -> std::optional<int64_t> {
+    if (user.opcode() != Opcode::kSlice || user.slice.size() <= static_cast<size_t>(dim)) return std::nullopt;
+    return user.slice[dim].limit;
+  };
+  auto is_root = [](const Instruction& instruction) {
+    return instruction.parent() != nullptr && instruction.parent()->root() == &instruction;
+  };
+  if (is_root(sort) || sort.users().empty()) return std::nullopt;
+  int64_t prefix = 0;
+  for (const Instruction* user : sort.users()) {
+    std::vector<const Instruction*> readers = {user};
+    if (sort.shape().IsTuple()) {
+      if (user->opcode() != Opcode::kGetTupleElement || is_root(*user) || user->users().empty()) return std::nullopt;
+      readers.assign(user->users().begin(), user->users().end());
+    }
+    for (const Instruction* reader : readers) {
+      std::optional<int64_t> limit = slice_limit(*reader);
+      if (!limit) return std::nullopt;
+      prefix = std::max(prefix, *limit);
+    }
+  }
+  return prefix;
+}
+
+class SortPartitioner {
+ public:
+  explicit SortPartitioner(OpContext& op) : op_(op), sort_(op.instruction()), context_(op.spmd()), b_(op.builder()) {}
+
+  bool Run() {
+    count_ = sort_.operand_count();
+    if (count_ == 0 || sort_.dimensions.size() != 1) return false;
+    const Shape& shape = sort_.operand(0)->shape();
+    if (!shape.IsArray()) return false;
+    rank_ = shape.rank();
+    dim_ = sort_.dimensions[0];
+    if (dim_ < 0 || dim_ >= rank_)
+      GSPMD_USER_ERROR("sort %", sort_.name(), " sorts dim ", dim_, " of a rank-", rank_, " operand");
+    for (int64_t i = 0; i < count_; ++i)
+      if (!sort_.operand(i)->shape().IsArray() || sort_.operand(i)->shape().dims() != shape.dims()) return false;
+    for (int64_t i = 0; i < count_; ++i)
+      if (op_.Operand(i).sharding.IsTuple()) return false;
+    double whole_cost = 0;
+    Sharding whole = ChooseWholeLayout(&whole_cost);
+    if (TryPrefix(whole_cost)) return true;
+    return RunWhole(whole);
+  }
+
+ private:
+  const Shape& OperandShape(int64_t i) const { return sort_.operand(i)->shape(); }
+
+  double ResultCost(const Sharding& layout) {
+    double cost = 0;
+    for (int64_t i = 0; i < count_; ++i) cost += CostOf(context_, OperandShape(i), layout, ElementSharding(op_.sharding(), i));
+    return cost;
+  }
+
+  // The layout with the whole sort dim on every device: the operand's or the result's, with
+  // the sort dim's axes replicated or moved to another dim, by estimated bytes.
+  Sharding ChooseWholeLayout(double* best_cost) {
+    std::vector<Sharding> bases = {AsAxisSharding(op_.Operand(0).sharding),
+                                   AsAxisSharding(ElementSharding(op_.sharding(), 0))};
+    std::vector<Sharding> candidates;
+    for (const Sharding& base : bases) {
+      if (shape_ops::TileCountOf(base, dim_) == 1) {
+        candidates.push_back(base);
+        continue;
+      }
+      candidates.push_back(shape_ops::ReplicateDims(base, rank_, {dim_}));
+      for (int64_t other = 0; other < rank_; ++other) {
+        if (other == dim_ || OperandShape(0).dim(other) < 2) continue;
+        if (std::optional<Sharding> moved = MoveDimAxes(context_, base, rank_, dim_, other)) candidates.push_back(*moved);
+      }
+    }
+    const Sharding* best = nullptr;
+    for (const Sharding& candidate : candidates) {
+      double cost = ResultCost(candidate);
+      for (int64_t i = 0; i < count_; ++i) cost += CostOf(context_, OperandShape(i), op_.Operand(i).sharding, candidate);
+      if (best == nullptr || cost < *best_cost) {
+        *best_cost = cost;
+        best = &candidate;
+      }
+    }
+    return *best;
+  }
+
+  bool RunWhole(const Sharding& layout) {
+    std::vector<Instruction*> operands;
+    std::vector<Shape> shapes;
+    for (int64_t i = 0; i < count_; ++i) {
+      operands.push_back(op_.OperandWith(i, layout));
+      shapes.push_back(ShardShapeOf(layout, OperandShape(i)));
+    }
+    Finish(op_.Clone(sort_.shape().IsTuple() ? Shape::Tuple(shapes) : shapes[0], operands), layout);
+    return true;
+  }
+
+  void Finish(Instruction* result, const Sharding& layout) {
+    if (!sort_.shape().IsTuple()) {
+      op_.SetResult(result, layout);
+      return;
+    }
+    op_.SetResult(result, Sharding::Tuple(std::vector<Sharding>(count_, layout)));
+  }
+
+  // Only a prefix of k sorted elements is read (top-k through sort): every shard sorts its
+  // piece, its first k elements are all-gathered, and they are sorted again. Ties keep their
+  // order: candidates arrive in shard order and the sort is stable if the original is.
+  bool TryPrefix(double whole_cost) {
+    Sharding own = AsAxisSharding(op_.Operand(0).sharding);
+    const int64_t tiles = shape_ops::TileCountOf(own, dim_);
+    if (!own.IsTiled() || tiles == 1 || !context_.Axes(own, rank_)) return false;
+    std::optional<int64_t> k = SortedPrefixRead(sort_, dim_);
+    const int64_t size = OperandShape(0).dim(dim_);
+    if (!k || *k <= 0 || *k >= ShardSize(size, tiles)) return false;
+    std::optional<bool> last_is_lowest;
+    if (size % tiles != 0) {
+      last_is_lowest = LastIsLowest(*sort_.to_apply());
+      if (!last_is_lowest) return false;
+    }
+    Sharding gathered = shape_ops::ReplicateDims(own, rank_, {dim_});
+    double cost = ResultCost(gathered);
+    for (int64_t i = 0; i < count_; ++i) {
+      cost += CostOf(context_, OperandShape(i), op_.Operand(i).sharding, own);
+      cost += CostOf(context_, CandidateShape(i, *k * tiles), own, gathered);
+    }
+    if (cost >= whole_cost) return false;
+
+    std::vector<Instruction*> operands;
+    std::vector<Shape> shapes;
+    for (int64_t i = 0; i < count_; ++i) {
+      Instruction* operand = op_.OperandWith(i, own);
+      if (i == 0 && last_is_lowest) {
+        std::vector<int64_t> only_dim(rank_, -1);
+        only_dim[dim_] = dim_;
+        operand = MaskPadding(b_, context_, operand, OperandShape(0), shape_ops::RemapSharding(own, only_dim),
+                              LosingValue(b_, OperandShape(0).element_type(), *last_is_lowest));
+      }
+      operands.push_back(operand);
+      shapes.push_back(operand->shape());
+    }
+    Instruction* local = op_.Clone(sort_.shape().IsTuple() ? Shape::Tuple(shapes) : shapes[0], operands);
+    std::vector<Instruction*> candidates;
+    for (int64_t i = 0; i < count_; ++i) {
+      Instruction* piece = sort_.shape().IsTuple() ? b_.GetTupleElement(local, i) : local;
+      piece = shape_ops::SliceAlongDim(b_, piece, dim_, {0}, *k);
+      PartitionedValue value{piece, CandidateShape(i, *k * tiles), own};
+      candidates.push_back(Reshard(context_, b_, value, gathered).hlo);
+    }
+    std::vector<Shape> candidate_shapes;
+    for (Instruction* candidate : candidates) candidate_shapes.push_back(candidate->shape());
+    Instruction* best = op_.Clone(sort_.shape().IsTuple() ? Shape::Tuple(candidate_shapes) : candidate_shapes[0],
+                                  candidates);
+    // Back to the sort's shape; past the prefix the values are never read.
+    std::vector<Instruction*> results;
+    for (int64_t i = 0; i < count_; ++i) {
+      Instruction* sorted = sort_.shape().IsTuple() ? b_.GetTupleElement(best, i) : best;
+      std::vector<int64_t> dims = sorted->shape().dims();
+      dims[dim_] = size;
+      if (sorted->shape().dim(dim_) > size) sorted = b_.SliceToSize(sorted, dims);
+      if (sorted->shape().dim(dim_) < size)
+        sorted = b_.PadToSize(sorted, dims, b_.ScalarConstant(sorted->shape().element_type(), 0));
+      results.push_back(sorted);
+    }
+    Finish(sort_.shape().IsTuple() ? b_.Tuple(results) : results[0], gathered);
+    return true;
+  }
+
+  Shape CandidateShape(int64_t i, int64_t length) const {
+    std::vector<int64_t> dims = OperandShape(i).dims();
+    dims[dim_] = length;
+    return Shape(OperandShape(i).element_type(), dims);
+  }
+
+  OpContext& op_;
+  const Instruction& sort_;
+  SpmdContext& context_;
+  HloBuilder& b_;
+  int64_t count_ = 0;
+  int64_t rank_ = 0;
+  int64_t dim_ = 0;
+};
+
+// ---- top-k ----
 
 struct TopKInfo {
   int64_t k = 0;
@@ -148,7 +294,7 @@ std::optional<TopKInfo> TopKInfoOf(const Instruction& topk) {
 class TopKPartitioner {
  public:
   TopKPartitioner(OpContext& op, TopKInfo info)
-      : op_(op), topk_(op.instruction()), info_(std::move(info)), context_(op.spmd()), b_(op.builder()),
+      : op_(op), info_(std::move(info)), context_(op.spmd()), b_(op.builder()),
         rank_(info_.operand_shape.rank()), last_(rank_ - 1) {}
 
   bool Run() {
@@ -269,7 +415,6 @@ class TopKPartitioner {
   }
 
   OpContext& op_;
-  const Instruction& topk_;
   TopKInfo info_;
   SpmdContext& context_;
   HloBuilder& b_;
@@ -281,7 +426,7 @@ class TopKPartitioner {
 
 bool PartitionSort(OpContext& op) {
   const Instruction& instruction = op.instruction();
-  if (instruction.opcode() == Opcode::kSort) return PartitionSortOp(op);
+  if (instruction.opcode() == Opcode::kSort) return SortPartitioner(op).Run();
   std::optional<TopKInfo> info = TopKInfoOf(instruction);
   if (!info) return false;
   return TopKPartitioner(op, std::move(*info)).Run();

@@ -25,8 +25,7 @@ struct StridedDim {
 void CopyStrided(const uint8_t* src, uint8_t* dst, std::vector<StridedDim> dims,
                  int64_t element_size);
 
-// Row-major strides as StridedDims: src strides from `src_dims` permuted/selected by the
-// caller; this helper just returns the row-major strides of dims (in elements).
+// Row-major strides of dims, in elements.
 std::vector<int64_t> RowMajorElementStrides(std::span<const int64_t> dims);
 
 // Fills `count` elements of `element_size` bytes at dst with copies of the element at value.

@@ -8,8 +8,9 @@ bool IsScalar(const Shape& shape, ElementType type) {
   return shape.IsArray() && shape.rank() == 0 && shape.element_type() == type;
 }
 
-// Whether the compare's type= matches what a direct comparison of `type` values does.
-bool NaturalComparisonType(ComparisonType comparison, ElementType type) {
+}  // namespace
+
+bool IsNaturalComparisonType(ComparisonType comparison, ElementType type) {
   switch (comparison) {
     case ComparisonType::kDefault: return true;
     case ComparisonType::kTotalOrder: return true;
@@ -20,8 +21,6 @@ bool NaturalComparisonType(ComparisonType comparison, ElementType type) {
   return false;
 }
 
-}  // namespace
-
 SimpleComparison RecognizeComparison(const Computation& computation, ElementType type) {
   SimpleComparison result;
   const Instruction* root = computation.root();
@@ -31,7 +30,7 @@ SimpleComparison RecognizeComparison(const Computation& computation, ElementType
   const Instruction* rhs = root->operand(1);
   if (lhs->opcode() != Opcode::kParameter || rhs->opcode() != Opcode::kParameter) return result;
   if (!IsScalar(lhs->shape(), type) || !IsScalar(rhs->shape(), type)) return result;
-  if (!NaturalComparisonType(root->comparison_type, type)) return result;
+  if (!IsNaturalComparisonType(root->comparison_type, type)) return result;
   result.recognized = true;
   result.direction = root->comparison_direction;
   result.total_order = root->comparison_type == ComparisonType::kTotalOrder && IsFloatingPoint(type);

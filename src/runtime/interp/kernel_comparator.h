@@ -22,6 +22,10 @@ struct SimpleComparison {
   int64_t rhs_parameter = 0;
 };
 
+// Whether compare's type= is what comparing `type` values natively does (the default, the
+// matching FLOAT/SIGNED/UNSIGNED, or TOTALORDER).
+bool IsNaturalComparisonType(ComparisonType comparison, ElementType type);
+
 // Recognizes ROOT = compare(parameter(i), parameter(j)) on scalars of `type` whose comparison
 // type is the natural one for `type` (or TOTALORDER).
 SimpleComparison RecognizeComparison(const Computation& computation, ElementType type);

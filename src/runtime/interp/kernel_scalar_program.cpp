@@ -167,18 +167,6 @@ StepFn ArithmeticFor(Opcode opcode, ElementType type) {
   }
 }
 
-// Whether compare's type= is what comparing `type` values natively does.
-bool NaturalComparison(ComparisonType comparison, ElementType type) {
-  switch (comparison) {
-    case ComparisonType::kDefault:
-    case ComparisonType::kTotalOrder: return true;
-    case ComparisonType::kFloat: return IsFloatingPoint(type);
-    case ComparisonType::kSigned: return IsSignedInteger(type);
-    case ComparisonType::kUnsigned: return IsUnsignedInteger(type) || type == ElementType::kPred;
-  }
-  return false;
-}
-
 StepFn CompareFor(ElementType type, bool total_order) {
   return DispatchElementType(type, [&]<typename T>() -> StepFn {
     return total_order ? &CompareStep<T, true> : &CompareStep<T, false>;
@@ -235,7 +223,7 @@ std::optional<ScalarProgram> ScalarProgram::Compile(const Computation& computati
         break;
       case Opcode::kCompare:
         if (operands.size() != 2 || type != ElementType::kPred || operand_type(0) != operand_type(1)) return std::nullopt;
-        if (!NaturalComparison(instruction->comparison_type, operand_type(0))) return std::nullopt;
+        if (!IsNaturalComparisonType(instruction->comparison_type, operand_type(0))) return std::nullopt;
         step.direction = instruction->comparison_direction;
         step.run = CompareFor(operand_type(0), instruction->comparison_type == ComparisonType::kTotalOrder);
         break;

@@ -23,8 +23,8 @@ Literal EvaluateElementwise(const Instruction& instruction, Operands operands);
 // dynamic-update-slice, pad, concatenate, reverse, iota.
 Literal EvaluateShapeOp(const Instruction& instruction, Operands operands);
 
-// linalg.cpp: dot (general dimension numbers) and convolution (windows, padding, strides,
-// lhs/rhs dilation, feature and batch group counts, dim_labels), on oneDNN.
+// dot.cpp, convolution.cpp: dot (general dimension numbers) and convolution (windows,
+// padding, strides, lhs/rhs dilation, feature and batch group counts, dim_labels), on oneDNN.
 Literal EvaluateDot(const Instruction& instruction, const Literal& lhs, const Literal& rhs);
 Literal EvaluateConvolution(const Instruction& instruction, const Literal& lhs, const Literal& rhs);
 

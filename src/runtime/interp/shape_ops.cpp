@@ -50,11 +50,12 @@ Literal Broadcast(const Instruction& instruction, const Literal& operand) {
   for (size_t r = 0; r < out_dims.size(); ++r) dims[r] = {out_dims[r], 0, out_strides[r]};
   for (size_t i = 0; i < mapping.size(); ++i) {
     int64_t r = mapping[i];
-    bool valid = r >= 0 && r < static_cast<int64_t>(out_dims.size()) && out_dims[r] == operand.shape().dim(i);
+    int64_t size = operand.shape().dim(i);
+    bool valid = r >= 0 && r < static_cast<int64_t>(out_dims.size()) && (out_dims[r] == size || size == 1);
     if (!valid)
-      BadShapeOp(instruction, StrCat("operand dimension ", i, " (size ", operand.shape().dim(i),
-                                     ") cannot map to result dimension ", r));
-    dims[r].src_stride = in_strides[i];
+      BadShapeOp(instruction, StrCat("operand dimension ", i, " (size ", size, ") cannot map to result dimension ", r));
+    // A size-1 operand dimension is repeated along its result dimension.
+    dims[r].src_stride = size == 1 ? 0 : in_strides[i];
   }
   if (operand.element_count() == 1) {
     FillElements(result.raw(), operand.raw(), result.element_count(), ElementSize(operand));
