@@ -1,0 +1,66 @@
+// --explain: the propagated module in XLA's text with a comment per instruction saying where
+// its sharding came from.
+#include <sstream>
+
+#include "propagation/propagation.h"
+#include "text/printer.h"
+
+namespace gspmd {
+namespace {
+
+bool StartsWith(const std::string& text, const std::string& prefix) {
+  return text.compare(0, prefix.size(), prefix) == 0;
+}
+
+// "%name (a: f32[]) -> f32[] {" / "ENTRY %name ... {" / "name {": the computation's name.
+std::string ComputationNameOf(std::string line) {
+  if (StartsWith(line, "ENTRY ")) line = line.substr(6);
+  if (StartsWith(line, "%")) line = line.substr(1);
+  size_t end = line.find_first_of(" (");
+  return line.substr(0, end);
+}
+
+// "  ROOT %x.1 = f32[] ..." -> "x.1" ("" when the line is not an instruction).
+std::string InstructionNameOf(const std::string& line) {
+  size_t start = line.find_first_not_of(' ');
+  if (start == std::string::npos) return "";
+  std::string rest = line.substr(start);
+  if (StartsWith(rest, "ROOT ")) rest = rest.substr(5);
+  if (StartsWith(rest, "%")) rest = rest.substr(1);
+  size_t equals = rest.find(" = ");
+  if (equals == std::string::npos) return "";
+  return rest.substr(0, equals);
+}
+
+}  // namespace
+
+std::string DescribeOrigin(const ShardingOrigin& origin) {
+  if (origin.user) return origin.rule.empty() ? "user annotation" : origin.rule;
+  if (origin.source.empty()) return origin.rule.empty() ? "default (replicated)" : origin.rule;
+  return "from %" + origin.source + " (user) via " + origin.rule;
+}
+
+std::string PrintModuleWithOrigins(const Module& module, const PropagationResult& result) {
+  std::istringstream in(PrintModule(module));
+  std::ostringstream out;
+  std::string line;
+  std::string computation;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    out << line;
+    bool is_header = !line.empty() && line[0] != ' ' && line.back() == '{';
+    if (is_header) {
+      computation = ComputationNameOf(line);
+      inside = true;
+    } else if (line == "}") {
+      inside = false;
+    } else if (inside) {
+      auto it = result.origins.find(computation + "/" + InstructionNameOf(line));
+      if (it != result.origins.end()) out << " /* " << DescribeOrigin(it->second) << " */";
+    }
+    out << '\n';
+  }
+  return out.str();
+}
+
+}  // namespace gspmd

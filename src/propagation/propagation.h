@@ -1,0 +1,46 @@
+// Sharding propagation: from a few user annotations to a sharding on every instruction.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "ir/module.h"
+
+namespace gspmd {
+
+struct PropagationOptions {
+  // 0: take the device count from the module (num_partitions, the xla.sdy meshes, or the
+  // largest device id in its shardings).
+  int64_t num_partitions = 0;
+};
+
+// Where one instruction's sharding came from, for `gspmd partition --propagate-only --explain`.
+struct ShardingOrigin {
+  std::string source;     // the user-annotated instruction the sharding flows from ("w1")
+  bool user = false;      // true when this instruction's own sharding was written by the user
+  std::string rule;       // "dot backward", "elementwise forward", "while loop value", ...
+};
+
+struct PropagationResult {
+  int64_t num_partitions = 0;
+  // Keyed by "computation/instruction" name; one entry per instruction that got a sharding.
+  std::map<std::string, ShardingOrigin> origins;
+};
+
+// Assigns a sharding to every instruction of `module`, in place, keeping every user
+// annotation (entry parameter/result shardings, Sharding custom-calls, xla.sdy.* attributes
+// and custom-calls) as written. Sets the module's num_partitions. The result is ready for
+// PartitionModule. Malformed annotations are UserErrors naming the instruction.
+PropagationResult PropagateShardings(Module& module, const PropagationOptions& options = {});
+
+// "from %w1 (user) via dot backward" / "user annotation": the text --explain prints.
+std::string DescribeOrigin(const ShardingOrigin& origin);
+
+// The module in XLA's after-propagation text, each instruction followed by a comment
+// /* from %w1 (user) via dot backward */ (what `--propagate-only --explain` prints). The
+// comments are ignored by the parser, so the output still parses.
+std::string PrintModuleWithOrigins(const Module& module, const PropagationResult& result);
+
+}  // namespace gspmd
