@@ -1,0 +1,217 @@
+// The propagation driver on small programs: forward and backward through each kind of op,
+// merges of partial shardings, conflicts, priority levels and the device count.
+#include <gtest/gtest.h>
+
+#include "driver_test_util.h"
+
+namespace gspmd {
+namespace {
+
+using propagation_test::ExpectCompleteAndAnnotationsKept;
+using propagation_test::ExpectPartitionsAndComputesTheSame;
+using propagation_test::Propagate;
+using propagation_test::Propagated;
+
+TEST(PropagationDriverTest, ElementwiseForwardFromAParameter) {
+  Propagated p = Propagate(R"(HloModule m
+ENTRY %main (x: f32[16,8], y: f32[16,8]) -> f32[16,8] {
+  %x = f32[16,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  %y = f32[16,8]{1,0} parameter(1)
+  %e = f32[16,8]{1,0} exponential(%x)
+  ROOT %a = f32[16,8]{1,0} add(%e, %y)
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.module->num_partitions(), 8);
+  EXPECT_EQ(p.Of("e"), "{devices=[8,1]<=[8]}");
+  EXPECT_EQ(p.Of("a"), "{devices=[8,1]<=[8]}");
+  // The unannotated parameter takes the layout its user wants.
+  EXPECT_EQ(p.Of("y"), "{devices=[8,1]<=[8]}");
+  EXPECT_EQ(p.Origin("x"), "user annotation");
+  EXPECT_EQ(p.Origin("e"), "from %x (user) via elementwise forward");
+  EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 0);
+}
+
+TEST(PropagationDriverTest, BackwardFromTheResultAnnotation) {
+  Propagated p = Propagate(R"(HloModule m
+ENTRY %main (x: f32[16,8]) -> f32[8,16] {
+  %x = f32[16,8]{1,0} parameter(0)
+  %n = f32[16,8]{1,0} negate(%x)
+  ROOT %t = f32[8,16]{1,0} transpose(%n), dimensions={1,0}, sharding={devices=[1,4]<=[4]}
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.module->num_partitions(), 4);
+  EXPECT_EQ(p.Of("n"), "{devices=[4,1]<=[4]}");
+  EXPECT_EQ(p.Of("x"), "{devices=[4,1]<=[4]}");
+  EXPECT_EQ(p.Origin("x"), "from %t (user) via elementwise backward");
+  EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 0);
+}
+
+TEST(PropagationDriverTest, DotMergesADataSplitWithAModelSplit) {
+  Propagated p = Propagate(R"(HloModule m
+ENTRY %main (x: f32[8,32], w: f32[32,64]) -> f32[8,64] {
+  %x = f32[8,32]{1,0} parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  %w = f32[32,64]{1,0} parameter(1), sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}
+  %d = f32[8,64]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %r = f32[8,64]{1,0} tanh(%d)
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.Of("d"), "{devices=[2,4]<=[8]}");
+  EXPECT_EQ(p.Of("r"), "{devices=[2,4]<=[8]}");
+  EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 0);
+}
+
+TEST(PropagationDriverTest, DotBackwardGivesOperandsTheResultsDims) {
+  Propagated p = Propagate(R"(HloModule m
+ENTRY %main (x: f32[16,32], w: f32[32,8]) -> f32[16,8] {
+  %x = f32[16,32]{1,0} parameter(0)
+  %w = f32[32,8]{1,0} parameter(1), sharding={replicated}
+  ROOT %d = f32[16,8]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={devices=[4,1]<=[4]}
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.Of("x"), "{devices=[4,1]<=[4]}");
+  EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 0);
+}
+
+TEST(PropagationDriverTest, ReduceDropsDimsForwardAndBroadcastInsertsThem) {
+  Propagated p = Propagate(R"(HloModule m
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+ENTRY %main (x: f32[16,8]) -> f32[16,8] {
+  %x = f32[16,8]{1,0} parameter(0), sharding={devices=[4,2]<=[8]}
+  %zero = f32[] constant(0)
+  %r = f32[16]{0} reduce(%x, %zero), dimensions={1}, to_apply=%sum
+  %bc = f32[16,8]{1,0} broadcast(%r), dimensions={0}
+  ROOT %q = f32[16,8]{1,0} divide(%x, %bc)
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.Of("r"), "{devices=[4,2]<=[8] last_tile_dim_replicate}");
+  EXPECT_EQ(p.Of("bc"), "{devices=[4,2]<=[8]}");
+  EXPECT_EQ(p.Of("q"), "{devices=[4,2]<=[8]}");
+  EXPECT_EQ(p.Of("zero"), "{replicated}");
+  // Reducers get a sharding too.
+  EXPECT_EQ(p.Of("s"), "{replicated}");
+  ExpectPartitionsAndComputesTheSame(p);
+}
+
+TEST(PropagationDriverTest, ReshapeSplitsAShardedDimBothWays) {
+  Propagated p = Propagate(R"(HloModule m
+ENTRY %main (x: f32[16,12], y: f32[4,4,12]) -> f32[4,4,12] {
+  %x = f32[16,12]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %r = f32[4,4,12]{2,1,0} reshape(%x)
+  %y = f32[4,4,12]{2,1,0} parameter(1)
+  %back = f32[16,12]{1,0} reshape(%y)
+  %n = f32[16,12]{1,0} negate(%back)
+  ROOT %o = f32[4,4,12]{2,1,0} add(%r, %y)
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.Of("r"), "{devices=[4,1,1]<=[4]}");
+  EXPECT_EQ(p.Of("y"), "{devices=[4,1,1]<=[4]}");
+  EXPECT_EQ(p.Of("back"), "{devices=[4,1]<=[4]}");
+}
+
+// A sharding set by a strong (early) rule is not replaced by a conflicting, more specific one
+// that a weak (late) rule proposes.
+TEST(PropagationDriverTest, EarlyElementwiseChoiceSurvivesALaterBroadcastProposal) {
+  Propagated p = Propagate(R"(HloModule m
+ENTRY %main (x: f32[16,16], z: f32[16,16]) -> (f32[16,16], f32[16,16,4]) {
+  %x = f32[16,16]{1,0} parameter(0)
+  %z = f32[16,16]{1,0} parameter(1), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  %a = f32[16,16]{1,0} add(%x, %z)
+  %b = f32[16,16,4]{2,1,0} broadcast(%x), dimensions={0,1}
+  %c = f32[16,16,4]{2,1,0} custom-call(%b), custom_call_target="Sharding", sharding={devices=[1,8,1]<=[8]}
+  ROOT %t = (f32[16,16]{1,0}, f32[16,16,4]{2,1,0}) tuple(%a, %c)
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.Of("x"), "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
+  EXPECT_EQ(p.Of("b"), "{devices=[1,8,1]<=[8]}");
+  ExpectPartitionsAndComputesTheSame(p);
+}
+
+// Broadcast forward runs last: the broadcast takes its user's layout, not its operand's.
+TEST(PropagationDriverTest, BroadcastTakesItsUsersLayoutBeforeItsOperands) {
+  Propagated p = Propagate(R"(HloModule m
+ENTRY %main (v: f32[16], y: f32[16,8]) -> f32[16,8] {
+  %v = f32[16]{0} parameter(0), sharding={devices=[8]<=[8]}
+  %y = f32[16,8]{1,0} parameter(1), sharding={devices=[1,8]<=[8]}
+  %b = f32[16,8]{1,0} broadcast(%v), dimensions={0}
+  ROOT %m = f32[16,8]{1,0} multiply(%b, %y)
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.Of("b"), "{devices=[1,8]<=[8]}");
+  EXPECT_EQ(p.Of("m"), "{devices=[1,8]<=[8]}");
+  ExpectPartitionsAndComputesTheSame(p);
+}
+
+TEST(PropagationDriverTest, UnreachedValuesAreReplicated) {
+  Propagated p = Propagate(R"(HloModule m, num_partitions=4
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  %c = f32[8]{0} constant({1, 2, 3, 4, 5, 6, 7, 8})
+  ROOT %a = f32[8]{0} add(%x, %c)
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.module->num_partitions(), 4);
+  EXPECT_EQ(p.Of("a"), "{replicated}");
+  EXPECT_EQ(p.Origin("a"), "default (replicated)");
+}
+
+TEST(PropagationDriverTest, DeviceCountFromOptionsModuleOrShardings) {
+  const char* text = R"(HloModule m, num_partitions=2
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0), sharding={devices=[2]<=[2]}
+  ROOT %n = f32[8]{0} negate(%x)
+}
+)";
+  EXPECT_EQ(Propagate(text).result.num_partitions, 2);
+  PropagationOptions options;
+  options.num_partitions = 4;
+  Propagated p = Propagate(text, options);
+  EXPECT_EQ(p.result.num_partitions, 4);
+  EXPECT_EQ(p.module->num_partitions(), 4);
+  Propagated from_sharding = Propagate(R"(HloModule m
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0), sharding={devices=[2,3]0,1,2,3,4,5 last_tile_dim_replicate}
+  ROOT %n = f32[8]{0} negate(%x)
+}
+)");
+  EXPECT_EQ(from_sharding.result.num_partitions, 6);
+  Propagated from_mesh = Propagate(R"(HloModule m, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["a"=2, "b"=2]>}}
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0)
+  ROOT %n = f32[8]{0} negate(%x)
+}
+)");
+  EXPECT_EQ(from_mesh.result.num_partitions, 4);
+}
+
+TEST(PropagationDriverTest, ExplainPrintsOriginsAndStillParses) {
+  Propagated p = Propagate(R"(HloModule m
+ENTRY %main (x: f32[16,32], w1: f32[32,8]) -> f32[16,8] {
+  %x = f32[16,32]{1,0} parameter(0)
+  %w1 = f32[32,8]{1,0} parameter(1), sharding={devices=[1,4]<=[4]}
+  ROOT %d = f32[16,8]{1,0} dot(%x, %w1), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+}
+)");
+  std::string text = PrintModuleWithOrigins(*p.module, p.result);
+  EXPECT_NE(text.find("%w1 = f32[32,8]{1,0} parameter(1), sharding={devices=[1,4]<=[4]} /* user annotation */"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("/* from %w1 (user) via dot forward */"), std::string::npos) << text;
+  std::unique_ptr<Module> reparsed = ParseModule(text, "explained.hlo");
+  EXPECT_EQ(reparsed->entry()->root()->sharding()->ToString(), p.Of("d"));
+}
+
+}  // namespace
+}  // namespace gspmd

@@ -1,0 +1,149 @@
+// Every reference case from its user-annotated pre.hlo: propagate, partition, run, compare with
+// JAX's outputs; communication must not exceed XLA's partitioned.hlo, the partitioner must not
+// warn, and every user annotation must survive propagation.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "analysis/comm_report.h"
+#include "analysis/literal_compare.h"
+#include "io/npy.h"
+#include "partitioner/partitioner.h"
+#include "propagation/propagation.h"
+#include "runtime/spmd/like_module.h"
+#include "runtime/spmd/spmd_executor.h"
+#include "text/parser.h"
+#include "text/printer.h"
+
+namespace gspmd {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CorpusCase {
+  std::string name;
+  fs::path dir;
+};
+
+void PrintTo(const CorpusCase& c, std::ostream* out) { *out << c.name; }
+
+std::vector<CorpusCase> FindCases() {
+  std::vector<CorpusCase> cases;
+  const fs::path root = fs::path(GSPMD_TEST_DATA_DIR) / "corpus";
+  for (const char* flavor : {"gspmd", "shardy"}) {
+    if (!fs::is_directory(root / flavor)) continue;
+    for (const fs::directory_entry& entry : fs::directory_iterator(root / flavor)) {
+      if (fs::exists(entry.path() / "pre.hlo"))
+        cases.push_back({std::string(flavor) + "_" + entry.path().filename().string(), entry.path()});
+    }
+  }
+  std::sort(cases.begin(), cases.end(), [](const CorpusCase& a, const CorpusCase& b) { return a.name < b.name; });
+  return cases;
+}
+
+std::vector<Literal> ReadNumbered(const fs::path& dir, const std::string& prefix) {
+  std::vector<Literal> values;
+  for (int i = 0; fs::exists(dir / (prefix + std::to_string(i) + ".npy")); ++i)
+    values.push_back(ReadNpy((dir / (prefix + std::to_string(i) + ".npy")).string()));
+  return values;
+}
+
+// Does the annotation leave dims open for propagation to refine (unspecified_dims, Shardy "?")?
+bool HasOpenDims(const Instruction& instruction) {
+  bool unspecified = instruction.backend_config && instruction.backend_config->find("unspecified_dims") != std::string::npos;
+  return unspecified || instruction.FrontendAttribute("xla.sdy.sharding").find('?') != std::string::npos;
+}
+
+// The shardings the user wrote (and propagation must keep), keyed by computation/instruction.
+std::map<std::string, Sharding> WrittenShardings(const Module& module) {
+  std::map<std::string, Sharding> written;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction->sharding() && !instruction->sharding()->IsUnknown() && !HasOpenDims(*instruction))
+        written.emplace(computation->name() + "/" + instruction->name(), *instruction->sharding());
+    }
+  }
+  return written;
+}
+
+// One line per case, printed when the suite ends.
+std::vector<std::string>& Table() {
+  static std::vector<std::string> rows;
+  return rows;
+}
+
+class PropagationCorpusTest : public testing::TestWithParam<CorpusCase> {
+ public:
+  static void TearDownTestSuite() {
+    std::cout << "\n[ propagation corpus ]  case                                   ok   ours_bytes    xla_bytes  ratio  warnings\n";
+    for (const std::string& row : Table()) std::cout << "[ propagation corpus ]  " << row << "\n";
+  }
+};
+
+TEST_P(PropagationCorpusTest, PropagatedProgramMatchesReferenceAndXlaCommunication) {
+  const CorpusCase& c = GetParam();
+  std::unique_ptr<Module> module = ParseModuleFile((c.dir / "pre.hlo").string());
+  std::map<std::string, Sharding> written = WrittenShardings(*module);
+  PropagationResult propagation = PropagateShardings(*module);
+
+  // Every instruction has a sharding; user annotations are unchanged.
+  for (const auto& computation : module->computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      std::string key = computation->name() + "/" + instruction->name();
+      ASSERT_TRUE(instruction->sharding().has_value()) << c.name << ": no sharding on " << key;
+      auto it = written.find(key);
+      if (it == written.end()) continue;
+      EXPECT_EQ(instruction->sharding()->ToString(), it->second.ToString()) << c.name << ": annotation changed on " << key;
+    }
+  }
+  std::string propagated_text = PrintModuleWithOrigins(*module, propagation);
+  std::unique_ptr<Module> reparsed_propagated = ParseModule(propagated_text, c.name + "/propagated.hlo");
+
+  PartitionResult result = PartitionModule(*module);
+  std::string text = PrintModule(*result.module);
+  for (const std::string& warning : result.warnings) ADD_FAILURE() << c.name << ": " << warning;
+  std::unique_ptr<Module> reparsed = ParseModule(text, c.name + "/ours.hlo");
+
+  SpmdRunOptions options = OptionsFromLikeModule(*reparsed, module.get());
+  std::vector<Literal> inputs = ReadNumbered(c.dir, "in");
+  std::vector<Literal> expected = ReadNumbered(c.dir, "out");
+  std::vector<Literal> outputs;
+  bool matches = true;
+  try {
+    outputs = RunSpmd(*reparsed, inputs, options);
+  } catch (const std::exception& error) {
+    ADD_FAILURE() << c.name << ": " << error.what() << "\n" << propagated_text;
+    matches = false;
+  }
+  if (matches) {
+    EXPECT_EQ(outputs.size(), expected.size()) << c.name;
+    for (size_t i = 0; i < outputs.size() && i < expected.size(); ++i) {
+      LiteralComparison comparison = CompareLiterals(outputs[i], expected[i], 1e-4);
+      matches = matches && comparison.matches;
+      EXPECT_TRUE(comparison.matches) << c.name << " out" << i << ": " << comparison.message << "\n" << propagated_text;
+    }
+    matches = matches && outputs.size() == expected.size();
+  }
+
+  std::unique_ptr<Module> xla = ParseModuleFile((c.dir / "partitioned.hlo").string());
+  double ours = AnalyzeCommunication(*reparsed).comm_bytes_per_device;
+  double theirs = AnalyzeCommunication(*xla).comm_bytes_per_device;
+  double ratio = theirs > 0 ? ours / theirs : (ours > 0 ? 999.0 : 1.0);
+  char row[256];
+  std::snprintf(row, sizeof(row), "%-40s %-4s %12.0f %12.0f %6.3f %9zu", c.name.c_str(), matches ? "yes" : "NO", ours,
+                theirs, ratio, result.warnings.size());
+  Table().push_back(row);
+  EXPECT_LE(ours, theirs + 1e-6) << c.name << "\n" << propagated_text << "\n" << text;
+}
+
+INSTANTIATE_TEST_SUITE_P(Corpus, PropagationCorpusTest, testing::ValuesIn(FindCases()),
+                         [](const testing::TestParamInfo<CorpusCase>& info) { return info.param.name; });
+
+}  // namespace
+}  // namespace gspmd
