@@ -1,12 +1,18 @@
 // HloBuilder: instruction construction with shape inference and unique names.
 #include "ir/hlo_builder.h"
 
+#include <optional>
+
 #include "ir/module.h"
+#include "ir/partition_digits.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
 
 void NameUniquer::ReserveAll(const Module& module) {
+  size_t count = used_.size();
+  for (const auto& computation : module.computations()) count += 1 + computation->instructions().size();
+  used_.reserve(2 * count);
   for (const auto& computation : module.computations()) {
     used_.insert(computation->name());
     for (const auto& instruction : computation->instructions()) used_.insert(instruction->name());
@@ -63,6 +69,9 @@ Instruction* HloBuilder::PartitionId() {
 }
 
 Instruction* HloBuilder::TableLookup(const std::vector<int64_t>& table) {
+  // Arithmetic on the partition id when the table allows it: no table growing with the
+  // device count.
+  if (std::optional<PartitionDigitForm> form = FindDigitForm(table)) return EmitDigitForm(*this, *form);
   Shape table_shape(ElementType::kS32, {static_cast<int64_t>(table.size())});
   Instruction* constant = Constant(Literal::FromInts(table_shape, table));
   Instruction* element = DynamicSlice(constant, {PartitionId()}, {1});

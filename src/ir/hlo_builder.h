@@ -7,6 +7,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/computation.h"
@@ -22,8 +24,8 @@ class NameUniquer {
   std::string Unique(const std::string& base);
 
  private:
-  std::set<std::string> used_;
-  std::map<std::string, int64_t> next_suffix_;
+  std::unordered_set<std::string> used_;
+  std::unordered_map<std::string, int64_t> next_suffix_;
 };
 
 // Appends instructions at the end of `computation`:
