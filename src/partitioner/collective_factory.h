@@ -23,6 +23,9 @@ class CollectiveFactory {
       : module_(module), names_(names), num_devices_(num_devices) {}
 
   int64_t num_devices() const { return num_devices_; }
+  // Channel ids handed out from here on start at `first` (above any channel_id the input
+  // module already uses, e.g. user collectives in manual regions).
+  void set_next_channel_id(int64_t first) { next_channel_id_ = first; }
 
   // Groups of devices that differ only in `axes` (first axis most significant).
   ReplicaGroups GroupsOverAxes(const std::vector<DeviceAxis>& axes) const;

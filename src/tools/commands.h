@@ -13,5 +13,7 @@ void AddParseCommand(CLI::App& app);
 void AddEvalCommand(CLI::App& app);
 void AddRunCommand(CLI::App& app);
 void AddCompareCommand(CLI::App& app);
+void AddPartitionCommand(CLI::App& app);
+void AddReportCommand(CLI::App& app);
 
 }  // namespace gspmd::tools

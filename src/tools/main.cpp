@@ -1,4 +1,4 @@
-// The `gspmd` command-line tool: parse, eval, run and compare subcommands.
+// The `gspmd` command-line tool: parse, eval, partition, run, report and compare subcommands.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -8,12 +8,14 @@
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
-  CLI::App app{"gspmd: HLO text, a reference interpreter and an SPMD runtime for GSPMD-partitioned programs"};
+  CLI::App app{"gspmd: GSPMD sharding propagation and SPMD partitioning of HLO programs, a reference interpreter and an SPMD runtime"};
   app.name("gspmd");
   app.require_subcommand(1);
   gspmd::tools::AddParseCommand(app);
   gspmd::tools::AddEvalCommand(app);
+  gspmd::tools::AddPartitionCommand(app);
   gspmd::tools::AddRunCommand(app);
+  gspmd::tools::AddReportCommand(app);
   gspmd::tools::AddCompareCommand(app);
   try {
     app.parse(argc, argv);
@@ -25,6 +27,11 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     std::fprintf(stderr, "%s\n", error.what());
     return 1;
+  } catch (const std::exception& error) {
+    // Not the input's fault: a bug in gspmd. Still one line on stderr and a failing exit code.
+    std::fflush(stdout);
+    std::fprintf(stderr, "gspmd: internal error: %s\n", error.what());
+    return 2;
   }
   return 0;
 }

@@ -1,8 +1,10 @@
 // Helpers shared by the CLI subcommands: reading inputs, checking them, writing outputs.
 #include "tools/tool_util.h"
 
+#include <charconv>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <system_error>
 
 #include "io/npy.h"
@@ -59,6 +61,36 @@ void WriteOutputs(const std::string& out_dir, const std::vector<Literal>& output
     WriteNpy(path, outputs[i]);
     std::printf("%s %s\n", path.c_str(), outputs[i].shape().ToString(false).c_str());
   }
+}
+
+void WriteText(const std::string& path, const std::string& text) {
+  if (path.empty()) {
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return;
+  }
+  std::ofstream out(path, std::ios::binary);
+  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+  if (!out)
+    ThrowUserErrorAt(SourceLocation{path, 0, 0}, "cannot write the output file (expected a writable path)");
+}
+
+int64_t ParseDeviceCount(const std::string& text, const std::string& command) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, error] = std::from_chars(text.data(), end, value);
+  const bool is_whole_number = error == std::errc() && ptr == end;
+  if (!is_whole_number || value < 1 || value > kMaxDevices)
+    GSPMD_USER_ERROR("gspmd ", command, ": error: --devices '", text,
+                     "' is not a valid device count (expected an integer from 1 to ", kMaxDevices, ")");
+  return value;
+}
+
+void CheckDevicesMatchModule(const Module& module, const std::string& file, int64_t devices) {
+  if (module.Attribute("num_partitions").empty() || module.num_partitions() == devices) return;
+  ThrowUserErrorAt(SourceLocation{file, 0, 0},
+                   StrCat("--devices ", devices, " does not match the module's num_partitions=",
+                          module.num_partitions(), " (expected --devices ", module.num_partitions(),
+                          " or no --devices)"));
 }
 
 }  // namespace gspmd::tools

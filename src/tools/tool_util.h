@@ -1,6 +1,7 @@
 // Helpers shared by the CLI subcommands: reading inputs, checking them, writing outputs.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,19 @@ void CheckInputShapes(const Module& module, const std::string& hlo_path, const s
 // Creates out_dir (and parents) and writes outputs[i] as out_dir/out<i>.npy; prints one line
 // per file ("out_dir/out0.npy f32[8,16]") on stdout.
 void WriteOutputs(const std::string& out_dir, const std::vector<Literal>& outputs);
+
+// Writes `text` to the file `path`, or to stdout when path is empty (UserError naming the
+// path when it cannot be written).
+void WriteText(const std::string& path, const std::string& text);
+
+// --devices: a positive integer no larger than kMaxDevices ("gspmd COMMAND: error: --devices
+// 'x' is not a valid device count ..." otherwise).
+inline constexpr int64_t kMaxDevices = 4096;
+int64_t ParseDeviceCount(const std::string& text, const std::string& command);
+
+// --devices must agree with a num_partitions the module states explicitly (UserError naming
+// the file and both numbers).
+void CheckDevicesMatchModule(const Module& module, const std::string& file, int64_t devices);
 
 // Runs fn; a UserError whose message names no location ("...: error: ...") is rethrown as
 // "file: error: message", so every error the CLI prints says which file it is about.

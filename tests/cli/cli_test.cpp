@@ -1,83 +1,18 @@
 // Tests for the `gspmd` command-line tool: runs the built binary and checks output and exit codes.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "analysis/literal_compare.h"
+#include "cli/cli_test_util.h"
 #include "io/npy.h"
 
 namespace gspmd {
 namespace {
 
-namespace fs = std::filesystem;
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string ReadText(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
-}
-
-std::string Quote(const std::string& text) {
-  std::string quoted = "'";
-  for (char c : text) {
-    if (c == '\'')
-      quoted += "'\\''";
-    else
-      quoted += c;
-  }
-  return quoted + "'";
-}
-
-const fs::path kCorpus = fs::path(GSPMD_TEST_DATA_DIR) / "corpus" / "gspmd";
-
-class CliTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() / ("gspmd_cli_test_" + std::to_string(getpid()) + "_" + info->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  // Runs `gspmd ARGS...` with stdout and stderr captured separately.
-  CommandResult Gspmd(const std::vector<std::string>& args) const {
-    std::string command = Quote(GSPMD_BINARY);
-    for (const std::string& arg : args) command += " " + Quote(arg);
-    const fs::path out = dir_ / "stdout.txt";
-    const fs::path err = dir_ / "stderr.txt";
-    command += " >" + Quote(out.string()) + " 2>" + Quote(err.string());
-    const int status = std::system(command.c_str());
-    CommandResult result;
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    result.out = ReadText(out);
-    result.err = ReadText(err);
-    return result;
-  }
-
-  std::string WriteFile(const std::string& name, const std::string& text) const {
-    const std::string path = (dir_ / name).string();
-    std::ofstream(path) << text;
-    return path;
-  }
-
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
-  fs::path dir_;
-};
+using namespace cli_test;  // NOLINT: test helpers
 
 constexpr char kAddModule[] = R"(HloModule add_negate, entry_computation_layout={(f32[2,3]{1,0}, f32[2,3]{1,0})->(f32[2,3]{1,0}, f32[2,3]{1,0})}
 
@@ -92,16 +27,6 @@ ENTRY %main (x: f32[2,3], y: f32[2,3]) -> (f32[2,3], f32[2,3]) {
 
 Literal Values(std::vector<double> values) {
   return Literal::FromDoubles(Shape(ElementType::kF32, {2, 3}), values);
-}
-
-void ExpectAllClose(const fs::path& actual_dir, const fs::path& expected_dir, int count, double rtol) {
-  for (int i = 0; i < count; ++i) {
-    const std::string name = "out" + std::to_string(i) + ".npy";
-    const LiteralComparison comparison =
-        CompareLiterals(ReadNpy((actual_dir / name).string()), ReadNpy((expected_dir / name).string()), rtol);
-    EXPECT_TRUE(comparison.matches) << name << ": " << comparison.message;
-  }
-  EXPECT_FALSE(fs::exists(actual_dir / ("out" + std::to_string(count) + ".npy")));
 }
 
 TEST_F(CliTest, ParsePrintsCanonicalText) {
@@ -217,11 +142,21 @@ TEST_F(CliTest, RunRejectsBadArguments) {
   const std::string in0 = (case_dir / "in0.npy").string();
   const std::string in1 = (case_dir / "in1.npy").string();
 
+  // Without --spmd FILE is a global program: XLA's per-device program takes per-device
+  // inputs, so the global arrays do not fit its parameters.
   CommandResult no_spmd = Gspmd({"run", partitioned, "-i", in0, in1, "-o", Path("out")});
   EXPECT_EQ(no_spmd.exit_code, 1);
-  EXPECT_NE(no_spmd.err.find("partitioning is not implemented yet; use --spmd for per-device programs"),
-            std::string::npos)
-      << no_spmd.err;
+  EXPECT_NE(no_spmd.err.find("input holds f32[16,32] but parameter 0"), std::string::npos) << no_spmd.err;
+
+  CommandResult like_without_spmd = Gspmd({"run", (case_dir / "propagated.hlo").string(), "--like", partitioned,
+                                           "-i", in0, in1, "-o", Path("out")});
+  EXPECT_EQ(like_without_spmd.exit_code, 1);
+  EXPECT_NE(like_without_spmd.err.find("--like needs --spmd"), std::string::npos) << like_without_spmd.err;
+
+  CommandResult global_mismatch = Gspmd({"run", (case_dir / "propagated.hlo").string(), "--devices", "4", "-i", in0,
+                                         in1, "-o", Path("out")});
+  EXPECT_EQ(global_mismatch.exit_code, 1);
+  EXPECT_NE(global_mismatch.err.find("num_partitions=8"), std::string::npos) << global_mismatch.err;
 
   for (const std::string bad : {"abc", "0", "-3", "2.5", "99999999"}) {
     CommandResult devices = Gspmd({"run", "--spmd", partitioned, "--devices", bad, "-i", in0, in1, "-o", Path("out")});
@@ -280,6 +215,10 @@ TEST_F(CliTest, BadCommandLinesExitOne) {
       {"eval", "a.hlo", "-i", "x.npy"},    // missing -o
       {"compare", "a.npy"},                // missing EXPECTED
       {"compare", "a.npy", "b.npy", "--rtol", "x"},
+      {"partition"},                       // missing FILE
+      {"report"},                          // missing FILE
+      {"report", "a.hlo", "--bogus"},      // unknown option
+      {"run", "a.hlo", "-i", "x.npy"},     // missing -o
   };
   for (const auto& args : bad) {
     CommandResult result = Gspmd(args);
@@ -289,7 +228,7 @@ TEST_F(CliTest, BadCommandLinesExitOne) {
 }
 
 TEST_F(CliTest, HelpWorksForEverySubcommand) {
-  for (const std::string command : {"parse", "eval", "run", "compare"}) {
+  for (const std::string command : {"parse", "eval", "partition", "run", "report", "compare"}) {
     CommandResult result = Gspmd({command, "--help"});
     EXPECT_EQ(result.exit_code, 0) << command;
     EXPECT_NE(result.out.find("Usage"), std::string::npos) << command << ": " << result.out;
@@ -297,6 +236,8 @@ TEST_F(CliTest, HelpWorksForEverySubcommand) {
   CommandResult top = Gspmd({"--help"});
   EXPECT_EQ(top.exit_code, 0);
   EXPECT_NE(top.out.find("compare"), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("partition"), std::string::npos) << top.out;
+  EXPECT_NE(top.out.find("report"), std::string::npos) << top.out;
 }
 
 }  // namespace

@@ -1,0 +1,38 @@
+// The CLI's path from a global program to a per-device one: device count, sharding
+// propagation when the module is not fully sharded yet, partitioning, warnings.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "ir/module.h"
+#include "partitioner/partitioner.h"
+#include "propagation/propagation.h"
+
+namespace gspmd::tools {
+
+// Whether some instruction of the entry computation or of a computation it runs as control
+// flow (while, conditional, call) lacks a sharding, scalars and tuple/get-tuple-element
+// excepted (an unsharded scalar is replicated, which is what propagation would choose).
+bool NeedsPropagation(const Module& module);
+
+// Assigns a sharding to every instruction (PropagateShardings); `devices` is the requested
+// device count (0: from the module). Errors name `file`.
+PropagationResult Propagate(Module& module, const std::string& file, int64_t devices);
+
+// The result of PartitionForCli: the module that was partitioned (after propagation) and the
+// per-device program.
+struct CliPartition {
+  int64_t num_devices = 0;
+  PartitionResult partitioned;
+};
+
+// Checks --devices against the module (requested > 0 must equal an explicit num_partitions),
+// propagates when NeedsPropagation, then partitions onto the device count: --devices, else
+// the module's num_partitions, else what propagation derived, else the largest device id in
+// the shardings plus one. `module` is updated in place by propagation. Partitioner warnings
+// are printed to stderr as "FILE: warning: ...".
+CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices);
+
+}  // namespace gspmd::tools
