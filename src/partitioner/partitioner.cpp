@@ -1,7 +1,11 @@
 // PartitionModule: the module-level entry point of the SPMD partitioner.
 #include "partitioner/partitioner.h"
 
+#include <algorithm>
+
+#include "partitioner/cleanup.h"
 #include "partitioner/computation_partitioner.h"
+#include "runtime/spmd/like_module.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -34,6 +38,15 @@ std::string EntryLayoutText(const Computation& entry) {
   return text + ")->" + entry.root()->shape().ToString(true) + "}";
 }
 
+// The largest channel_id any instruction of `module` uses (0 when none does).
+int64_t LargestChannelId(const Module& module) {
+  int64_t largest = 0;
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (instruction->channel_id.has_value()) largest = std::max(largest, *instruction->channel_id);
+  return largest;
+}
+
 }  // namespace
 
 PartitionResult PartitionModule(const Module& module, const PartitionOptions& options) {
@@ -50,12 +63,15 @@ PartitionResult PartitionModule(const Module& module, const PartitionOptions& op
   output->debug_tables = module.debug_tables;
   output->set_num_partitions(num_devices);
   ModulePartitioner partitioner(module, output.get(), num_devices);
+  partitioner.spmd().collectives().set_next_channel_id(LargestChannelId(module) + 1);
   std::vector<Sharding> parameter_shardings;
   for (const Instruction* parameter : entry->parameters()) parameter_shardings.push_back(EffectiveSharding(*parameter));
   partitioner.Partition(entry, parameter_shardings, EffectiveSharding(*entry->root()), /*is_entry=*/true);
   if (!output->Attribute("entry_computation_layout").empty())
     output->SetAttribute("entry_computation_layout", EntryLayoutText(*output->entry()));
-  for (const auto& computation : output->computations()) computation->RemoveDeadInstructions();
+  CleanupPartitionedModule(*output);
+  // Self-describing: `gspmd run --spmd` crops uneven results to these shapes without --like.
+  SetModuleFrontendAttribute(*output, kGlobalResultShapesAttribute, entry->root()->shape().ToString(false));
   PartitionResult result;
   result.warnings = partitioner.spmd().warnings();
   result.module = std::move(output);

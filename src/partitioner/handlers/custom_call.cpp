@@ -91,7 +91,7 @@ void SetLeaves(OpContext& op, const std::vector<Instruction*>& leaves, const std
 bool PartitionAnnotation(OpContext& op) {
   const Instruction& instruction = op.instruction();
   if (instruction.operand_count() != 1) return false;
-  if (!(instruction.operand(0)->shape() == instruction.shape())) return false;
+  if (!instruction.operand(0)->shape().Compatible(instruction.shape())) return false;  // layouts may differ
   Sharding target = op.sharding();
   if (!instruction.sharding()) {
     std::string text = instruction.FrontendAttribute("xla.sdy.sharding");
