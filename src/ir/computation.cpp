@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_set>
 
 #include "support/diagnostic.h"
 
@@ -38,7 +39,8 @@ void Computation::RemoveInstruction(Instruction* instruction) {
 }
 
 void Computation::RemoveDeadInstructions() {
-  std::set<const Instruction*> live;
+  std::unordered_set<const Instruction*> live;  // membership only, never iterated
+  live.reserve(instructions_.size());
   std::vector<const Instruction*> stack;
   if (root_) stack.push_back(root_);
   for (const auto& instruction : instructions_) {
@@ -53,15 +55,28 @@ void Computation::RemoveDeadInstructions() {
     if (!live.insert(instruction).second) continue;
     for (const Instruction* operand : instruction->operands()) stack.push_back(operand);
   }
+  // Detach the dead (users first: reverse order), then drop them in one pass (removing them
+  // one by one is quadratic in the computation size).
+  bool any_dead = false;
   for (int64_t i = static_cast<int64_t>(instructions_.size()) - 1; i >= 0; --i) {
     Instruction* instruction = instructions_[i].get();
-    if (!live.count(instruction)) RemoveInstruction(instruction);
+    if (live.count(instruction)) continue;
+    any_dead = true;
+    GSPMD_CHECK(instruction->users().empty(), "removing ", instruction->name(), " which has users");
+    for (int64_t k = 0; k < instruction->operand_count(); ++k) {
+      auto& users = instruction->operand(k)->users_;
+      auto it = std::find(users.begin(), users.end(), instruction);
+      if (it != users.end()) users.erase(it);
+    }
   }
+  if (!any_dead) return;
+  std::erase_if(instructions_, [&](const std::unique_ptr<Instruction>& owned) { return !live.count(owned.get()); });
 }
 
 std::vector<Instruction*> Computation::MakePostOrder() const {
   std::vector<Instruction*> order;
-  std::set<const Instruction*> visited;
+  std::unordered_set<const Instruction*> visited;  // membership only, never iterated
+  visited.reserve(instructions_.size());
   // Iterative DFS from each instruction in text order: a valid topological order that keeps
   // the written order where possible.
   for (const auto& start : instructions_) {

@@ -2,7 +2,10 @@
 #include "partitioner/device_axes.h"
 
 #include <algorithm>
+#include <charconv>
 #include <set>
+#include <string>
+#include <unordered_map>
 
 #include "support/diagnostic.h"
 
@@ -114,7 +117,35 @@ std::vector<int64_t> AxisSharding::TileIndex(int64_t device) const {
   return index;
 }
 
+namespace {
+
+void AppendAxesKey(std::string& key, const std::vector<DeviceAxis>& axes) {
+  int64_t count = static_cast<int64_t>(axes.size());
+  key.append(reinterpret_cast<const char*>(&count), sizeof(count));
+  key.append(reinterpret_cast<const char*>(axes.data()), axes.size() * sizeof(DeviceAxis));
+}
+
+}  // namespace
+
 Sharding AxisSharding::ToSharding() const {
+  // Handlers convert the same few axis shardings over and over: cache them (per thread, so no
+  // locking; bounded).
+  thread_local std::unordered_map<std::string, Sharding> cache;
+  thread_local std::string key;
+  constexpr size_t kMaxCached = 4096;
+  key.clear();
+  for (const auto& dim : dims) AppendAxesKey(key, dim);
+  AppendAxesKey(key, replicated);
+  AppendAxesKey(key, manual);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
+  Sharding sharding = BuildSharding();
+  if (cache.size() >= kMaxCached) cache.clear();
+  cache.emplace(key, sharding);
+  return sharding;
+}
+
+Sharding AxisSharding::BuildSharding() const {
   // Tile dims: one per tensor dim, then manual, then replicated subgroups.
   std::vector<int64_t> tile_dims;
   std::vector<DeviceAxis> listed;  // axes in tile-array order (major first)
@@ -154,23 +185,45 @@ Sharding AxisSharding::ToSharding() const {
   return Sharding::Tiled(std::move(tiles), std::move(subgroups));
 }
 
+namespace {
+
+void AppendNumber(std::string& out, int64_t value) {
+  char buffer[24];
+  auto [end, error] = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  out.append(buffer, end);
+}
+
+void AppendAxesText(std::string& out, const std::vector<DeviceAxis>& axes) {
+  out.push_back('{');
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (i) out.push_back(',');
+    AppendNumber(out, axes[i].stride);
+    out.push_back('x');
+    AppendNumber(out, axes[i].size);
+  }
+  out.push_back('}');
+}
+
+}  // namespace
+
 std::string AxisSharding::ToString() const {
-  auto axes_text = [](const std::vector<DeviceAxis>& axes) {
-    std::string out = "{";
-    for (size_t i = 0; i < axes.size(); ++i) {
-      if (i) out += ",";
-      out += std::to_string(axes[i].stride) + "x" + std::to_string(axes[i].size);
-    }
-    return out + "}";
-  };
-  std::string out = "[";
+  // Handlers use this text as a key in hot loops: one buffer, no temporaries.
+  std::string out;
+  out.reserve(16 + 8 * dims.size());
+  out.push_back('[');
   for (size_t d = 0; d < dims.size(); ++d) {
     if (d) out += ", ";
-    out += axes_text(dims[d]);
+    AppendAxesText(out, dims[d]);
   }
-  out += "]";
-  if (!replicated.empty()) out += " rep" + axes_text(replicated);
-  if (!manual.empty()) out += " manual" + axes_text(manual);
+  out.push_back(']');
+  if (!replicated.empty()) {
+    out += " rep";
+    AppendAxesText(out, replicated);
+  }
+  if (!manual.empty()) {
+    out += " manual";
+    AppendAxesText(out, manual);
+  }
   return out;
 }
 

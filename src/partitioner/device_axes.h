@@ -44,6 +44,9 @@ struct AxisSharding {
   Sharding ToSharding() const;
   std::string ToString() const;  // "[{4x2}, {}] rep{1x4}" for debugging
   bool operator==(const AxisSharding&) const = default;
+
+ private:
+  Sharding BuildSharding() const;  // ToSharding without the cache
 };
 
 // Decomposes a sharding of a rank-`rank` array over `num_devices` devices into axes.

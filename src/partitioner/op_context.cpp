@@ -6,8 +6,11 @@
 
 namespace gspmd {
 
-OpContext::OpContext(ComputationPartitioner& partitioner, const Instruction& instruction)
-    : partitioner_(partitioner), instruction_(instruction), sharding_(EffectiveSharding(instruction)) {}
+OpContext::OpContext(ComputationPartitioner& partitioner, const Instruction& instruction,
+                     std::optional<Sharding> sharding)
+    : partitioner_(partitioner),
+      instruction_(instruction),
+      sharding_(sharding ? std::move(*sharding) : EffectiveSharding(instruction)) {}
 
 SpmdContext& OpContext::spmd() { return partitioner_.spmd(); }
 HloBuilder& OpContext::builder() { return partitioner_.builder(); }
@@ -45,8 +48,7 @@ void OpContext::SetResult(Instruction* hlo, const Sharding& sharding) {
 Instruction* OpContext::Clone(Shape shape, const std::vector<Instruction*>& operands) {
   auto clone = instruction_.CloneWithNewOperands(std::move(shape), operands);
   clone->set_sharding(std::nullopt);
-  clone->set_name("");
-  clone->set_name(partitioner_.spmd().names().Unique(instruction_.name()));
+  clone->set_name(instruction_.name());  // HloBuilder::Add makes it unique
   std::vector<Computation*> called;
   for (const Computation* computation : instruction_.called_computations())
     called.push_back(ClonedComputation(computation));

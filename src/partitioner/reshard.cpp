@@ -94,16 +94,11 @@ class PlanEmitter {
         int64_t tiles = Tiles(step.dim);
         int64_t piece = ShardSize(D(step.dim), tiles * n);
         current = PadDimTo(current, step.dim, n * piece);
-        std::vector<int64_t> table(context_.num_devices());
-        for (int64_t p = 0; p < context_.num_devices(); ++p) {
-          int64_t index = 0;  // the sliced axes' digits, the first one most significant
-          for (int64_t a : step.axes) index = index * plan_.axes[a].size + Digit(p, plan_.axes[a]);
-          table[p] = index * piece;
-        }
+        // The sliced axes' digits, the first one most significant, times the piece.
+        Instruction* offset = AxisOffset(b_, AxesOf(step.axes), piece, context_.num_devices());
         std::vector<Instruction*> starts;
         Instruction* zero = b_.S32Constant(0);
-        for (int64_t d = 0; d < current->shape().rank(); ++d)
-          starts.push_back(d == step.dim ? b_.TableLookup(table) : zero);
+        for (int64_t d = 0; d < current->shape().rank(); ++d) starts.push_back(d == step.dim ? offset : zero);
         std::vector<int64_t> sizes = current->shape().dims();
         sizes[step.dim] = piece;
         auto& dim_axes = state_.dims[step.dim];
@@ -320,6 +315,18 @@ bool CoversAllDevices(const Sharding& sharding, int64_t num_devices) {
   return !sharding.IsTiled() || sharding.tile_assignment().num_elements() == num_devices;
 }
 
+// The same tiling with the devices in iota order, which always decomposes into device axes.
+Sharding InIotaOrder(const Sharding& sharding) {
+  return Sharding::Tiled(TileAssignment::Iota(sharding.tile_assignment().dims()), sharding.subgroup_types());
+}
+
+// A tiled sharding over all devices whose device order is not a product of mesh axes, so the
+// planner cannot move it; one collective-permute gives it in iota order.
+bool NeedsIotaDetour(SpmdContext& context, const Sharding& sharding, int64_t rank) {
+  return sharding.IsTiled() && CoversAllDevices(sharding, context.num_devices()) &&
+         !context.Axes(sharding, rank).has_value() && context.Axes(InIotaOrder(sharding), rank).has_value();
+}
+
 PartitionedValue ReshardArray(SpmdContext& context, HloBuilder& b, Instruction* local,
                               const Shape& global, const Sharding& source_in,
                               const std::vector<DeviceAxis>& partial_axes, Opcode reduction,
@@ -354,6 +361,17 @@ PartitionedValue ReshardArray(SpmdContext& context, HloBuilder& b, Instruction* 
   if (SameTileCounts(source, target) && CoversAllDevices(source, context.num_devices()) &&
       CoversAllDevices(target, context.num_devices())) {
     return {PermuteTiles(context, b, current, source, target), global, target_in};
+  }
+  // Device orders the planner cannot describe: permute into iota order and back around a plan.
+  if (NeedsIotaDetour(context, source, rank)) {
+    Sharding ordered = InIotaOrder(source);
+    current = PermuteTiles(context, b, current, source, ordered);
+    return ReshardArray(context, b, current, global, ordered, {}, reduction, target_in);
+  }
+  if (NeedsIotaDetour(context, target, rank)) {
+    Sharding ordered = InIotaOrder(target);
+    PartitionedValue planned = ReshardArray(context, b, current, global, source, {}, reduction, ordered);
+    return {PermuteTiles(context, b, planned.hlo, ordered, target), global, target_in};
   }
   if (!source.IsReplicated() && !source.IsManual()) {
     context.Warn(StrCat("involuntary full rematerialization of %", local->name(), ": ",
@@ -398,14 +416,20 @@ PartitionedValue ResolvePartialSums(SpmdContext& context, HloBuilder& b, Instruc
 Instruction* ShardOffset(HloBuilder& b, SpmdContext& context, const Sharding& sharding,
                          const std::vector<int64_t>& global_dims, int64_t dim) {
   if (!sharding.IsTiled() || sharding.tile_assignment().dim(dim) == 1) return b.S32Constant(0);
-  int64_t tiles = sharding.tile_assignment().dim(dim);
-  int64_t piece = ShardSize(global_dims[dim], tiles);
-  std::vector<int64_t> table(context.num_devices(), 0);
-  for (int64_t p = 0; p < context.num_devices(); ++p) {
-    auto index = sharding.tile_assignment().IndexOf(p);
-    if (index) table[p] = (*index)[dim] * piece;
-  }
-  return b.TableLookup(table);
+  std::vector<int64_t> key = global_dims;
+  key.push_back(dim);
+  return context.Memoized(b, "shard-offset", sharding, key, [&] {
+    int64_t tiles = sharding.tile_assignment().dim(dim);
+    int64_t piece = ShardSize(global_dims[dim], tiles);
+    const std::optional<AxisSharding>& axes = context.Axes(sharding, static_cast<int64_t>(global_dims.size()));
+    if (axes) return AxisOffset(b, axes->dims[dim], piece, context.num_devices());
+    std::vector<int64_t> table(context.num_devices(), 0);
+    for (int64_t p = 0; p < context.num_devices(); ++p) {
+      auto index = sharding.tile_assignment().IndexOf(p);
+      if (index) table[p] = (*index)[dim] * piece;
+    }
+    return b.TableLookup(table);
+  });
 }
 
 bool HasUnevenPadding(const Sharding& sharding, const std::vector<int64_t>& global_dims) {
@@ -419,16 +443,22 @@ Instruction* MaskPadding(HloBuilder& b, SpmdContext& context, Instruction* shard
                          const Shape& global_shape, const Sharding& sharding, Instruction* pad_value) {
   if (!HasUnevenPadding(sharding, global_shape.dims())) return shard;
   std::vector<int64_t> dims = shard->shape().dims();
-  Instruction* valid = nullptr;
-  for (int64_t d = 0; d < global_shape.rank(); ++d) {
-    if (global_shape.dim(d) % sharding.tile_assignment().dim(d) == 0) continue;
-    Instruction* iota = b.Iota(Shape(ElementType::kS32, dims), d);
-    Instruction* offset = b.BroadcastScalar(ShardOffset(b, context, sharding, global_shape.dims(), d), dims);
-    Instruction* position = b.Binary(Opcode::kAdd, iota, offset);
-    Instruction* limit = b.BroadcastScalar(b.S32Constant(global_shape.dim(d)), dims);
-    Instruction* in_range = b.Compare(position, limit, ComparisonDirection::kLt);
-    valid = valid ? b.Binary(Opcode::kAnd, valid, in_range) : in_range;
-  }
+  std::vector<int64_t> key = dims;
+  key.insert(key.end(), global_shape.dims().begin(), global_shape.dims().end());
+  // The mask depends only on the shapes and the sharding: built once per computation.
+  Instruction* valid = context.Memoized(b, "valid-mask", sharding, key, [&] {
+    Instruction* mask = nullptr;
+    for (int64_t d = 0; d < global_shape.rank(); ++d) {
+      if (global_shape.dim(d) % sharding.tile_assignment().dim(d) == 0) continue;
+      Instruction* iota = b.Iota(Shape(ElementType::kS32, dims), d);
+      Instruction* offset = b.BroadcastScalar(ShardOffset(b, context, sharding, global_shape.dims(), d), dims);
+      Instruction* position = b.Binary(Opcode::kAdd, iota, offset);
+      Instruction* limit = b.BroadcastScalar(b.S32Constant(global_shape.dim(d)), dims);
+      Instruction* in_range = b.Compare(position, limit, ComparisonDirection::kLt);
+      mask = mask ? b.Binary(Opcode::kAnd, mask, in_range) : in_range;
+    }
+    return mask;
+  });
   return b.Select(valid, shard, b.BroadcastScalar(pad_value, dims));
 }
 

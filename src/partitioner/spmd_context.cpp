@@ -1,6 +1,9 @@
 // SpmdContext caches, and per-device shapes of sharded values.
 #include "partitioner/spmd_context.h"
 
+#include <algorithm>
+
+#include "ir/partition_digits.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -8,22 +11,115 @@ namespace gspmd {
 SpmdContext::SpmdContext(Module* output, int64_t num_devices)
     : output_(output), num_devices_(num_devices), collectives_(output, &names_, num_devices) {}
 
+namespace {
+
+// Binary cache keys: raw int64s, with lengths before lists (cheaper than printing text).
+void AppendInt(std::string& key, int64_t value) { key.append(reinterpret_cast<const char*>(&value), sizeof(value)); }
+
+void AppendInts(std::string& key, const std::vector<int64_t>& values) {
+  AppendInt(key, static_cast<int64_t>(values.size()));
+  key.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
+}
+
+void AppendAxes(std::string& key, const std::vector<DeviceAxis>& axes) {
+  AppendInt(key, static_cast<int64_t>(axes.size()));
+  for (const DeviceAxis& axis : axes) {
+    AppendInt(key, axis.stride);
+    AppendInt(key, axis.size);
+  }
+}
+
+void AppendAxisSharding(std::string& key, const AxisSharding& sharding) {
+  AppendInt(key, sharding.rank());
+  for (const auto& dim : sharding.dims) AppendAxes(key, dim);
+  AppendAxes(key, sharding.replicated);
+  AppendAxes(key, sharding.manual);
+}
+
+// What DecomposeSharding reads of a sharding: kind, tile array and subgroup types.
+void AppendShardingLayout(std::string& key, const Sharding& sharding) {
+  AppendInt(key, static_cast<int64_t>(sharding.kind()));
+  if (sharding.IsMaximal()) AppendInt(key, sharding.maximal_device());
+  if (sharding.IsTuple()) {
+    AppendInt(key, static_cast<int64_t>(sharding.tuple_elements().size()));
+    for (const Sharding& element : sharding.tuple_elements()) AppendShardingLayout(key, element);
+    return;
+  }
+  if (!sharding.IsTiled()) return;
+  const TileAssignment& tiles = sharding.tile_assignment();
+  AppendInts(key, tiles.dims());
+  AppendInt(key, tiles.is_iota() ? 1 : 0);
+  if (tiles.is_iota()) {
+    AppendInts(key, tiles.iota_reshape_dims());
+    AppendInts(key, tiles.iota_transpose_perm());
+  } else {
+    AppendInts(key, tiles.Devices());
+  }
+  AppendInt(key, static_cast<int64_t>(sharding.subgroup_types().size()));
+  for (Sharding::SubgroupType type : sharding.subgroup_types()) AppendInt(key, static_cast<int64_t>(type));
+}
+
+}  // namespace
+
+std::string SpmdContext::MemoKey(const Computation* computation, const char* tag, const Sharding& sharding,
+                                 const std::vector<int64_t>& values) {
+  std::string key;
+  AppendInt(key, static_cast<int64_t>(reinterpret_cast<std::uintptr_t>(computation)));
+  key += tag;
+  key.push_back('\0');
+  AppendShardingLayout(key, sharding);
+  AppendInts(key, values);
+  return key;
+}
+
+void AppendKey(std::string& key, int64_t value) { AppendInt(key, value); }
+void AppendKey(std::string& key, const std::vector<int64_t>& values) { AppendInts(key, values); }
+void AppendKey(std::string& key, const AxisSharding& sharding) { AppendAxisSharding(key, sharding); }
+
 const std::optional<AxisSharding>& SpmdContext::Axes(const Sharding& sharding, int64_t rank) {
-  std::string key = StrCat(rank, "|", sharding.ToString());
-  auto it = axes_cache_.find(key);
+  key_.clear();
+  AppendInt(key_, rank);
+  AppendShardingLayout(key_, sharding);
+  auto it = axes_cache_.find(key_);
   if (it != axes_cache_.end()) return it->second;
-  return axes_cache_[key] = DecomposeSharding(sharding, rank, num_devices_);
+  return axes_cache_.emplace(key_, DecomposeSharding(sharding, rank, num_devices_)).first->second;
 }
 
 const std::optional<ReshardPlan>& SpmdContext::Plan(const ReshardProblem& problem) {
-  std::string key;
-  for (int64_t d : problem.global_dims) key += std::to_string(d) + ",";
-  key += StrCat("|", problem.element_bytes, "|", problem.source.ToString(), "|",
-                problem.target.ToString(), "|");
-  for (const DeviceAxis& axis : problem.partial_axes) key += StrCat(axis.stride, "x", axis.size, ",");
-  auto it = plan_cache_.find(key);
+  key_.clear();
+  AppendInts(key_, problem.global_dims);
+  AppendInt(key_, problem.element_bytes);
+  AppendAxisSharding(key_, problem.source);
+  AppendAxisSharding(key_, problem.target);
+  AppendAxes(key_, problem.partial_axes);
+  auto it = plan_cache_.find(key_);
   if (it != plan_cache_.end()) return it->second;
-  return plan_cache_[key] = PlanReshard(problem);
+  return plan_cache_.emplace(key_, PlanReshard(problem)).first->second;
+}
+
+Instruction* AxisOffset(HloBuilder& b, const std::vector<DeviceAxis>& axes, int64_t piece, int64_t num_devices) {
+  PartitionDigitForm form;
+  form.num_partitions = num_devices;
+  int64_t weight = piece;
+  for (auto it = axes.rbegin(); it != axes.rend(); ++it) {
+    form.terms.push_back({it->stride, it->size, weight});
+    weight *= it->size;
+  }
+  std::sort(form.terms.begin(), form.terms.end(),
+            [](const auto& x, const auto& y) { return x.stride < y.stride; });
+  // Adjacent digits whose weights continue each other are one digit.
+  std::vector<PartitionDigitForm::Term> merged;
+  for (const PartitionDigitForm::Term& term : form.terms) {
+    bool continues = !merged.empty() && merged.back().stride * merged.back().size == term.stride &&
+                     merged.back().weight * merged.back().size == term.weight;
+    if (!continues) {
+      merged.push_back(term);
+      continue;
+    }
+    merged.back().size *= term.size;
+  }
+  form.terms = std::move(merged);
+  return EmitDigitForm(b, form);
 }
 
 std::vector<int64_t> ShardDimsOf(const Sharding& sharding, const std::vector<int64_t>& global_dims) {

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "ir/hlo_builder.h"
@@ -43,6 +44,31 @@ class SpmdContext {
   // Reshard plans are cached by problem, since models repeat the same transitions.
   const std::optional<ReshardPlan>& Plan(const ReshardProblem& problem);
 
+  // An instruction that depends only on (tag, sharding, values) and the computation, built
+  // once per computation by `build` and reused (shard offsets, padding masks). Safe because
+  // nothing is removed while partitioning and instructions are only appended, so a cached
+  // instruction precedes every later use in its computation.
+  template <typename Build>
+  Instruction* Memoized(HloBuilder& builder, const char* tag, const Sharding& sharding,
+                        const std::vector<int64_t>& values, Build build) {
+    std::string key = MemoKey(builder.computation(), tag, sharding, values);
+    auto it = memo_.find(key);
+    if (it != memo_.end()) return it->second;
+    Instruction* built = build();
+    memo_.emplace(std::move(key), built);
+    return built;
+  }
+
+  // A handler decision (e.g. a dot's placement) that depends only on `key`, computed once per
+  // run by `decide`: models repeat the same layers, so the same decisions recur. The key must
+  // start with a tag naming the decision (the type T is tied to the tag).
+  template <typename T, typename Decide>
+  const T& Decision(const std::string& key, Decide decide) {
+    auto it = decisions_.find(key);
+    if (it == decisions_.end()) it = decisions_.emplace(key, std::make_shared<T>(decide())).first;
+    return *static_cast<const T*>(it->second.get());
+  }
+
   void Warn(std::string message) { warnings_.push_back(std::move(message)); }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -52,9 +78,28 @@ class SpmdContext {
   NameUniquer names_;
   CollectiveFactory collectives_;
   std::vector<std::string> warnings_;
-  std::map<std::string, std::optional<AxisSharding>> axes_cache_;
-  std::map<std::string, std::optional<ReshardPlan>> plan_cache_;
+  // Keyed by a binary encoding of the inputs (see spmd_context.cpp); node-based, so the
+  // returned references stay valid.
+  std::unordered_map<std::string, std::optional<AxisSharding>> axes_cache_;
+  std::unordered_map<std::string, std::optional<ReshardPlan>> plan_cache_;
+  std::unordered_map<std::string, Instruction*> memo_;
+  std::unordered_map<std::string, std::shared_ptr<const void>> decisions_;
+  std::string key_;  // scratch buffer for building keys
+
+  static std::string MemoKey(const Computation* computation, const char* tag, const Sharding& sharding,
+                             const std::vector<int64_t>& values);
 };
+
+// Binary cache keys (raw int64s, lists prefixed by their length), for Decision() and caches.
+void AppendKey(std::string& key, int64_t value);
+void AppendKey(std::string& key, const std::vector<int64_t>& values);
+void AppendKey(std::string& key, const AxisSharding& sharding);
+
+// s32[] (the mixed-radix number of this partition's digits of `axes`, major first) * `piece`,
+// computed arithmetically from partition-id (no table of num_devices entries): the start of
+// this partition's shard along a dim split by `axes` into pieces of `piece` elements.
+Instruction* AxisOffset(HloBuilder& builder, const std::vector<DeviceAxis>& axes, int64_t piece,
+                        int64_t num_devices);
 
 // Per-device dims of a value of `global_dims` under `sharding` (maximal and manual: whole).
 std::vector<int64_t> ShardDimsOf(const Sharding& sharding, const std::vector<int64_t>& global_dims);

@@ -2,6 +2,8 @@
 #include "sharding/tile_assignment.h"
 
 #include <algorithm>
+#include <string>
+#include <unordered_map>
 #include <numeric>
 #include <sstream>
 
@@ -155,11 +157,30 @@ void AppendJoined(std::ostringstream& out, const std::vector<int64_t>& v) {
 }  // namespace
 
 TileAssignment::TileAssignment(std::vector<int64_t> dims, std::vector<int64_t> devices)
-    : dims_(std::move(dims)), devices_(std::move(devices)) {
-  GSPMD_CHECK(Product(dims_) == static_cast<int64_t>(devices_.size()), "tile assignment has ",
-              devices_.size(), " devices for ", dims_.size(), " dims");
-  Finish();
+    : dims_(std::move(dims)) {
+  GSPMD_CHECK(Product(dims_) == static_cast<int64_t>(devices.size()), "tile assignment has ",
+              devices.size(), " devices for ", dims_.size(), " dims");
+  storage_ = MakeStorage(std::move(devices));
 }
+
+std::shared_ptr<const TileAssignment::Storage> TileAssignment::MakeStorage(std::vector<int64_t> devices) {
+  auto storage = std::make_shared<Storage>();
+  storage->devices = std::move(devices);
+  int64_t bound = 0;
+  for (int64_t d : storage->devices) bound = std::max(bound, d + 1);
+  storage->max_device_plus_one = bound;
+  const int64_t count = static_cast<int64_t>(storage->devices.size());
+  const bool dense_enough = bound <= 4 * count + 1024;
+  if (dense_enough) {
+    storage->device_positions.assign(bound, -1);
+    for (int64_t n = 0; n < count; ++n) {
+      const int64_t d = storage->devices[n];
+      if (d >= 0 && storage->device_positions[d] < 0) storage->device_positions[d] = n;
+    }
+  }
+  return storage;
+}
+
 
 TileAssignment TileAssignment::Iota(std::vector<int64_t> dims, std::vector<int64_t> reshape_dims,
                                     std::vector<int64_t> transpose_perm) {
@@ -179,10 +200,27 @@ TileAssignment TileAssignment::Iota(std::vector<int64_t> dims, std::vector<int64
   result.reshape_dims_ = std::move(reshape_dims);
   result.transpose_perm_ = std::move(transpose_perm);
 
+  result.storage_ = IotaStorage(result.reshape_dims_, result.transpose_perm_);
+  return result;
+}
+
+std::shared_ptr<const TileAssignment::Storage> TileAssignment::IotaStorage(const std::vector<int64_t>& rd,
+                                                                          const std::vector<int64_t>& perm) {
+  // A row-major iota's devices do not depend on the tile dims it is viewed with, so the cache
+  // key is the canonical (reshape_dims, perm). One cache per thread: no locking, and the
+  // storage it hands out is immutable, so sharing it across threads is safe.
+  thread_local std::unordered_map<std::string, std::shared_ptr<const Storage>> cache;
+  thread_local std::string key;
+  constexpr size_t kMaxCachedIotas = 4096;
+  key.clear();
+  for (int64_t d : rd) key.append(reinterpret_cast<const char*>(&d), sizeof(d));
+  key.push_back('|');
+  for (int64_t p : perm) key.push_back(static_cast<char>(p));
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;
   // Materialize: walk the transposed array row-major.
-  const std::vector<int64_t>& rd = result.reshape_dims_;
-  const std::vector<int64_t>& perm = result.transpose_perm_;
   const size_t rank = rd.size();
+  const int64_t count = Product(rd);
   std::vector<int64_t> strides(rank, 1);
   for (int64_t k = static_cast<int64_t>(rank) - 2; k >= 0; --k)
     strides[k] = strides[k + 1] * rd[k + 1];
@@ -191,11 +229,11 @@ TileAssignment TileAssignment::Iota(std::vector<int64_t> dims, std::vector<int64
     tdims[k] = rd[perm[k]];
     tstrides[k] = strides[perm[k]];
   }
-  result.devices_.resize(count);
+  std::vector<int64_t> devices(count);
   std::vector<int64_t> index(rank, 0);
   int64_t value = 0;
   for (int64_t n = 0; n < count; ++n) {
-    result.devices_[n] = value;
+    devices[n] = value;
     for (int64_t k = static_cast<int64_t>(rank) - 1; k >= 0; --k) {
       ++index[k];
       value += tstrides[k];
@@ -204,30 +242,17 @@ TileAssignment TileAssignment::Iota(std::vector<int64_t> dims, std::vector<int64
       index[k] = 0;
     }
   }
-  result.Finish();
-  return result;
-}
-
-void TileAssignment::Finish() {
-  device_positions_.clear();
-  const int64_t bound = MaxDevicePlusOne();
-  const int64_t count = static_cast<int64_t>(devices_.size());
-  const bool dense_enough = bound <= 4 * count + 1024;
-  if (!dense_enough) return;
-  device_positions_.assign(bound, -1);
-  for (int64_t n = 0; n < count; ++n) {
-    const int64_t d = devices_[n];
-    if (d >= 0 && device_positions_[d] < 0) device_positions_[d] = n;
-  }
+  std::shared_ptr<const Storage> storage = MakeStorage(std::move(devices));
+  if (cache.size() >= kMaxCachedIotas) cache.clear();
+  cache.emplace(key, storage);
+  return storage;
 }
 
 int64_t TileAssignment::MaxDevicePlusOne() const {
-  int64_t bound = 0;
-  for (int64_t d : devices_) bound = std::max(bound, d + 1);
-  return bound;
+  return storage_ ? storage_->max_device_plus_one : 0;
 }
 
-int64_t TileAssignment::num_elements() const { return static_cast<int64_t>(devices_.size()); }
+int64_t TileAssignment::num_elements() const { return static_cast<int64_t>(Devices().size()); }
 
 int64_t TileAssignment::DeviceAt(const std::vector<int64_t>& index) const {
   GSPMD_CHECK(index.size() == dims_.size(), "tile index rank ", index.size(), " vs ", dims_.size());
@@ -236,23 +261,25 @@ int64_t TileAssignment::DeviceAt(const std::vector<int64_t>& index) const {
     GSPMD_CHECK(index[i] >= 0 && index[i] < dims_[i], "tile index out of range");
     linear = linear * dims_[i] + index[i];
   }
-  return devices_[linear];
+  return Devices()[linear];
 }
 
 int64_t TileAssignment::DeviceAtLinear(int64_t linear) const {
   GSPMD_CHECK(linear >= 0 && linear < num_elements(), "tile linear index out of range");
-  return devices_[linear];
+  return Devices()[linear];
 }
 
 std::optional<std::vector<int64_t>> TileAssignment::IndexOf(int64_t device) const {
   int64_t linear = -1;
-  if (!device_positions_.empty() || devices_.empty()) {
-    if (device >= 0 && device < static_cast<int64_t>(device_positions_.size())) {
-      linear = device_positions_[device];
+  const std::vector<int64_t>& devices = Devices();
+  const std::vector<int64_t>* positions = storage_ ? &storage_->device_positions : nullptr;
+  if (positions == nullptr || !positions->empty() || devices.empty()) {
+    if (positions != nullptr && device >= 0 && device < static_cast<int64_t>(positions->size())) {
+      linear = (*positions)[device];
     }
   } else {
-    auto it = std::find(devices_.begin(), devices_.end(), device);
-    if (it != devices_.end()) linear = it - devices_.begin();
+    auto it = std::find(devices.begin(), devices.end(), device);
+    if (it != devices.end()) linear = it - devices.begin();
   }
   if (linear < 0) return std::nullopt;
   std::vector<int64_t> index(dims_.size(), 0);
@@ -263,21 +290,26 @@ std::optional<std::vector<int64_t>> TileAssignment::IndexOf(int64_t device) cons
   return index;
 }
 
-const std::vector<int64_t>& TileAssignment::Devices() const { return devices_; }
+const std::vector<int64_t>& TileAssignment::Devices() const {
+  static const std::vector<int64_t> kNone;
+  return storage_ ? storage_->devices : kNone;
+}
 
 bool TileAssignment::operator==(const TileAssignment& other) const {
   if (dims_ != other.dims_) return false;
   if (is_iota_ && other.is_iota_) {
     return reshape_dims_ == other.reshape_dims_ && transpose_perm_ == other.transpose_perm_;
   }
-  return devices_ == other.devices_;
+  return storage_ == other.storage_ || Devices() == other.Devices();
 }
 
 TileAssignment TileAssignment::Reshape(std::vector<int64_t> new_dims) const {
   GSPMD_CHECK(Product(new_dims) == num_elements(), "reshape of a tile assignment changes ",
               "its element count");
   if (is_iota_) return Iota(std::move(new_dims), reshape_dims_, transpose_perm_);
-  return TileAssignment(std::move(new_dims), devices_);
+  TileAssignment result = *this;
+  result.dims_ = std::move(new_dims);
+  return result;
 }
 
 TileAssignment TileAssignment::Transpose(const std::vector<int64_t>& perm) const {
@@ -309,9 +341,10 @@ TileAssignment TileAssignment::Transpose(const std::vector<int64_t>& perm) const
   const int64_t count = num_elements();
   std::vector<int64_t> out(count);
   std::vector<int64_t> index(rank, 0);
+  const std::vector<int64_t>& devices = Devices();
   int64_t src = 0;
   for (int64_t n = 0; n < count; ++n) {
-    out[n] = devices_[src];
+    out[n] = devices[src];
     for (int64_t k = static_cast<int64_t>(rank) - 1; k >= 0; --k) {
       ++index[k];
       src += strides[k];
@@ -344,7 +377,7 @@ TileAssignment TileAssignment::SortedAlongLastDim() const {
       return IotaFromAtoms(dims_, atoms, atom_order, static_cast<int64_t>(reshape_dims_.size()));
     }
   }
-  std::vector<int64_t> sorted = devices_;
+  std::vector<int64_t> sorted = Devices();
   const int64_t group = dims_.back();
   for (size_t start = 0; start < sorted.size(); start += group) {
     std::sort(sorted.begin() + start, sorted.begin() + start + group);
@@ -368,7 +401,7 @@ std::string TileAssignment::ToString() const {
     }
     return out.str();
   }
-  AppendJoined(out, devices_);
+  AppendJoined(out, Devices());
   return out.str();
 }
 

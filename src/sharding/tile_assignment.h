@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,16 +59,26 @@ class TileAssignment {
   std::string ToString() const;
 
  private:
+  // The device array, materialized eagerly in the constructors (so concurrent const reads are
+  // safe) and shared, immutable, between copies; iota arrays are cached by their canonical
+  // (reshape_dims, perm), so that copying or rebuilding a sharding over thousands of devices
+  // does not copy thousands of ids.
+  struct Storage {
+    std::vector<int64_t> devices;  // row-major
+    // device id -> row-major position (-1: absent); empty when ids are too sparse to index.
+    std::vector<int64_t> device_positions;
+    int64_t max_device_plus_one = 0;
+  };
+  static std::shared_ptr<const Storage> MakeStorage(std::vector<int64_t> devices);
+  // The (cached) storage of the canonical iota (reshape_dims, perm).
+  static std::shared_ptr<const Storage> IotaStorage(const std::vector<int64_t>& reshape_dims,
+                                                    const std::vector<int64_t>& perm);
+
   std::vector<int64_t> dims_;
   bool is_iota_ = false;
   std::vector<int64_t> reshape_dims_;
   std::vector<int64_t> transpose_perm_;
-  // Materialized eagerly in the constructors (so concurrent const reads are safe); the iota
-  // parameters above are kept for compact printing and cheap reshapes/transposes.
-  std::vector<int64_t> devices_;
-  // device id -> row-major position (-1: absent); empty when ids are too sparse to index.
-  std::vector<int64_t> device_positions_;
-  void Finish();
+  std::shared_ptr<const Storage> storage_;
 };
 
 }  // namespace gspmd

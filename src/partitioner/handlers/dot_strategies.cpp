@@ -300,10 +300,20 @@ DotRoles MakeDotRoles(const DotDimensionNumbers& dims, int64_t lhs_rank, int64_t
 }
 
 std::optional<DotPlacement> ChooseDotPlacement(SpmdContext& context, const DotProblem& problem) {
-  std::optional<RefinedLayouts> refined = Refine(problem);
-  if (!refined) return std::nullopt;
-  PlacementSearch search(context, problem, std::move(*refined));
-  return search.Run();
+  // A pure function of the problem: decided once per distinct dot (layers repeat).
+  std::string key = "dot-placement|";
+  for (const auto* dims : {&problem.roles.lhs_batch, &problem.roles.rhs_batch, &problem.roles.lhs_contracting,
+                           &problem.roles.rhs_contracting, &problem.lhs_dims, &problem.rhs_dims, &problem.out_dims})
+    AppendKey(key, *dims);
+  for (int64_t bytes : {problem.lhs_element_bytes, problem.rhs_element_bytes, problem.out_element_bytes})
+    AppendKey(key, bytes);
+  for (const AxisSharding* layout : {&problem.lhs, &problem.rhs, &problem.out}) AppendKey(key, *layout);
+  return context.Decision<std::optional<DotPlacement>>(key, [&]() -> std::optional<DotPlacement> {
+    std::optional<RefinedLayouts> refined = Refine(problem);
+    if (!refined) return std::nullopt;
+    PlacementSearch search(context, problem, std::move(*refined));
+    return search.Run();
+  });
 }
 
 }  // namespace gspmd
