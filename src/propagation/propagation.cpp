@@ -77,6 +77,38 @@ Sharding NestLeaves(const Shape& shape, const std::vector<const Sharding*>& leav
   return Sharding::Tuple(std::move(elements));
 }
 
+// Instruction -> node number without hashing pointers: one dense vector per computation,
+// indexed by the instruction's unique id (ids are unique within a computation). Lookups of
+// neighbours mostly stay in one computation, so the last vector is kept at hand.
+class NodeIndex {
+ public:
+  void Add(const Instruction* instruction, int32_t node) {
+    std::vector<int32_t>& nodes = by_computation_[instruction->parent()];
+    const int64_t id = instruction->unique_id();
+    GSPMD_CHECK(id >= 0, "instruction %", instruction->name(), " has no id in its computation");
+    if (id >= static_cast<int64_t>(nodes.size())) nodes.resize(id + 1, -1);
+    nodes[id] = node;
+    last_computation_ = nullptr;
+  }
+
+  int32_t Find(const Instruction* instruction) const {
+    const int64_t id = instruction->unique_id();
+    if (id < 0) return -1;
+    if (instruction->parent() != last_computation_) {
+      auto it = by_computation_.find(instruction->parent());
+      if (it == by_computation_.end()) return -1;
+      last_computation_ = instruction->parent();
+      last_nodes_ = &it->second;
+    }
+    return id < static_cast<int64_t>(last_nodes_->size()) ? (*last_nodes_)[id] : -1;
+  }
+
+ private:
+  std::unordered_map<const Computation*, std::vector<int32_t>> by_computation_;
+  mutable const Computation* last_computation_ = nullptr;
+  mutable const std::vector<int32_t>* last_nodes_ = nullptr;
+};
+
 class Driver {
  public:
   Driver(Module& module, int64_t num_devices) : module_(module), num_devices_(num_devices) {}
@@ -109,7 +141,7 @@ class Driver {
       auto manual = annotations_.manual_computations.find(instruction->parent());
       if (manual != annotations_.manual_computations.end()) node.manual = &manual->second;
       slot_count += node.leaf_count;
-      node_of_.emplace(instruction, static_cast<int32_t>(nodes_.size()));
+      node_of_.Add(instruction, static_cast<int32_t>(nodes_.size()));
       nodes_.push_back(std::move(node));
     }
     slots_.resize(slot_count);
@@ -123,8 +155,7 @@ class Driver {
   }
 
   int32_t NodeOf(const Instruction* instruction) const {
-    auto it = node_of_.find(instruction);
-    return it == node_of_.end() ? -1 : it->second;
+    return node_of_.Find(instruction);
   }
 
   int64_t SlotOf(const Instruction* instruction, int64_t leaf) const {
@@ -611,7 +642,7 @@ class Driver {
   int64_t num_devices_;
   Annotations annotations_;
   std::vector<Node> nodes_;
-  std::unordered_map<const Instruction*, int32_t> node_of_;
+  NodeIndex node_of_;
   std::vector<Slot> slots_;
   std::vector<int32_t> slot_node_;
   std::vector<std::vector<std::pair<int64_t, LinkKind>>> links_;
