@@ -1,6 +1,9 @@
 // The partitioning driver for one computation, and module-wide bookkeeping.
 #include "partitioner/computation_partitioner.h"
 
+#include <algorithm>
+#include <optional>
+
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -19,6 +22,38 @@ Sharding ExpandForShape(const Sharding& sharding, const Shape& shape) {
   std::vector<Sharding> elements;
   for (const Shape& element : shape.tuple_shapes()) elements.push_back(ExpandForShape(sharding, element));
   return Sharding::Tuple(std::move(elements));
+}
+
+bool RunHandlers(OpContext& op) {
+  return PartitionCustomCall(op) || PartitionControlFlow(op) || PartitionManual(op) || PartitionBasic(op) ||
+         PartitionElementwise(op) || PartitionDot(op) || PartitionShapeOp(op) || PartitionConvolution(op) ||
+         PartitionGather(op) || PartitionScatter(op) || PartitionReduce(op) || PartitionReduceWindow(op) ||
+         PartitionSort(op);
+}
+
+// The same tiling in iota device order, when `sharding` (of an array) covers every device in an
+// order that is no product of device axes (XLA's reverse propagation gives such orders, e.g.
+// {devices=[4]3,2,1,0}) while the iota order is. Tuples element-wise; nullopt when nothing
+// changes.
+std::optional<Sharding> IotaOrderFix(SpmdContext& spmd, const Sharding& sharding, const Shape& shape) {
+  if (sharding.IsTuple() && shape.IsTuple()) {
+    std::vector<Sharding> elements;
+    bool changed = false;
+    for (int64_t i = 0; i < shape.tuple_size() && i < static_cast<int64_t>(sharding.tuple_elements().size()); ++i) {
+      std::optional<Sharding> fixed = IotaOrderFix(spmd, sharding.tuple_elements()[i], shape.tuple_shape(i));
+      changed = changed || fixed.has_value();
+      elements.push_back(fixed.value_or(sharding.tuple_elements()[i]));
+    }
+    if (!changed || elements.size() != sharding.tuple_elements().size()) return std::nullopt;
+    return Sharding::Tuple(std::move(elements));
+  }
+  if (!sharding.IsTiled() || !shape.IsArray()) return std::nullopt;
+  if (sharding.tile_assignment().num_elements() != spmd.num_devices()) return std::nullopt;
+  if (spmd.Axes(sharding, shape.rank()).has_value()) return std::nullopt;
+  Sharding ordered =
+      Sharding::Tiled(TileAssignment::Iota(sharding.tile_assignment().dims()), sharding.subgroup_types());
+  if (!spmd.Axes(ordered, shape.rank()).has_value()) return std::nullopt;
+  return ordered;
 }
 
 }  // namespace
@@ -97,17 +132,41 @@ void ComputationPartitioner::PartitionInstruction(const Instruction& instruction
     return;
   }
   OpContext op(*this, instruction);
-  bool handled = PartitionCustomCall(op) || PartitionControlFlow(op) || PartitionManual(op) ||
-                 PartitionBasic(op) || PartitionElementwise(op) || PartitionDot(op) ||
-                 PartitionShapeOp(op) || PartitionConvolution(op) || PartitionGather(op) ||
-                 PartitionScatter(op) ||
-                 PartitionReduce(op) || PartitionReduceWindow(op) || PartitionSort(op);
+  bool handled = RunHandlers(op);
+  if (!handled && PartitionInIotaOrder(instruction)) return;
   if (!handled) PartitionByReplicating(op);
   GSPMD_CHECK(op.has_result(), "no result for %", instruction.name());
   PartitionedValue result = op.result();
   if (!(result.sharding == op.sharding())) result = Reshard(spmd(), builder_, result, op.sharding());
   if (result.hlo->metadata.empty()) result.hlo->metadata = instruction.metadata;
   values_[&instruction] = result;
+}
+
+// No handler took the instruction, and some operand or the result has a device order that is no
+// product of device axes: collective-permute those operands into iota order, let the handlers
+// aim for the result in iota order, and permute the result back (instead of replicating).
+bool ComputationPartitioner::PartitionInIotaOrder(const Instruction& instruction) {
+  Sharding wanted = EffectiveSharding(instruction);
+  std::optional<Sharding> result_order = IotaOrderFix(spmd(), wanted, instruction.shape());
+  std::vector<std::pair<const Instruction*, PartitionedValue>> saved;
+  for (const Instruction* operand : instruction.operands()) {
+    if (std::any_of(saved.begin(), saved.end(), [&](const auto& entry) { return entry.first == operand; })) continue;
+    const PartitionedValue& value = ValueOf(operand);
+    std::optional<Sharding> ordered = IotaOrderFix(spmd(), value.sharding, value.global_shape);
+    if (!ordered) continue;
+    saved.emplace_back(operand, value);
+    values_[operand] = ReshardCached(operand, *ordered);
+  }
+  if (!result_order && saved.empty()) return false;
+  OpContext op(*this, instruction, result_order.value_or(wanted));
+  bool handled = RunHandlers(op);
+  for (const auto& [operand, value] : saved) values_[operand] = value;
+  if (!handled) return false;
+  PartitionedValue result = op.result();
+  if (!(result.sharding == wanted)) result = Reshard(spmd(), builder_, result, wanted);
+  if (result.hlo->metadata.empty()) result.hlo->metadata = instruction.metadata;
+  values_[&instruction] = result;
+  return true;
 }
 
 void ComputationPartitioner::Run() {
@@ -154,11 +213,12 @@ Computation* ModulePartitioner::Partition(const Computation* computation,
   key += "|" + root_sharding.ToString();
   if (auto it = partitioned_.find(key); it != partitioned_.end()) return it->second;
   auto output = std::make_unique<Computation>(spmd_.names().Unique(computation->name() + "_spmd"));
-  Computation* raw = is_entry ? spmd_.output()->AddComputation(std::move(output), true)
-                              : spmd_.output()->AddComputationFront(std::move(output));
+  Computation* raw = output.get();
   partitioned_[key] = raw;
   ComputationPartitioner partitioner(*this, *computation, raw, parameter_shardings, root_sharding, is_entry);
   partitioner.Run();
+  // Added once partitioned, after everything it calls (which may have been cloned earlier).
+  spmd_.output()->AddComputation(std::move(output), is_entry);
   return raw;
 }
 

@@ -31,6 +31,9 @@ class ComputationPartitioner {
 
  private:
   void PartitionInstruction(const Instruction& instruction);
+  // Retries the handlers with device orders they can reason about (see the .cpp); false when
+  // that does not apply or does not help.
+  bool PartitionInIotaOrder(const Instruction& instruction);
   PartitionedValue PartitionParameter(const Instruction& parameter);
 
   ModulePartitioner& module_partitioner_;

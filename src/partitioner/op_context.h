@@ -4,6 +4,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "partitioner/reshard.h"
@@ -18,7 +19,9 @@ class ComputationPartitioner;
 //   op.SetResult(b.AddOp(...), op.sharding());          // driver reshards to op.sharding()
 class OpContext {
  public:
-  OpContext(ComputationPartitioner& partitioner, const Instruction& instruction);
+  // `sharding`: the result sharding the handlers aim for, when not the instruction's own.
+  OpContext(ComputationPartitioner& partitioner, const Instruction& instruction,
+            std::optional<Sharding> sharding = std::nullopt);
 
   const Instruction& instruction() const { return instruction_; }
   // The sharding the result must end with (the instruction's, or replicated).

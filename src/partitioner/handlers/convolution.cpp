@@ -370,6 +370,9 @@ class ConvolutionPartitioner {
       rhs = MaskDimPadding(rhs, shapes_.rhs, rhs_layout, dn.kernel_input_feature_dim);
     }
     Window window = conv_.window;
+    // Devices whose taps of some split window are all past its end (more tiles than taps).
+    std::vector<int64_t> has_taps(op_.spmd().num_devices(), 1);
+    bool some_without_taps = false;
     for (int64_t i = 0; i < spatial_count_; ++i) {
       int64_t tiles = TilesOfSpatial(placement.slot_axes, i);
       if (tiles == 1) continue;
@@ -379,6 +382,11 @@ class ConvolutionPartitioner {
       std::vector<int64_t> tile_of(op_.spmd().num_devices());
       for (int64_t p = 0; p < op_.spmd().num_devices(); ++p) tile_of[p] = layout.TileIndex(p)[tile_dim];
       if (!by_output) rhs = MaskDimPadding(rhs, shapes_.rhs, rhs_layout, tile_dim);
+      for (int64_t p = 0; !by_output && p < op_.spmd().num_devices(); ++p) {
+        if (tile_of[p] * ShardSize(conv_.window[i].size, tiles) < conv_.window[i].size) continue;
+        has_taps[p] = 0;
+        some_without_taps = true;
+      }
       SpatialSplit split = SplitFor(modes_[i], conv_.window[i], shapes_.lhs.dim(dn.input_spatial_dims[i]),
                                     shapes_.out.dim(dn.output_spatial_dims[i]), tiles);
       window[i] = ApplySpatialSplit(lhs, lhs_sharding, split, i, tile_of);
@@ -394,6 +402,13 @@ class ConvolutionPartitioner {
       int64_t out_dim = dn.output_spatial_dims[i];
       GSPMD_CHECK(OutputSize(lhs->shape().dim(dn.input_spatial_dims[i]), local->window[i]) == local_shape.dim(out_dim),
                   "local convolution window of %", conv_.name(), " gives the wrong size");
+    }
+    if (some_without_taps) {
+      // Their zeroed taps meet real input (0 * inf would be NaN): their partial sums are zero.
+      HloBuilder& b = op_.builder();
+      Instruction* keep = b.Compare(b.TableLookup(has_taps), b.S32Constant(0), ComparisonDirection::kNe);
+      Instruction* zero = b.ScalarConstant(shapes_.out.element_type(), 0);
+      local = b.Select(b.BroadcastScalar(keep, local_shape.dims()), local, b.BroadcastScalar(zero, local_shape.dims()));
     }
     if (placement.partial.empty()) {
       op_.SetResult(local, local_sharding);

@@ -161,7 +161,9 @@ Instruction* EmitSlice(OpContext& op, const SlicePlan& plan, const Sharding& tar
     inside = inside ? b.Binary(Opcode::kAnd, inside, both) : both;
   }
   ElementType type = value->shape().element_type();
-  value = b.Select(inside, value, b.BroadcastScalar(b.ScalarConstant(type, 0), local_sizes));
+  // -0.0 for floats: the exact identity of the sum below (+0.0 would turn a -0.0 into +0.0).
+  double identity = IsFloatingPoint(type) ? -0.0 : 0.0;
+  value = b.Select(inside, value, b.BroadcastScalar(b.ScalarConstant(type, identity), local_sizes));
   CollectiveFactory& collectives = op.spmd().collectives();
   ReplicaGroups groups = collectives.GroupsFromList(GroupsAcrossDims(layout, masked));
   return collectives.AllReduce(b, value, groups, type == ElementType::kPred ? Opcode::kOr : Opcode::kAdd);

@@ -246,7 +246,10 @@ class GatherPartitioner {
       for (int64_t d = 0; d < local_shape.rank(); ++d)
         if (!Contains(gather_.gather_dims.offset_dims, d)) batch_positions.push_back(d);
       Instruction* mask = b.Broadcast(in_range, local_shape.dims(), batch_positions);
-      Instruction* zero = b.BroadcastScalar(b.ScalarConstant(local_shape.element_type(), 0), local_shape.dims());
+      // -0.0 for floats: the exact identity of the sum that combines the pieces (+0.0 would turn
+      // a gathered -0.0 into +0.0, which orders differently in sort/topk).
+      double identity = IsFloatingPoint(local_shape.element_type()) ? -0.0 : 0.0;
+      Instruction* zero = b.BroadcastScalar(b.ScalarConstant(local_shape.element_type(), identity), local_shape.dims());
       local = b.Select(mask, local, zero);
     }
     if (placement.partial.empty()) {
@@ -321,7 +324,7 @@ std::optional<Combiner> ReducibleCombiner(const Computation* computation, Elemen
   switch (root->opcode()) {
     case Opcode::kAdd:
       if (is_pred) return std::nullopt;
-      return Combiner{Opcode::kAdd, 0};
+      return Combiner{Opcode::kAdd, is_float ? -0.0 : 0.0};  // -0.0: x + -0.0 == x exactly
     case Opcode::kMultiply:
       if (is_pred) return std::nullopt;
       return Combiner{Opcode::kMultiply, 1};
