@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <map>
+#include <numeric>
+#include <optional>
 
 #include "support/diagnostic.h"
 
@@ -300,6 +302,17 @@ Instruction* PermuteTiles(SpmdContext& context, HloBuilder& b, Instruction* curr
       }
     }
   }
+  // Right after another permutation of every device's value (a plan's last step), send from
+  // where that one took its data instead: one collective-permute, not two.
+  if (current->opcode() == Opcode::kCollectivePermute &&
+      static_cast<int64_t>(current->source_target_pairs.size()) == context.num_devices()) {
+    std::vector<int64_t> earlier(context.num_devices(), -1);
+    for (const SourceTargetPair& pair : current->source_target_pairs) earlier[pair.target] = pair.source;
+    if (std::find(earlier.begin(), earlier.end(), -1) == earlier.end()) {
+      for (int64_t q = 0; q < context.num_devices(); ++q) source_of[q] = earlier[source_of[q]];
+      current = current->operand(0);
+    }
+  }
   std::vector<SourceTargetPair> pairs;
   bool identity = true;
   for (int64_t q = 0; q < context.num_devices(); ++q) {
@@ -325,6 +338,28 @@ Sharding InIotaOrder(const Sharding& sharding) {
 bool NeedsIotaDetour(SpmdContext& context, const Sharding& sharding, int64_t rank) {
   return sharding.IsTiled() && CoversAllDevices(sharding, context.num_devices()) &&
          !context.Axes(sharding, rank).has_value() && context.Axes(InIotaOrder(sharding), rank).has_value();
+}
+
+// The same tiling in a device order whose axes refine with `other`'s (the tile dims taken as
+// device-id digits in some order), so that the planner can move between them; nullopt when
+// no order of the tile dims does. E.g. on 6 devices, [3,2] tiles against a [2,3] mesh.
+std::optional<Sharding> OrderedToMatch(SpmdContext& context, const Sharding& sharding, int64_t rank,
+                                       const AxisSharding& other) {
+  if (!sharding.IsTiled() || !CoversAllDevices(sharding, context.num_devices())) return std::nullopt;
+  const std::vector<int64_t>& dims = sharding.tile_assignment().dims();
+  std::vector<int64_t> order(dims.size());
+  std::iota(order.begin(), order.end(), 0);
+  do {
+    std::vector<int64_t> digits, inverse(dims.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      digits.push_back(dims[order[i]]);
+      inverse[order[i]] = static_cast<int64_t>(i);
+    }
+    Sharding candidate = Sharding::Tiled(TileAssignment::Iota(dims, digits, inverse), sharding.subgroup_types());
+    const std::optional<AxisSharding>& axes = context.Axes(candidate, rank);
+    if (axes && RefineToCommonAxes(*axes, other)) return candidate;
+  } while (std::next_permutation(order.begin(), order.end()));
+  return std::nullopt;
 }
 
 PartitionedValue ReshardArray(SpmdContext& context, HloBuilder& b, Instruction* local,
@@ -362,7 +397,21 @@ PartitionedValue ReshardArray(SpmdContext& context, HloBuilder& b, Instruction* 
       CoversAllDevices(target, context.num_devices())) {
     return {PermuteTiles(context, b, current, source, target), global, target_in};
   }
-  // Device orders the planner cannot describe: permute into iota order and back around a plan.
+  // Device orders the planner cannot relate: permute the source into an order that matches the
+  // target's axes (or the target's order from one that matches the source's) around a plan;
+  // into iota order when neither side decomposes into axes.
+  if (target_axes && (!source_axes || !RefineToCommonAxes(*source_axes, *target_axes))) {
+    if (std::optional<Sharding> ordered = OrderedToMatch(context, source, rank, *target_axes)) {
+      current = PermuteTiles(context, b, current, source, *ordered);
+      return ReshardArray(context, b, current, global, *ordered, {}, reduction, target_in);
+    }
+  }
+  if (source_axes && !target_axes) {
+    if (std::optional<Sharding> ordered = OrderedToMatch(context, target, rank, *source_axes)) {
+      PartitionedValue planned = ReshardArray(context, b, current, global, source, {}, reduction, *ordered);
+      return {PermuteTiles(context, b, planned.hlo, *ordered, target), global, target_in};
+    }
+  }
   if (NeedsIotaDetour(context, source, rank)) {
     Sharding ordered = InIotaOrder(source);
     current = PermuteTiles(context, b, current, source, ordered);

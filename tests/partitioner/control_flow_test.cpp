@@ -332,5 +332,52 @@ TEST(ControlFlowPartitionTest, CorpusWhileLoopsNeedNoCommunication) {
   EXPECT_EQ(AnalyzeCommunication(*result.module).comm_bytes_per_device, 0.0) << PrintModule(*result.module);
 }
 
+// Found by the randomized test (seed 57): a reducer used by the entry before the loop is cloned
+// first; the loop body that also uses it must still print after it, or the printed module
+// does not parse ("undefined computation").
+TEST(ControlFlowPartitionTest, LoopBodyPrintsAfterAReducerTheEntryClonedFirst) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=2
+
+%max (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %r = f32[] maximum(%a, %b)
+}
+
+%body (p: (s32[], f32[4,6])) -> (s32[], f32[4,6]) {
+  %p = (s32[], f32[4,6]) parameter(0), sharding={{replicated}, {devices=[2,1]<=[2]}}
+  %i = s32[] get-tuple-element(%p), index=0, sharding={replicated}
+  %x = f32[4,6] get-tuple-element(%p), index=1, sharding={devices=[2,1]<=[2]}
+  %one = s32[] constant(1), sharding={replicated}
+  %next = s32[] add(%i, %one), sharding={replicated}
+  %ninf = f32[] constant(-inf), sharding={replicated}
+  %m = f32[4] reduce(%x, %ninf), dimensions={1}, to_apply=%max, sharding={devices=[2]<=[2]}
+  %mb = f32[4,6] broadcast(%m), dimensions={0}, sharding={devices=[2,1]<=[2]}
+  %s = f32[4,6] subtract(%x, %mb), sharding={devices=[2,1]<=[2]}
+  ROOT %t = (s32[], f32[4,6]) tuple(%next, %s), sharding={{replicated}, {devices=[2,1]<=[2]}}
+}
+
+%cond (q: (s32[], f32[4,6])) -> pred[] {
+  %q = (s32[], f32[4,6]) parameter(0), sharding={{replicated}, {devices=[2,1]<=[2]}}
+  %j = s32[] get-tuple-element(%q), index=0, sharding={replicated}
+  %n = s32[] constant(2), sharding={replicated}
+  ROOT %lt = pred[] compare(%j, %n), direction=LT, sharding={replicated}
+}
+
+ENTRY %main {
+  %x = f32[4,6] parameter(0), sharding={devices=[2,1]<=[2]}
+  %ninf = f32[] constant(-inf), sharding={replicated}
+  %m = f32[6] reduce(%x, %ninf), dimensions={0}, to_apply=%max, sharding={replicated}
+  %zero = s32[] constant(0), sharding={replicated}
+  %init = (s32[], f32[4,6]) tuple(%zero, %x), sharding={{replicated}, {devices=[2,1]<=[2]}}
+  %loop = (s32[], f32[4,6]) while(%init), condition=%cond, body=%body, sharding={{replicated}, {devices=[2,1]<=[2]}}
+  %y = f32[4,6] get-tuple-element(%loop), index=1, sharding={devices=[2,1]<=[2]}
+  ROOT %out = (f32[6], f32[4,6]) tuple(%m, %y), sharding={{replicated}, {devices=[2,1]<=[2]}}
+}
+)");
+  ExpectNoWarnings(p);
+  ExpectSameNumbers(p);
+}
+
 }  // namespace
 }  // namespace gspmd

@@ -356,6 +356,13 @@ std::optional<bool> PadIsLowest(const Computation& select) {
   }
 }
 
+// Whether a recognized select keeps the current element on ties (>=, <=: the first of equal
+// elements wins) rather than taking the candidate (>, <: the last wins).
+bool FirstOfEqualWins(const Computation& select) {
+  ComparisonDirection direction = select.root()->comparison_direction;
+  return direction == ComparisonDirection::kGe || direction == ComparisonDirection::kLe;
+}
+
 Instruction* ExtremeValue(HloBuilder& b, ElementType type, bool lowest) {
   if (IsFloatingPoint(type))
     return b.ScalarConstant(type, lowest ? -std::numeric_limits<double>::infinity()
@@ -524,6 +531,7 @@ class SelectAndScatterPartitioner {
     }
     Instruction* scattered = op_.Clone(data->shape(), {data, source, init});
     scattered->window = window;
+    scattered = RedoEdgeWindows(plans, data, source, init, window, scattered);
     for (const ScatterDimPlan& plan : plans) {
       std::vector<int64_t> piece_start(devices);
       for (int64_t p = 0; p < devices; ++p) piece_start[p] = plan.piece_start[plan.tile_of_device[p]];
@@ -531,6 +539,73 @@ class SelectAndScatterPartitioner {
     }
     op_.SetResult(scattered, layout);
     return true;
+  }
+
+  // The pads written into the operand are never selected over a real element, except on a
+  // tie with a real element equal to the pad (-inf, or the lowest integer, for a max-like
+  // select): a pad that comes first in a window wins such a tie for a select that keeps the
+  // first of equal elements, a pad that comes last for one that keeps the last. Only windows
+  // overhanging the global start (first wins) or end (last wins) have such pads; the devices
+  // holding them run the scatter again with that overhang as window padding, which is never
+  // selected, and keep that result.
+  Instruction* RedoEdgeWindows(const std::vector<ScatterDimPlan>& plans, Instruction* data, Instruction* source,
+                               Instruction* init, const Window& window, Instruction* scattered) {
+    const int64_t devices = context_.num_devices();
+    const bool first_wins = FirstOfEqualWins(*sas_.called_computations()[0]);
+    std::vector<std::vector<int64_t>> overhang(devices);  // per device, per plan
+    for (int64_t p = 0; p < devices; ++p) {
+      bool all_pad = false;
+      for (const ScatterDimPlan& plan : plans) {
+        int64_t length = data->shape().dim(plan.dim);
+        int64_t start = plan.data.window_start[plan.tile_of_device[p]];
+        int64_t size = sas_.shape().dim(plan.dim);
+        int64_t over = first_wins ? -start : start + length - size;
+        over = std::max<int64_t>(over, 0);
+        all_pad = all_pad || over >= length;
+        overhang[p].push_back(over);
+      }
+      // Windows without any real element scatter nothing either way.
+      if (all_pad) std::fill(overhang[p].begin(), overhang[p].end(), 0);
+    }
+    std::vector<std::vector<int64_t>> variants = {std::vector<int64_t>(plans.size(), 0)};
+    std::vector<int64_t> variant_of(devices, 0);
+    for (int64_t p = 0; p < devices; ++p) {
+      auto found = std::find(variants.begin(), variants.end(), overhang[p]);
+      variant_of[p] = found - variants.begin();
+      if (found == variants.end()) variants.push_back(overhang[p]);
+    }
+    if (variants.size() == 1) return scattered;
+    const std::vector<int64_t>& dims = scattered->shape().dims();
+    Instruction* which = b_.BroadcastScalar(shape_ops::LookupOrConstant(b_, variant_of), dims);
+    Instruction* zero = b_.ScalarConstant(scattered->shape().element_type(), 0);
+    for (size_t v = 1; v < variants.size(); ++v) {
+      Instruction* edge_data = data;
+      Window edge_window = window;
+      PaddingConfig restore;
+      for (size_t i = 0; i < plans.size(); ++i) {
+        int64_t d = plans[i].dim, over = variants[v][i];
+        std::vector<SliceDim> slice;
+        for (int64_t k = 0; k < rank_; ++k) slice.push_back({0, edge_data->shape().dim(k), 1});
+        if (first_wins) {
+          slice[d].start = over;
+          edge_window[d].padding_low = over;
+        } else {
+          slice[d].limit -= over;
+          edge_window[d].padding_high = over;
+        }
+        if (over > 0) edge_data = b_.Slice(edge_data, slice);
+      }
+      Instruction* edge = op_.Clone(edge_data->shape(), {edge_data, source, init});
+      edge->window = edge_window;
+      restore.resize(rank_);
+      for (size_t i = 0; i < plans.size(); ++i)
+        (first_wins ? restore[plans[i].dim].low : restore[plans[i].dim].high) = variants[v][i];
+      edge = b_.Pad(edge, zero, restore);
+      Instruction* mine = b_.Compare(which, b_.BroadcastScalar(b_.S32Constant(static_cast<int64_t>(v)), dims),
+                                     ComparisonDirection::kEq);
+      scattered = b_.Select(mine, edge, scattered);
+    }
+    return scattered;
   }
 
   OpContext& op_;
