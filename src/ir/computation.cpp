@@ -75,19 +75,28 @@ void Computation::RemoveDeadInstructions() {
 
 std::vector<Instruction*> Computation::MakePostOrder() const {
   std::vector<Instruction*> order;
-  std::unordered_set<const Instruction*> visited;  // membership only, never iterated
-  visited.reserve(instructions_.size());
+  order.reserve(instructions_.size());
+  std::vector<std::pair<Instruction*, size_t>> stack;
+  // Indexed by unique_id: every instruction of this computation has an id below next_id_.
+  std::vector<char> visited(static_cast<size_t>(next_id_), 0);
+  auto visit = [&](const Instruction* instruction) {
+    GSPMD_CHECK(instruction->parent_ == this && instruction->unique_id_ >= 0 && instruction->unique_id_ < next_id_,
+                "post order reached ", instruction->name(), " which is not in ", name_);
+    char& seen = visited[static_cast<size_t>(instruction->unique_id_)];
+    if (seen) return false;
+    seen = 1;
+    return true;
+  };
   // Iterative DFS from each instruction in text order: a valid topological order that keeps
   // the written order where possible.
   for (const auto& start : instructions_) {
-    if (visited.count(start.get())) continue;
-    std::vector<std::pair<Instruction*, size_t>> stack{{start.get(), 0}};
-    visited.insert(start.get());
+    if (!visit(start.get())) continue;
+    stack.assign(1, {start.get(), 0});
     while (!stack.empty()) {
       auto& [instruction, next] = stack.back();
       if (next < instruction->operands().size()) {
         Instruction* operand = instruction->operands()[next++];
-        if (visited.insert(operand).second) stack.emplace_back(operand, 0);
+        if (visit(operand)) stack.emplace_back(operand, 0);
         continue;
       }
       order.push_back(instruction);

@@ -86,7 +86,7 @@ std::optional<Proposal> InferResultShardingUnchecked(const Instruction& instruct
   if (PropagatesManual(instruction)) {
     for (const Sharding* s : operands) {
       if (s != nullptr && IsAllManual(*s))
-        return Proposal{ManualFor(instruction.shape()), "manual forward"};
+        return Proposal{ManualFor(instruction.shape()), RuleName{"manual", RuleName::Direction::kForward}};
     }
   }
   if (IsElementwiseLike(instruction)) return ElementwiseForward(instruction, operands, lookup);
@@ -127,7 +127,7 @@ std::optional<Proposal> InferOperandShardingUnchecked(const Instruction& user, i
   const Sharding& s = user_sharding;
   if (PropagatesManual(user) && IsAllManual(s) && operand_index < user.operand_count() &&
       user.operand(operand_index)->shape().IsArray()) {
-    return Proposal{Sharding::Manual(), "manual backward"};
+    return Proposal{Sharding::Manual(), RuleName{"manual", RuleName::Direction::kBackward}};
   }
   if (IsElementwiseLike(user)) return ElementwiseBackward(user, i, s, operands, lookup);
   if (IsTopKCustomCall(user)) return TopKBackward(user, i, s, operands, lookup);
@@ -188,6 +188,15 @@ std::optional<Proposal> InferOperandSharding(const Instruction& user, int64_t op
                  user.operand(operand_index)->shape());
 }
 
+std::string RuleName::ToString() const {
+  switch (direction) {
+    case Direction::kForward: return std::string(base) + " forward";
+    case Direction::kBackward: return std::string(base) + " backward";
+    case Direction::kNone: break;
+  }
+  return base;
+}
+
 // XLA's aggressiveness levels: pass-through ops first (0); everything else that needs dim
 // bookkeeping next (1), including concatenate and the dynamic slices' backward direction;
 // broadcast last (backward 2, forward 3), so that a broadcast follows its users rather than
@@ -213,7 +222,8 @@ int RulePriority(const Instruction& instruction, bool forward) {
 namespace rules {
 
 Proposal Named(Sharding sharding, const char* rule, bool forward) {
-  return Proposal{std::move(sharding), std::string(rule) + (forward ? " forward" : " backward")};
+  return Proposal{std::move(sharding),
+                  RuleName{rule, forward ? RuleName::Direction::kForward : RuleName::Direction::kBackward}};
 }
 
 bool IsArray(const Instruction& instruction) { return instruction.shape().IsArray(); }

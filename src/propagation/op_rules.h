@@ -17,10 +17,19 @@ namespace gspmd::propagation {
 // is known yet. Lets rules look at neighbours (e.g. a dot looks ahead at its users on ties).
 using ShardingLookup = std::function<const Sharding*(const Instruction*)>;
 
-// A rule's proposal, with the rule's name for --explain ("dot forward", "reshape backward").
+// A rule's name for --explain: a base name and a direction ("dot" + forward prints "dot
+// forward"). Two words, so propagation can record it for every value without allocating.
+struct RuleName {
+  enum class Direction : uint8_t { kNone, kForward, kBackward };
+  const char* base = "";  // static, or owned by something that outlives the propagation
+  Direction direction = Direction::kNone;
+  std::string ToString() const;
+};
+
+// A rule's proposal, with the rule's name.
 struct Proposal {
   Sharding sharding;
-  std::string rule;
+  RuleName rule;
 };
 
 // Forward: the result sharding implied by the operands' current shardings. Operands without a

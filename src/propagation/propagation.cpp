@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <queue>
+#include <set>
 #include <unordered_map>
 
 #include "propagation/annotations.h"
@@ -29,7 +30,7 @@ struct Slot {
   bool refined = false;           // a fixed sharding whose open dims were refined
   std::vector<int64_t> open_dims; // dims of a fixed sharding left open for refinement
   int32_t source = -1;            // the annotated node this sharding flows from
-  std::string rule;
+  RuleName rule;
 };
 
 struct Node {
@@ -111,7 +112,8 @@ class NodeIndex {
 
 class Driver {
  public:
-  Driver(Module& module, int64_t num_devices) : module_(module), num_devices_(num_devices) {}
+  Driver(Module& module, int64_t num_devices, bool record_origins)
+      : module_(module), num_devices_(num_devices), record_origins_(record_origins) {}
 
   PropagationResult Run() {
     annotations_ = ReadAnnotations(module_, num_devices_);
@@ -216,14 +218,14 @@ class Driver {
           slot.user = from == nullptr;
           slot.priority = kUserPriority;
           slot.source = from == nullptr ? static_cast<int32_t>(n) : NodeOf(from);
-          slot.rule = from == nullptr ? "user annotation" : "sharding constraint";
+          slot.rule = RuleName{from == nullptr ? "user annotation" : "sharding constraint"};
           if (node.leaf_count == 1) slot.open_dims = fixed->second.open_dims;
         }
         continue;
       }
       if (node.manual != nullptr && node.manual->fully_manual) {
         for (int64_t leaf = 0; leaf < node.leaf_count; ++leaf) Fix(node.first_slot + leaf, Sharding::Manual(),
-                                                                  "manual region of %" + node.manual->source);
+                                                                  Intern("manual region of %" + node.manual->source));
         continue;
       }
       if (!ComputedWhole(*node.instruction)) continue;
@@ -232,7 +234,7 @@ class Driver {
         const Shape& shape = SlotShape(node.first_slot + leaf);
         if (!shape.IsArray()) continue;
         Sharding whole = node.manual != nullptr ? node.manual->Template(shape.rank()) : Sharding::Replicated();
-        Fix(node.first_slot + leaf, std::move(whole), "computed whole");
+        Fix(node.first_slot + leaf, std::move(whole), RuleName{"computed whole"});
       }
     }
     for (int64_t s = 0; s < static_cast<int64_t>(slots_.size()); ++s) {
@@ -243,23 +245,29 @@ class Driver {
       int64_t slot = SlotOf(seed.instruction, seed.leaf);
       if (slot < 0) continue;
       int32_t source = NodeOf(seed.from);
-      if (Improve(slot, seed.sharding, 0, source, seed.rule)) PropagateLinks();
+      if (Improve(slot, seed.sharding, 0, source, RuleName{seed.rule.c_str()})) PropagateLinks();
     }
   }
 
+  // A rule name built at run time, kept for as long as the driver (one copy per distinct text).
+  RuleName Intern(std::string text) {
+    auto [it, inserted] = interned_rules_.insert(std::move(text));
+    return RuleName{it->c_str()};
+  }
+
   // A sharding propagation must not change that is not the user's.
-  void Fix(int64_t s, Sharding sharding, std::string rule) {
+  void Fix(int64_t s, Sharding sharding, RuleName rule) {
     Slot& slot = slots_[s];
     slot.sharding = std::move(sharding);
     slot.fixed = true;
     slot.priority = kUserPriority;
-    slot.rule = std::move(rule);
+    slot.rule = rule;
   }
 
   // ---------------- Improving one slot ----------------
 
   // Refines the open dims of a fixed sharding with `proposal`; the written dims stay.
-  bool RefineOpenDims(int64_t s, const Sharding& proposal, int32_t source, const std::string& rule) {
+  bool RefineOpenDims(int64_t s, const Sharding& proposal, int32_t source, const RuleName& rule) {
     Slot& slot = slots_[s];
     if (slot.open_dims.empty() || !slot.sharding || !proposal.IsTiled()) return false;
     const Shape& shape = SlotShape(s);
@@ -275,7 +283,9 @@ class Driver {
     }
     slot.sharding = std::move(*merged);
     slot.refined = true;
-    if (source >= 0) slot.rule = "user annotation, open dims from %" + nodes_[source].instruction->name() + " via " + rule;
+    if (source >= 0) {
+      slot.rule = Intern("user annotation, open dims from %" + nodes_[source].instruction->name() + " via " + rule.ToString());
+    }
     return true;
   }
 
@@ -290,7 +300,7 @@ class Driver {
 
   // Offers `proposal` (from a rule of priority `priority`) for slot `s`. True when the slot's
   // sharding changed: set, merged with the proposal, or replaced by a more specific one.
-  bool Improve(int64_t s, Sharding proposal, int priority, int32_t source, const std::string& rule) {
+  bool Improve(int64_t s, Sharding proposal, int priority, int32_t source, const RuleName& rule) {
     if (!Acceptable(s, proposal)) return false;
     proposal.set_shard_group(std::nullopt);
     Slot& slot = slots_[s];
@@ -312,7 +322,7 @@ class Driver {
     return Set(s, std::move(proposal), priority, source, rule);
   }
 
-  bool Set(int64_t s, Sharding sharding, int priority, int32_t source, const std::string& rule) {
+  bool Set(int64_t s, Sharding sharding, int priority, int32_t source, const RuleName& rule) {
     Slot& slot = slots_[s];
     slot.sharding = std::move(sharding);
     slot.priority = std::max(priority, 0);
@@ -350,7 +360,7 @@ class Driver {
       if (!slots_[s].sharding) continue;
       for (const auto& [t, kind] : links_[s]) {
         const Slot& from = slots_[s];
-        Improve(t, *from.sharding, std::max(from.priority, 0), from.source, LinkRuleName(kind));
+        Improve(t, *from.sharding, std::max(from.priority, 0), from.source, RuleName{LinkRuleName(kind)});
       }
     }
   }
@@ -397,7 +407,7 @@ class Driver {
   }
 
   // Offers a rule's proposal for every leaf of node `n`.
-  void Apply(int32_t n, const Sharding& proposal, int priority, int32_t source, const std::string& rule) {
+  void Apply(int32_t n, const Sharding& proposal, int priority, int32_t source, const RuleName& rule) {
     const Node& node = nodes_[n];
     if (!node.instruction->shape().IsTuple()) {
       Improve(node.first_slot, proposal, priority, source, rule);
@@ -529,10 +539,10 @@ class Driver {
       const Shape& shape = SlotShape(s);
       if (node.manual != nullptr && shape.IsArray()) {
         slot.sharding = node.manual->Template(shape.rank());
-        slot.rule = "manual region of %" + node.manual->source;
+        slot.rule = Intern("manual region of %" + node.manual->source);
       } else {
         slot.sharding = Sharding::Replicated();
-        slot.rule = "default (replicated)";
+        slot.rule = RuleName{"default (replicated)"};
       }
     }
   }
@@ -568,7 +578,7 @@ class Driver {
           if (slot.fixed || &slot == &slots_[best]) continue;
           slot.sharding = slots_[best].sharding;
           slot.source = slots_[best].source;
-          slot.rule = LinkRuleName(LinkKind::kShardGroup);
+          slot.rule = RuleName{LinkRuleName(LinkKind::kShardGroup)};
         }
       }
     }
@@ -582,7 +592,7 @@ class Driver {
       if (target.fixed || *target.sharding == *slots_[loop].sharding) continue;
       target.sharding = slots_[loop].sharding;
       target.source = slots_[loop].source;
-      target.rule = LinkRuleName(LinkKind::kWhileValue);
+      target.rule = RuleName{LinkRuleName(LinkKind::kWhileValue)};
     }
   }
 
@@ -595,7 +605,7 @@ class Driver {
     }
     if (node.leaf_count == 0) return origin;
     origin.user = chosen->user;
-    origin.rule = chosen->rule;
+    origin.rule = chosen->rule.ToString();
     if (chosen->source >= 0) origin.source = nodes_[chosen->source].instruction->name();
     return origin;
   }
@@ -605,8 +615,7 @@ class Driver {
     result.num_partitions = num_devices_;
     for (const Node& node : nodes_) {
       Instruction* instruction = node.instruction;
-      std::string key = instruction->parent()->name() + "/" + instruction->name();
-      result.origins[key] = OriginOf(node);
+      if (record_origins_) result.origins[instruction->parent()->name() + "/" + instruction->name()] = OriginOf(node);
       auto fixed = annotations_.fixed.find(instruction);
       bool refined = false;
       for (int64_t leaf = 0; leaf < node.leaf_count; ++leaf) refined |= slots_[node.first_slot + leaf].refined;
@@ -622,7 +631,6 @@ class Driver {
     for (const auto& computation : module_.computations()) {
       for (const auto& instruction : computation->instructions()) {
         if (NodeOf(instruction.get()) >= 0) continue;
-        std::string key = computation->name() + "/" + instruction->name();
         ShardingOrigin origin;
         if (instruction->sharding() && !instruction->sharding()->IsUnknown()) {
           origin.user = true;
@@ -632,7 +640,7 @@ class Driver {
           instruction->set_sharding(ReplicatedFor(instruction->shape()));
           origin.rule = "default (replicated)";
         }
-        result.origins[key] = origin;
+        if (record_origins_) result.origins[computation->name() + "/" + instruction->name()] = std::move(origin);
       }
     }
     return result;
@@ -640,6 +648,8 @@ class Driver {
 
   Module& module_;
   int64_t num_devices_;
+  bool record_origins_;
+  std::set<std::string> interned_rules_;  // node-based: the c_str()s RuleNames hold stay valid
   Annotations annotations_;
   std::vector<Node> nodes_;
   NodeIndex node_of_;
@@ -672,7 +682,7 @@ PropagationResult PropagateShardings(Module& module, const PropagationOptions& o
   if (module.entry() == nullptr) GSPMD_USER_ERROR("module ", module.name(), " has no ENTRY computation");
   int64_t num_devices = propagation::ChooseDeviceCount(module, options);
   module.set_num_partitions(num_devices);
-  return propagation::Driver(module, num_devices).Run();
+  return propagation::Driver(module, num_devices, options.record_origins).Run();
 }
 
 }  // namespace gspmd

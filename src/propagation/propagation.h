@@ -14,6 +14,9 @@ struct PropagationOptions {
   // 0: take the device count from the module (num_partitions, the xla.sdy meshes, or the
   // largest device id in its shardings).
   int64_t num_partitions = 0;
+  // Fill PropagationResult::origins (what --explain prints). Off by default: it keeps a
+  // string-keyed entry per instruction, which the partitioning pipeline never reads.
+  bool record_origins = false;
 };
 
 // Where one instruction's sharding came from, for `gspmd partition --propagate-only --explain`.
@@ -26,6 +29,7 @@ struct ShardingOrigin {
 struct PropagationResult {
   int64_t num_partitions = 0;
   // Keyed by "computation/instruction" name; one entry per instruction that got a sharding.
+  // Empty unless PropagationOptions::record_origins.
   std::map<std::string, ShardingOrigin> origins;
 };
 

@@ -29,25 +29,55 @@ bool AllSameType(const std::vector<Sharding::SubgroupType>& types) {
 
 }  // namespace
 
+const Sharding::Rep& Sharding::DefaultRep() {
+  static const Rep replicated;
+  return replicated;
+}
+
+Sharding::Rep& Sharding::MutableRep() {
+  if (!rep_) {
+    rep_ = std::make_shared<Rep>();
+  } else if (rep_.use_count() > 1) {
+    rep_ = std::make_shared<Rep>(*rep_);
+  }
+  // Only this Sharding holds the representation now, so writing through it is safe.
+  return const_cast<Rep&>(*rep_);
+}
+
+void Sharding::set_shard_group(std::optional<ShardGroup> group) {
+  if (group == rep().shard_group) return;
+  MutableRep().shard_group = group;
+}
+
+void Sharding::set_named_view(std::optional<NamedShardingView> view) {
+  if (!view && !rep().named_view) return;
+  MutableRep().named_view = std::move(view);
+}
+
+void Sharding::set_metadata(std::string metadata) {
+  if (metadata == rep().metadata) return;
+  MutableRep().metadata = std::move(metadata);
+}
+
 Sharding Sharding::Replicated() { return Sharding(); }
 
 Sharding Sharding::Manual() {
   Sharding s;
-  s.kind_ = Kind::kManual;
+  s.MutableRep().kind = Kind::kManual;
   return s;
 }
 
 Sharding Sharding::Unknown() {
   Sharding s;
-  s.kind_ = Kind::kUnknown;
+  s.MutableRep().kind = Kind::kUnknown;
   return s;
 }
 
 Sharding Sharding::Maximal(int64_t device) {
   GSPMD_CHECK(device >= 0, "maximal sharding on negative device ", device);
   Sharding s;
-  s.kind_ = Kind::kMaximal;
-  s.maximal_device_ = device;
+  s.MutableRep().kind = Kind::kMaximal;
+  s.MutableRep().maximal_device = device;
   return s;
 }
 
@@ -61,9 +91,9 @@ Sharding Sharding::PartiallyReplicated(TileAssignment tiles) {
     return Tiled(tiles.Reshape(std::move(dims)));
   }
   Sharding s;
-  s.kind_ = Kind::kTiled;
-  s.tiles_ = tiles.SortedAlongLastDim();
-  s.subgroup_types_ = {SubgroupType::kReplicated};
+  s.MutableRep().kind = Kind::kTiled;
+  s.MutableRep().tiles = tiles.SortedAlongLastDim();
+  s.MutableRep().subgroup_types = {SubgroupType::kReplicated};
   return s;
 }
 
@@ -74,8 +104,8 @@ Sharding Sharding::Tiled(TileAssignment tiles, std::vector<SubgroupType> subgrou
   const int64_t data_rank = rank - num_subgroups;
   if (subgroup_types.empty()) {
     Sharding s;
-    s.kind_ = Kind::kTiled;
-    s.tiles_ = std::move(tiles);
+    s.MutableRep().kind = Kind::kTiled;
+    s.MutableRep().tiles = std::move(tiles);
     return s;
   }
   const bool no_data_tiling = Product(tiles.dims(), 0, data_rank) == 1;
@@ -123,44 +153,44 @@ Sharding Sharding::Tiled(TileAssignment tiles, std::vector<SubgroupType> subgrou
     return Manual();
   }
   Sharding s;
-  s.kind_ = Kind::kTiled;
-  s.tiles_ = merged_types.back() == SubgroupType::kReplicated ? merged.SortedAlongLastDim()
+  s.MutableRep().kind = Kind::kTiled;
+  s.MutableRep().tiles = merged_types.back() == SubgroupType::kReplicated ? merged.SortedAlongLastDim()
                                                               : std::move(merged);
-  s.subgroup_types_ = std::move(merged_types);
+  s.MutableRep().subgroup_types = std::move(merged_types);
   return s;
 }
 
 Sharding Sharding::Tuple(std::vector<Sharding> elements) {
   Sharding s;
-  s.kind_ = Kind::kTuple;
-  s.tuple_elements_ = std::move(elements);
+  s.MutableRep().kind = Kind::kTuple;
+  s.MutableRep().tuple_elements = std::move(elements);
   return s;
 }
 
 bool Sharding::ReplicateOnLastTileDim() const {
-  return kind_ == Kind::kTiled && !subgroup_types_.empty() &&
-         subgroup_types_.back() == SubgroupType::kReplicated;
+  return rep().kind == Kind::kTiled && !rep().subgroup_types.empty() &&
+         rep().subgroup_types.back() == SubgroupType::kReplicated;
 }
 
 int64_t Sharding::TiledDataRank() const {
-  GSPMD_CHECK(kind_ == Kind::kTiled, "TiledDataRank of a non-tiled sharding");
-  return tiles_.num_dims() - static_cast<int64_t>(subgroup_types_.size());
+  GSPMD_CHECK(rep().kind == Kind::kTiled, "TiledDataRank of a non-tiled sharding");
+  return rep().tiles.num_dims() - static_cast<int64_t>(rep().subgroup_types.size());
 }
 
 Sharding::ShardRegion Sharding::RegionForDevice(const Shape& shape, int64_t device) const {
-  GSPMD_CHECK(kind_ != Kind::kTuple, "RegionForDevice of a tuple sharding");
+  GSPMD_CHECK(rep().kind != Kind::kTuple, "RegionForDevice of a tuple sharding");
   const std::vector<int64_t>& dims = shape.dims();
   ShardRegion region;
   region.offsets.assign(dims.size(), 0);
   region.sizes = dims;
   region.padded_sizes = dims;
-  if (kind_ != Kind::kTiled) return region;
+  if (rep().kind != Kind::kTiled) return region;
   GSPMD_CHECK(static_cast<int64_t>(dims.size()) == TiledDataRank(), "shape rank ", dims.size(),
               " does not match sharding ", ToString());
-  std::optional<std::vector<int64_t>> index = tiles_.IndexOf(device);
+  std::optional<std::vector<int64_t>> index = rep().tiles.IndexOf(device);
   GSPMD_CHECK(index.has_value(), "device ", device, " is not in sharding ", ToString());
   for (size_t d = 0; d < dims.size(); ++d) {
-    const int64_t chunk = CeilOfRatio(dims[d], tiles_.dim(d));
+    const int64_t chunk = CeilOfRatio(dims[d], rep().tiles.dim(d));
     const int64_t start = std::min((*index)[d] * chunk, dims[d]);
     region.offsets[d] = start;
     region.sizes[d] = std::clamp<int64_t>(dims[d] - start, 0, chunk);
@@ -170,23 +200,23 @@ Sharding::ShardRegion Sharding::RegionForDevice(const Shape& shape, int64_t devi
 }
 
 std::vector<int64_t> Sharding::ShardDims(const std::vector<int64_t>& dims) const {
-  GSPMD_CHECK(kind_ != Kind::kTuple, "ShardDims of a tuple sharding");
-  if (kind_ != Kind::kTiled) return dims;
+  GSPMD_CHECK(rep().kind != Kind::kTuple, "ShardDims of a tuple sharding");
+  if (rep().kind != Kind::kTiled) return dims;
   GSPMD_CHECK(static_cast<int64_t>(dims.size()) == TiledDataRank(), "shape rank ", dims.size(),
               " does not match sharding ", ToString());
   std::vector<int64_t> result(dims.size());
-  for (size_t d = 0; d < dims.size(); ++d) result[d] = CeilOfRatio(dims[d], tiles_.dim(d));
+  for (size_t d = 0; d < dims.size(); ++d) result[d] = CeilOfRatio(dims[d], rep().tiles.dim(d));
   return result;
 }
 
 bool Sharding::DeviceHoldsData(int64_t device) const {
-  switch (kind_) {
+  switch (rep().kind) {
     case Kind::kMaximal:
-      return device == maximal_device_;
+      return device == rep().maximal_device;
     case Kind::kTiled:
-      return tiles_.IndexOf(device).has_value();
+      return rep().tiles.IndexOf(device).has_value();
     case Kind::kTuple:
-      return std::any_of(tuple_elements_.begin(), tuple_elements_.end(),
+      return std::any_of(rep().tuple_elements.begin(), rep().tuple_elements.end(),
                          [&](const Sharding& e) { return e.DeviceHoldsData(device); });
     default:
       return true;
@@ -194,14 +224,14 @@ bool Sharding::DeviceHoldsData(int64_t device) const {
 }
 
 int64_t Sharding::RequiredDeviceCount() const {
-  switch (kind_) {
+  switch (rep().kind) {
     case Kind::kMaximal:
-      return maximal_device_ + 1;
+      return rep().maximal_device + 1;
     case Kind::kTiled:
-      return tiles_.MaxDevicePlusOne();
+      return rep().tiles.MaxDevicePlusOne();
     case Kind::kTuple: {
       int64_t n = 0;
-      for (const Sharding& e : tuple_elements_) n = std::max(n, e.RequiredDeviceCount());
+      for (const Sharding& e : rep().tuple_elements) n = std::max(n, e.RequiredDeviceCount());
       return n;
     }
     default:
@@ -210,14 +240,15 @@ int64_t Sharding::RequiredDeviceCount() const {
 }
 
 bool Sharding::operator==(const Sharding& other) const {
-  if (kind_ != other.kind_ || shard_group_ != other.shard_group_) return false;
-  switch (kind_) {
+  if (rep_ == other.rep_) return true;
+  if (rep().kind != other.rep().kind || rep().shard_group != other.rep().shard_group) return false;
+  switch (rep().kind) {
     case Kind::kMaximal:
-      return maximal_device_ == other.maximal_device_;
+      return rep().maximal_device == other.rep().maximal_device;
     case Kind::kTiled:
-      return subgroup_types_ == other.subgroup_types_ && tiles_ == other.tiles_;
+      return rep().subgroup_types == other.rep().subgroup_types && rep().tiles == other.rep().tiles;
     case Kind::kTuple:
-      return tuple_elements_ == other.tuple_elements_;
+      return rep().tuple_elements == other.rep().tuple_elements;
     default:
       return true;
   }
@@ -225,24 +256,24 @@ bool Sharding::operator==(const Sharding& other) const {
 
 std::string Sharding::ToString() const {
   std::ostringstream out;
-  if (kind_ == Kind::kTuple) {
+  if (rep().kind == Kind::kTuple) {
     out << '{';
-    for (size_t i = 0; i < tuple_elements_.size(); ++i) {
+    for (size_t i = 0; i < rep().tuple_elements.size(); ++i) {
       if (i > 0) out << ", ";
       if (i > 0 && i % 5 == 0) out << "/*index=" << i << "*/";
-      out << tuple_elements_[i].ToString();
+      out << rep().tuple_elements[i].ToString();
     }
     out << '}';
     return out.str();
   }
-  if (named_view_.has_value()) {
-    out << '{' << named_view_->BodyToString();
-    if (!metadata_.empty()) out << ", metadata=" << metadata_;
+  if (rep().named_view.has_value()) {
+    out << '{' << rep().named_view->BodyToString();
+    if (!rep().metadata.empty()) out << ", metadata=" << rep().metadata;
     out << '}';
     return out.str();
   }
   out << '{';
-  switch (kind_) {
+  switch (rep().kind) {
     case Kind::kReplicated:
       out << "replicated";
       break;
@@ -253,17 +284,17 @@ std::string Sharding::ToString() const {
       out << "unknown";
       break;
     case Kind::kMaximal:
-      out << "maximal device=" << maximal_device_;
+      out << "maximal device=" << rep().maximal_device;
       break;
     case Kind::kTiled:
-      out << "devices=" << tiles_.ToString();
-      if (subgroup_types_.size() == 1 && ReplicateOnLastTileDim()) {
+      out << "devices=" << rep().tiles.ToString();
+      if (rep().subgroup_types.size() == 1 && ReplicateOnLastTileDim()) {
         out << " last_tile_dim_replicate";
-      } else if (!subgroup_types_.empty()) {
+      } else if (!rep().subgroup_types.empty()) {
         out << " last_tile_dims={";
-        for (size_t i = 0; i < subgroup_types_.size(); ++i) {
+        for (size_t i = 0; i < rep().subgroup_types.size(); ++i) {
           if (i > 0) out << ", ";
-          out << SubgroupTypeName(subgroup_types_[i]);
+          out << SubgroupTypeName(rep().subgroup_types[i]);
         }
         out << '}';
       }
@@ -271,10 +302,10 @@ std::string Sharding::ToString() const {
     case Kind::kTuple:
       break;
   }
-  if (shard_group_.has_value()) {
-    out << (shard_group_->shard_as ? " shard_as " : " shard_like ") << shard_group_->id;
+  if (rep().shard_group.has_value()) {
+    out << (rep().shard_group->shard_as ? " shard_as " : " shard_like ") << rep().shard_group->id;
   }
-  if (!metadata_.empty()) out << " metadata=" << metadata_;
+  if (!rep().metadata.empty()) out << " metadata=" << rep().metadata;
   out << '}';
   return out.str();
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,24 +46,24 @@ class Sharding {
   // for printing. The view must be valid (axes known, sub-axes dividing, no overlap).
   static Sharding FromNamedView(NamedShardingView view);
 
-  Kind kind() const { return kind_; }
-  bool IsReplicated() const { return kind_ == Kind::kReplicated; }
-  bool IsManual() const { return kind_ == Kind::kManual; }
-  bool IsMaximal() const { return kind_ == Kind::kMaximal; }
-  bool IsUnknown() const { return kind_ == Kind::kUnknown; }
-  bool IsTiled() const { return kind_ == Kind::kTiled; }
-  bool IsTuple() const { return kind_ == Kind::kTuple; }
+  Kind kind() const { return rep_ ? rep_->kind : Kind::kReplicated; }
+  bool IsReplicated() const { return kind() == Kind::kReplicated; }
+  bool IsManual() const { return kind() == Kind::kManual; }
+  bool IsMaximal() const { return kind() == Kind::kMaximal; }
+  bool IsUnknown() const { return kind() == Kind::kUnknown; }
+  bool IsTiled() const { return kind() == Kind::kTiled; }
+  bool IsTuple() const { return kind() == Kind::kTuple; }
 
-  const TileAssignment& tile_assignment() const { return tiles_; }
-  const std::vector<SubgroupType>& subgroup_types() const { return subgroup_types_; }
+  const TileAssignment& tile_assignment() const { return rep().tiles; }
+  const std::vector<SubgroupType>& subgroup_types() const { return rep().subgroup_types; }
   // True when the last tile dim is a replicated subgroup (printed last_tile_dim_replicate
   // when it is the only subgroup).
   bool ReplicateOnLastTileDim() const;
   // Number of tile dims that split the value (tile rank minus subgroup dims).
   int64_t TiledDataRank() const;
-  int64_t maximal_device() const { return maximal_device_; }
-  const std::vector<Sharding>& tuple_elements() const { return tuple_elements_; }
-  std::vector<Sharding>& mutable_tuple_elements() { return tuple_elements_; }
+  int64_t maximal_device() const { return rep().maximal_device; }
+  const std::vector<Sharding>& tuple_elements() const { return rep().tuple_elements; }
+  std::vector<Sharding>& mutable_tuple_elements() { return MutableRep().tuple_elements; }
 
   // shard_as / shard_like groups: {devices=... shard_as 1}.
   struct ShardGroup {
@@ -70,17 +71,17 @@ class Sharding {
     bool shard_as = true;  // false: shard_like
     bool operator==(const ShardGroup&) const = default;
   };
-  const std::optional<ShardGroup>& shard_group() const { return shard_group_; }
-  void set_shard_group(std::optional<ShardGroup> group) { shard_group_ = group; }
+  const std::optional<ShardGroup>& shard_group() const { return rep().shard_group; }
+  void set_shard_group(std::optional<ShardGroup> group);
 
   // Set when the sharding was written in named-mesh form; printing then uses that form.
-  const std::optional<NamedShardingView>& named_view() const { return named_view_; }
-  void set_named_view(std::optional<NamedShardingView> view) { named_view_ = std::move(view); }
+  const std::optional<NamedShardingView>& named_view() const { return rep().named_view; }
+  void set_named_view(std::optional<NamedShardingView> view);
 
   // Metadata written inside the sharding ("{replicated metadata={op_name=\"x\"}}"), kept
   // verbatim as the braced text after "metadata="; empty when absent. Ignored by ==.
-  const std::string& metadata() const { return metadata_; }
-  void set_metadata(std::string metadata) { metadata_ = std::move(metadata); }
+  const std::string& metadata() const { return rep().metadata; }
+  void set_metadata(std::string metadata);
 
   // What device `device` holds of a value of `shape` (an array shape): per dimension the
   // start offset and the number of valid (unpadded) elements. Replicated/manual: the whole.
@@ -103,14 +104,23 @@ class Sharding {
   std::string ToString() const;
 
  private:
-  Kind kind_ = Kind::kReplicated;
-  TileAssignment tiles_;
-  std::vector<SubgroupType> subgroup_types_;
-  int64_t maximal_device_ = -1;
-  std::vector<Sharding> tuple_elements_;
-  std::optional<ShardGroup> shard_group_;
-  std::optional<NamedShardingView> named_view_;
-  std::string metadata_;
+  // Everything a sharding says, immutable once shared: copying a Sharding copies one pointer,
+  // and the setters copy the representation first when another Sharding shares it.
+  struct Rep {
+    Kind kind = Kind::kReplicated;
+    TileAssignment tiles;
+    std::vector<SubgroupType> subgroup_types;
+    int64_t maximal_device = -1;
+    std::vector<Sharding> tuple_elements;
+    std::optional<ShardGroup> shard_group;
+    std::optional<NamedShardingView> named_view;
+    std::string metadata;
+  };
+  static const Rep& DefaultRep();
+  const Rep& rep() const { return rep_ ? *rep_ : DefaultRep(); }
+  Rep& MutableRep();  // this sharding's own copy, made on first write
+
+  std::shared_ptr<const Rep> rep_;  // nullptr: plain {replicated}
 };
 
 }  // namespace gspmd

@@ -27,7 +27,7 @@ struct PartitionCommandOptions {
 // by where its sharding came from).
 std::string PropagatedText(Module& module, const PartitionCommandOptions& options, int64_t devices) {
   if (devices > 0) CheckDevicesMatchModule(module, options.file, devices);
-  PropagationResult propagation = Propagate(module, options.file, devices);
+  PropagationResult propagation = Propagate(module, options.file, devices, /*record_origins=*/options.explain);
   if (options.explain) return PrintModuleWithOrigins(module, propagation);
   return PrintModule(module);
 }

@@ -85,9 +85,10 @@ bool NeedsPropagation(const Module& module) {
   return false;
 }
 
-PropagationResult Propagate(Module& module, const std::string& file, int64_t devices) {
+PropagationResult Propagate(Module& module, const std::string& file, int64_t devices, bool record_origins) {
   PropagationOptions options;
   options.num_partitions = devices;
+  options.record_origins = record_origins;
   return WithFileContext(file, [&] { return PropagateShardings(module, options); });
 }
 

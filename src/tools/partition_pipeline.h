@@ -18,8 +18,8 @@ namespace gspmd::tools {
 bool NeedsPropagation(const Module& module);
 
 // Assigns a sharding to every instruction (PropagateShardings); `devices` is the requested
-// device count (0: from the module). Errors name `file`.
-PropagationResult Propagate(Module& module, const std::string& file, int64_t devices);
+// device count (0: from the module); `record_origins` fills what --explain prints. Errors name `file`.
+PropagationResult Propagate(Module& module, const std::string& file, int64_t devices, bool record_origins = false);
 
 // The result of PartitionForCli: the module that was partitioned (after propagation) and the
 // per-device program.

@@ -48,7 +48,8 @@ struct Propagated {
   }
 };
 
-inline Propagated Propagate(const std::string& hlo, const PropagationOptions& options = {}) {
+inline Propagated Propagate(const std::string& hlo, PropagationOptions options = {}) {
+  options.record_origins = true;
   Propagated out;
   out.original = ParseModule(hlo, "test.hlo");
   out.module = ParseModule(hlo, "test.hlo");

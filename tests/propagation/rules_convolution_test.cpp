@@ -25,7 +25,7 @@ ENTRY main {
 TEST(ConvolutionRules, SpatialSplitPassesThroughWithSmallKernel) {
   RuleHarness h(kConv);
   EXPECT_TRUE(ProposalIs(h.Forward("c"), "{devices=[2,4,1,1]<=[8]}"));
-  EXPECT_EQ(h.Forward("c")->rule, "convolution forward");
+  EXPECT_EQ(h.Forward("c")->rule.ToString(), "convolution forward");
   // Split input features cannot become output features.
   h.Set("x", "{devices=[2,1,1,4]<=[8]}");
   EXPECT_TRUE(ProposalIs(h.Forward("c"), "{devices=[2,1,1,1,4]<=[8] last_tile_dim_replicate}"));

@@ -25,7 +25,7 @@ ENTRY main {
 TEST(DotRules, ForwardMergesDataAndModelSplits) {
   RuleHarness h(kMlp);
   EXPECT_TRUE(ProposalIs(h.Forward("h"), "{devices=[2,1,4]<=[8]}"));
-  EXPECT_EQ(h.Forward("h")->rule, "dot forward");
+  EXPECT_EQ(h.Forward("h")->rule.ToString(), "dot forward");
 }
 
 TEST(DotRules, ForwardDropsContractingSplits) {

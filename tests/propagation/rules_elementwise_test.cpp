@@ -29,7 +29,7 @@ ENTRY main {
 TEST(ElementwiseRules, ForwardMergesCompatiblePartialShardings) {
   RuleHarness h(kModule);
   EXPECT_TRUE(ProposalIs(h.Forward("add"), "{devices=[2,4]<=[8]}"));
-  EXPECT_EQ(h.Forward("add")->rule, "elementwise forward");
+  EXPECT_EQ(h.Forward("add")->rule.ToString(), "elementwise forward");
 }
 
 TEST(ElementwiseRules, ForwardWithUnknownOperandsUsesTheKnownOnes) {
@@ -57,7 +57,7 @@ TEST(ElementwiseRules, ClampIgnoresScalarBounds) {
 TEST(ElementwiseRules, BackwardGivesTheUserSharding) {
   RuleHarness h(kModule);
   EXPECT_TRUE(ProposalIs(h.Backward("add", 0), "{devices=[2,4]<=[8]}"));
-  EXPECT_EQ(h.Backward("add", 1)->rule, "elementwise backward");
+  EXPECT_EQ(h.Backward("add", 1)->rule.ToString(), "elementwise backward");
   EXPECT_TRUE(ProposalIs(h.Backward("sel", 0, "{devices=[8,1]<=[8]}"), "{devices=[8,1]<=[8]}"));
   EXPECT_TRUE(ProposalIs(h.Backward("cvt", 0, "{devices=[8,1]<=[8]}"), "{devices=[8,1]<=[8]}"));
 }

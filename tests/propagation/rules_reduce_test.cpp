@@ -44,7 +44,7 @@ TEST(ReduceRules, ForwardDropsReducedDimsAsPartialReplication) {
   RuleHarness h(kReduce);
   EXPECT_TRUE(ProposalIs(h.Forward("r"), "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"));
   EXPECT_TRUE(ProposalIs(h.Forward("r0"), "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"));
-  EXPECT_EQ(h.Forward("r")->rule, "reduce forward");
+  EXPECT_EQ(h.Forward("r")->rule.ToString(), "reduce forward");
 }
 
 TEST(ReduceRules, BackwardInsertsReducedDimsUnsplit) {

@@ -69,7 +69,7 @@ TEST(ReshapeRules, SplitAndMergeBothWays) {
   EXPECT_TRUE(ProposalIs(h.Forward("heads"), "{devices=[2,1,4,1]<=[8]}"));
   EXPECT_TRUE(ProposalIs(h.Backward("heads", 0, "{devices=[2,1,4,1]<=[8]}"), "{devices=[2,1,4]<=[8]}"));
   EXPECT_TRUE(ProposalIs(h.Forward("b3"), "{devices=[1,1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"));
-  EXPECT_EQ(h.Forward("heads")->rule, "reshape forward");
+  EXPECT_EQ(h.Forward("heads")->rule.ToString(), "reshape forward");
 }
 
 TEST(ReshapeRules, MergeKeepsOnlyTheCompatiblePart) {

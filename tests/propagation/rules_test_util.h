@@ -79,14 +79,14 @@ inline ::testing::AssertionResult ProposalIs(const std::optional<Proposal>& prop
   if (expected.empty()) {
     if (!proposal) return ::testing::AssertionSuccess();
     return ::testing::AssertionFailure() << "expected no proposal, got "
-                                         << proposal->sharding.ToString() << " (" << proposal->rule
+                                         << proposal->sharding.ToString() << " (" << proposal->rule.ToString()
                                          << ")";
   }
   if (!proposal) return ::testing::AssertionFailure() << "expected " << expected << ", got none";
   Sharding want = ParseSharding(expected);
   if (proposal->sharding == want) return ::testing::AssertionSuccess();
   return ::testing::AssertionFailure() << "expected " << want.ToString() << ", got "
-                                       << proposal->sharding.ToString() << " (" << proposal->rule
+                                       << proposal->sharding.ToString() << " (" << proposal->rule.ToString()
                                        << ")";
 }
 
