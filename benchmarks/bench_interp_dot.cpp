@@ -63,9 +63,9 @@ void RunEvaluateDot(benchmark::State& state, bool rhs_transposed) {
   FillRandom(rhs.data<float>(), rhs.element_count());
   Instruction dot(Opcode::kDot, Shape(ElementType::kF32, out_dims), "dot");
   const int64_t offset = batched ? 1 : 0;
-  if (batched) dot.dot_dims = {{0}, {0}, {}, {}};
-  dot.dot_dims.lhs_contracting_dims = {offset + 1};
-  dot.dot_dims.rhs_contracting_dims = {rhs_transposed ? offset + 1 : offset};
+  if (batched) dot.mutable_dot_dims() = {{0}, {0}, {}, {}};
+  dot.mutable_dot_dims().lhs_contracting_dims = {offset + 1};
+  dot.mutable_dot_dims().rhs_contracting_dims = {rhs_transposed ? offset + 1 : offset};
   for (auto _ : state) {
     Literal result = EvaluateDot(dot, lhs, rhs);
     benchmark::DoNotOptimize(result.raw());

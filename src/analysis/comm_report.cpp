@@ -14,7 +14,7 @@ namespace {
 
 int64_t GroupSize(const Instruction& collective, int64_t num_devices) {
   if (collective.opcode() == Opcode::kCollectivePermute) return 1;
-  std::vector<std::vector<int64_t>> groups = collective.replica_groups.Groups(num_devices);
+  std::vector<std::vector<int64_t>> groups = collective.replica_groups().Groups(num_devices);
   int64_t size = 0;
   for (const auto& group : groups) size = std::max<int64_t>(size, static_cast<int64_t>(group.size()));
   return size == 0 ? num_devices : size;
@@ -123,7 +123,7 @@ double CollectiveBytesPerDevice(const Instruction& collective, int64_t num_devic
     case Opcode::kAllToAll: return n <= 1 ? 0 : (n - 1) / n * result_bytes;
     case Opcode::kReduceScatter: return n <= 1 ? 0 : (n - 1) / n * operand_bytes;
     case Opcode::kCollectiveBroadcast: return n <= 1 ? 0 : (n - 1) / n * operand_bytes;
-    case Opcode::kCollectivePermute: return collective.source_target_pairs.empty() ? 0 : operand_bytes;
+    case Opcode::kCollectivePermute: return collective.source_target_pairs().empty() ? 0 : operand_bytes;
     default: return 0;
   }
 }

@@ -13,8 +13,8 @@ std::optional<int64_t> ScalarConstant(const Instruction* instruction) {
   while (instruction->opcode() == Opcode::kCopy || instruction->opcode() == Opcode::kReshape ||
          instruction->opcode() == Opcode::kConvert)
     instruction = instruction->operand(0);
-  if (instruction->opcode() != Opcode::kConstant || !instruction->literal) return std::nullopt;
-  const Literal& literal = *instruction->literal;
+  if (instruction->opcode() != Opcode::kConstant || !instruction->literal()) return std::nullopt;
+  const Literal& literal = *instruction->literal();
   if (!literal.shape().IsArray() || literal.element_count() != 1 ||
       !IsInteger(literal.element_type()))
     return std::nullopt;

@@ -194,7 +194,7 @@ class Differentiator {
   // d lhs = dot(g, rhs) over g's rhs-free dims, transposed back to lhs's dim order; the rhs
   // side is symmetric.
   void DotRule(Instruction* x, Instruction* g) {
-    const DotDimensionNumbers& dn = x->dot_dims;
+    const DotDimensionNumbers& dn = x->dot_dims();
     Instruction* lhs = x->operand(0);
     Instruction* rhs = x->operand(1);
     const int64_t nb = static_cast<int64_t>(dn.lhs_batch_dims.size());
@@ -234,7 +234,7 @@ class Differentiator {
     if (!Wants(a)) return;
     PaddingConfig padding;
     for (int64_t d = 0; d < a->shape().rank(); ++d) {
-      const SliceDim& s = x->slice[d];
+      const SliceDim& s = x->slice()[d];
       const int64_t n = x->shape().dim(d);
       const int64_t last = n == 0 ? s.start : s.start + (n - 1) * s.stride + 1;
       padding.push_back({s.start, a->shape().dim(d) - last, n > 0 ? s.stride - 1 : 0});
@@ -247,7 +247,7 @@ class Differentiator {
     if (!Wants(a)) return;
     std::vector<SliceDim> slice;
     for (int64_t d = 0; d < a->shape().rank(); ++d) {
-      const PaddingDim& p = x->padding[d];
+      const PaddingDim& p = x->padding()[d];
       if (p.low < 0 || p.high < 0) GSPMD_USER_ERROR("Gradients: cannot differentiate negative padding of %", x->name());
       const int64_t n = a->shape().dim(d);
       slice.push_back({p.low, p.low + (n == 0 ? 0 : (n - 1) * (p.interior + 1) + 1), p.interior + 1});

@@ -282,7 +282,7 @@ Instruction* ComputationBuilder::Dot(Instruction* lhs, Instruction* rhs, DotDime
   for (int64_t d = 0; d < rhs->shape().rank(); ++d)
     if (!is_in(dims.rhs_batch_dims, d) && !is_in(dims.rhs_contracting_dims, d)) result_dims.push_back(rhs->shape().dim(d));
   Instruction* dot = hlo_.AddOp(Opcode::kDot, Shape(lhs->shape().element_type(), result_dims), {lhs, rhs});
-  dot->dot_dims = std::move(dims);
+  dot->mutable_dot_dims() = std::move(dims);
   return dot;
 }
 

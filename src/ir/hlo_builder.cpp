@@ -53,7 +53,7 @@ Instruction* HloBuilder::Parameter(int64_t number, Shape shape, const std::strin
 Instruction* HloBuilder::Constant(Literal literal) {
   Shape shape = literal.shape();
   auto instruction = std::make_unique<Instruction>(Opcode::kConstant, shape);
-  instruction->literal = std::move(literal);
+  instruction->mutable_literal() = std::move(literal);
   return Add(std::move(instruction));
 }
 
@@ -137,7 +137,7 @@ Instruction* HloBuilder::Slice(Instruction* operand, std::vector<SliceDim> slice
   std::vector<int64_t> dims;
   for (const SliceDim& s : slice) dims.push_back((s.limit - s.start + s.stride - 1) / s.stride);
   Instruction* instruction = AddOp(Opcode::kSlice, Shape(operand->shape().element_type(), dims), {operand});
-  instruction->slice = std::move(slice);
+  instruction->mutable_slice() = std::move(slice);
   return instruction;
 }
 
@@ -154,7 +154,7 @@ Instruction* HloBuilder::DynamicSlice(Instruction* operand, const std::vector<In
   operands.insert(operands.end(), starts.begin(), starts.end());
   Instruction* instruction =
       AddOp(Opcode::kDynamicSlice, Shape(operand->shape().element_type(), sizes), operands);
-  instruction->dynamic_slice_sizes = std::move(sizes);
+  instruction->mutable_dynamic_slice_sizes() = std::move(sizes);
   return instruction;
 }
 
@@ -173,7 +173,7 @@ Instruction* HloBuilder::Pad(Instruction* operand, Instruction* value, PaddingCo
     dims.push_back(p.low + p.high + size + std::max<int64_t>(size - 1, 0) * p.interior);
   }
   Instruction* pad = AddOp(Opcode::kPad, Shape(operand->shape().element_type(), dims), {operand, value});
-  pad->padding = std::move(padding);
+  pad->mutable_padding() = std::move(padding);
   return pad;
 }
 

@@ -46,6 +46,20 @@ void Instruction::ReplaceAllUsesWith(Instruction* replacement) {
   if (parent_ && parent_->root() == this) parent_->set_root(replacement);
 }
 
+const Instruction::OutOfLineAttributes& Instruction::attributes() const {
+  static const OutOfLineAttributes defaults;
+  return attributes_ ? *attributes_ : defaults;
+}
+
+Instruction::OutOfLineAttributes& Instruction::MutableAttributes() {
+  if (!attributes_) {
+    attributes_ = std::make_shared<OutOfLineAttributes>();
+  } else if (attributes_.use_count() > 1) {
+    attributes_ = std::make_shared<OutOfLineAttributes>(*attributes_);  // shared with a clone
+  }
+  return const_cast<OutOfLineAttributes&>(*attributes_);
+}
+
 Computation* Instruction::to_apply() const {
   GSPMD_CHECK(called_.size() == 1, name_, " has ", called_.size(), " called computations, not 1");
   return called_[0];

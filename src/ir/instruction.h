@@ -71,25 +71,17 @@ class Instruction {
   void set_sharding(std::optional<Sharding> sharding) { sharding_ = std::move(sharding); }
 
   // ---- Opcode-specific attributes ----
+  // Small ones live here; the large, rarely used ones live out of line (below) so that an
+  // instruction stays small: passes walk every instruction of modules with tens of thousands.
   int64_t parameter_number = 0;         // parameter
   int64_t tuple_index = 0;              // get-tuple-element
   bool printed_as_tuple_ref = false;    // get-tuple-element written inline as %t#1
-  std::optional<Literal> literal;       // constant
   std::vector<int64_t> dimensions;      // broadcast, transpose, reduce, reverse, concatenate,
                                         // all-gather/all-to-all/reduce-scatter (dimensions={d}),
                                         // sort, map, get-dimension-size
   int64_t iota_dimension = 0;           // iota
-  std::vector<SliceDim> slice;          // slice
-  std::vector<int64_t> dynamic_slice_sizes;  // dynamic-slice
-  PaddingConfig padding;                // pad
-  Window window;                        // reduce-window, convolution, select-and-scatter
-  ConvDimensionNumbers conv_dims;       // convolution
   int64_t feature_group_count = 1;      // convolution
   int64_t batch_group_count = 1;        // convolution
-  DotDimensionNumbers dot_dims;         // dot
-  GatherDimensionNumbers gather_dims;   // gather
-  std::vector<int64_t> gather_slice_sizes;  // gather
-  ScatterDimensionNumbers scatter_dims; // scatter
   bool indices_are_sorted = false;      // gather, scatter
   bool unique_indices = false;          // scatter
   ComparisonDirection comparison_direction = ComparisonDirection::kEq;  // compare
@@ -99,27 +91,63 @@ class Instruction {
   bool largest = true;                  // topk
   std::string custom_call_target;       // custom-call
   bool custom_call_has_side_effect = false;
-  std::optional<Shape> operand_layout_constraints_placeholder;  // unused; reserved
   int64_t exponent_bits = 0, mantissa_bits = 0;  // reduce-precision
   std::optional<int64_t> channel_id;    // collectives
-  ReplicaGroups replica_groups;         // collectives
   bool has_replica_groups = false;      // replica_groups attribute was written
   bool use_global_device_ids = false;
   bool constrain_layout = false;
-  std::vector<SourceTargetPair> source_target_pairs;  // collective-permute
-  std::string rng_distribution;         // rng
+
+  // Out-of-line attributes: name() reads (the default when never written), mutable_name()
+  // writes. Clones share them until one of the two writes.
+  using NamedAttributes = std::vector<std::pair<std::string, std::string>>;
+#define GSPMD_OUT_OF_LINE_ATTRIBUTE(type, name)                    \
+  const type& name() const { return attributes().name; }          \
+  type& mutable_##name() { return MutableAttributes().name; }
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(std::optional<Literal>, literal)              // constant
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(std::vector<SliceDim>, slice)                 // slice
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(std::vector<int64_t>, dynamic_slice_sizes)    // dynamic-slice
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(PaddingConfig, padding)                       // pad
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(Window, window)          // reduce-window, convolution, select-and-scatter
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(ConvDimensionNumbers, conv_dims)              // convolution
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(DotDimensionNumbers, dot_dims)                // dot
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(GatherDimensionNumbers, gather_dims)          // gather
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(std::vector<int64_t>, gather_slice_sizes)     // gather
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(ScatterDimensionNumbers, scatter_dims)        // scatter
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(ReplicaGroups, replica_groups)                // collectives
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(std::vector<SourceTargetPair>, source_target_pairs)  // collective-permute
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(std::string, rng_distribution)                // rng
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(NamedAttributes, extra_attributes)  // unknown name=value, verbatim
+#undef GSPMD_OUT_OF_LINE_ATTRIBUTE
 
   // Verbatim attributes.
   std::string metadata;             // inside metadata={...}
   std::string frontend_attributes;  // inside frontend_attributes={...}
   std::optional<std::string> backend_config;  // the value as written (quoted string or {...})
-  std::vector<std::pair<std::string, std::string>> extra_attributes;  // unknown name=value
 
   // Frontend attribute lookup by key (parses the verbatim text; "" when absent).
   std::string FrontendAttribute(const std::string& key) const;
 
  private:
   friend class Computation;
+  struct OutOfLineAttributes {
+    std::optional<Literal> literal;
+    std::vector<SliceDim> slice;
+    std::vector<int64_t> dynamic_slice_sizes;
+    PaddingConfig padding;
+    Window window;
+    ConvDimensionNumbers conv_dims;
+    DotDimensionNumbers dot_dims;
+    GatherDimensionNumbers gather_dims;
+    std::vector<int64_t> gather_slice_sizes;
+    ScatterDimensionNumbers scatter_dims;
+    ReplicaGroups replica_groups;
+    std::vector<SourceTargetPair> source_target_pairs;
+    std::string rng_distribution;
+    NamedAttributes extra_attributes;
+  };
+  const OutOfLineAttributes& attributes() const;
+  OutOfLineAttributes& MutableAttributes();
+
   Opcode opcode_;
   Shape shape_;
   std::string name_;
@@ -129,6 +157,7 @@ class Instruction {
   std::vector<Instruction*> users_;
   std::vector<Computation*> called_;
   std::optional<Sharding> sharding_;
+  std::shared_ptr<const OutOfLineAttributes> attributes_;  // nullptr: all at their defaults
 };
 
 }  // namespace gspmd

@@ -165,7 +165,7 @@ std::string CheckDot(const Instruction& instruction) {
   const Shape& lhs = instruction.operand(0)->shape();
   const Shape& rhs = instruction.operand(1)->shape();
   if (!lhs.IsArray() || !rhs.IsArray()) return "";
-  const DotDimensionNumbers& dims = instruction.dot_dims;
+  const DotDimensionNumbers& dims = instruction.dot_dims();
   auto check_pairs = [&](const std::vector<int64_t>& l, const std::vector<int64_t>& r,
                          std::string_view kind) -> std::string {
     if (l.size() != r.size())
@@ -261,8 +261,8 @@ std::string CheckInstructionShapes(const Instruction& instruction) {
       return "";
     case Opcode::kSlice:
       if (instruction.operand(0)->shape().IsArray() &&
-          static_cast<int64_t>(instruction.slice.size()) != instruction.operand(0)->shape().rank())
-        return StrCat("slice has ", instruction.slice.size(), " bounds, expected one per operand dimension (",
+          static_cast<int64_t>(instruction.slice().size()) != instruction.operand(0)->shape().rank())
+        return StrCat("slice has ", instruction.slice().size(), " bounds, expected one per operand dimension (",
                       instruction.operand(0)->shape().rank(), ")");
       return "";
     default:

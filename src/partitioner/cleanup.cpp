@@ -31,7 +31,7 @@ int64_t GroupIdSpace(const Instruction& collective, const Module& module) {
 bool EveryGroupHasOneMember(const Instruction& collective, const Module& module) {
   const int64_t space = GroupIdSpace(collective, module);
   if (space < 1) return false;
-  const ReplicaGroups& groups = collective.replica_groups;
+  const ReplicaGroups& groups = collective.replica_groups();
   if (groups.form() == ReplicaGroups::Form::kIota) return groups.iota().dim(1) == 1;
   if (groups.empty()) return space == 1;
   for (const std::vector<int64_t>& group : groups.Groups(space))
@@ -42,9 +42,9 @@ bool EveryGroupHasOneMember(const Instruction& collective, const Module& module)
 // Every device id the permute's mode covers is sent to itself, and nothing else is sent.
 bool PermutesEveryDeviceToItself(const Instruction& permute, const Module& module) {
   const int64_t space = permute.channel_id.has_value() ? module.num_partitions() : module.replica_count();
-  if (static_cast<int64_t>(permute.source_target_pairs.size()) != space) return false;
+  if (static_cast<int64_t>(permute.source_target_pairs().size()) != space) return false;
   std::vector<bool> seen(static_cast<size_t>(space), false);
-  for (const SourceTargetPair& pair : permute.source_target_pairs) {
+  for (const SourceTargetPair& pair : permute.source_target_pairs()) {
     const bool in_range = pair.source >= 0 && pair.source < space;
     if (pair.source != pair.target || !in_range || seen[static_cast<size_t>(pair.source)]) return false;
     seen[static_cast<size_t>(pair.source)] = true;
@@ -141,36 +141,36 @@ bool SameChannelKind(const Instruction& a, const Instruction& b) {
 
 bool SameOpcodeAttributes(const Instruction& a, const Instruction& b) {
   return a.tuple_index == b.tuple_index && a.dimensions == b.dimensions && a.iota_dimension == b.iota_dimension &&
-         a.slice == b.slice && a.dynamic_slice_sizes == b.dynamic_slice_sizes && a.padding == b.padding &&
-         a.window == b.window && a.conv_dims == b.conv_dims && a.feature_group_count == b.feature_group_count &&
-         a.batch_group_count == b.batch_group_count && a.dot_dims == b.dot_dims && a.gather_dims == b.gather_dims &&
-         a.gather_slice_sizes == b.gather_slice_sizes && a.scatter_dims == b.scatter_dims &&
+         a.slice() == b.slice() && a.dynamic_slice_sizes() == b.dynamic_slice_sizes() && a.padding() == b.padding() &&
+         a.window() == b.window() && a.conv_dims() == b.conv_dims() && a.feature_group_count == b.feature_group_count &&
+         a.batch_group_count == b.batch_group_count && a.dot_dims() == b.dot_dims() && a.gather_dims() == b.gather_dims() &&
+         a.gather_slice_sizes() == b.gather_slice_sizes() && a.scatter_dims() == b.scatter_dims() &&
          a.indices_are_sorted == b.indices_are_sorted && a.unique_indices == b.unique_indices &&
          a.comparison_direction == b.comparison_direction && a.comparison_type == b.comparison_type &&
          a.is_stable == b.is_stable && a.k == b.k && a.largest == b.largest &&
          a.custom_call_target == b.custom_call_target &&
          a.custom_call_has_side_effect == b.custom_call_has_side_effect && a.exponent_bits == b.exponent_bits &&
-         a.mantissa_bits == b.mantissa_bits && a.rng_distribution == b.rng_distribution &&
+         a.mantissa_bits == b.mantissa_bits && a.rng_distribution() == b.rng_distribution() &&
          a.conditional_uses_branch_list == b.conditional_uses_branch_list;
 }
 
 bool SameCollectiveAttributes(const Instruction& a, const Instruction& b) {
   return SameChannelKind(a, b) && a.has_replica_groups == b.has_replica_groups &&
-         a.replica_groups == b.replica_groups && a.use_global_device_ids == b.use_global_device_ids &&
-         a.constrain_layout == b.constrain_layout && a.source_target_pairs == b.source_target_pairs;
+         a.replica_groups() == b.replica_groups() && a.use_global_device_ids == b.use_global_device_ids &&
+         a.constrain_layout == b.constrain_layout && a.source_target_pairs() == b.source_target_pairs();
 }
 
 // Verbatim attributes that may change meaning downstream (metadata does not).
 bool SameVerbatimAttributes(const Instruction& a, const Instruction& b) {
   return a.frontend_attributes == b.frontend_attributes && a.backend_config == b.backend_config &&
-         a.extra_attributes == b.extra_attributes;
+         a.extra_attributes() == b.extra_attributes();
 }
 
 bool SameComputation(const Instruction& a, const Instruction& b) {
   return a.opcode() == b.opcode() && a.operands() == b.operands() && a.shape() == b.shape() &&
          a.called_computations() == b.called_computations() && a.sharding() == b.sharding() &&
          SameOpcodeAttributes(a, b) && SameCollectiveAttributes(a, b) && SameVerbatimAttributes(a, b) &&
-         SameLiteral(a.literal, b.literal);
+         SameLiteral(a.literal(), b.literal());
 }
 
 int64_t EliminateInComputation(Computation& computation) {

@@ -78,7 +78,7 @@ Instruction* CollectiveFactory::AllGather(HloBuilder& b, Instruction* operand, i
   dims[dim] *= group_size;
   Instruction* gather = b.AddOp(Opcode::kAllGather, Shape(operand->shape().element_type(), dims), {operand});
   gather->dimensions = {dim};
-  gather->replica_groups = groups;
+  gather->mutable_replica_groups() = groups;
   gather->has_replica_groups = true;
   Stamp(gather, true);
   return gather;
@@ -87,7 +87,7 @@ Instruction* CollectiveFactory::AllGather(HloBuilder& b, Instruction* operand, i
 Instruction* CollectiveFactory::AllReduce(HloBuilder& b, Instruction* operand, const ReplicaGroups& groups,
                                           Opcode reduction) {
   Instruction* reduce = b.AddOp(Opcode::kAllReduce, operand->shape(), {operand});
-  reduce->replica_groups = groups;
+  reduce->mutable_replica_groups() = groups;
   reduce->has_replica_groups = true;
   reduce->set_called_computations({Reducer(reduction, operand->shape().element_type())});
   Stamp(reduce, true);
@@ -103,7 +103,7 @@ Instruction* CollectiveFactory::ReduceScatter(HloBuilder& b, Instruction* operan
   Instruction* scatter =
       b.AddOp(Opcode::kReduceScatter, Shape(operand->shape().element_type(), dims), {operand});
   scatter->dimensions = {dim};
-  scatter->replica_groups = groups;
+  scatter->mutable_replica_groups() = groups;
   scatter->has_replica_groups = true;
   scatter->set_called_computations({Reducer(reduction, operand->shape().element_type())});
   Stamp(scatter, true);
@@ -114,7 +114,7 @@ Instruction* CollectiveFactory::AllToAll(HloBuilder& b, Instruction* operand, in
                                          const ReplicaGroups& groups) {
   Instruction* all_to_all = b.AddOp(Opcode::kAllToAll, operand->shape(), {operand});
   all_to_all->dimensions = {dim};
-  all_to_all->replica_groups = groups;
+  all_to_all->mutable_replica_groups() = groups;
   all_to_all->has_replica_groups = true;
   Stamp(all_to_all, false);
   return all_to_all;
@@ -123,7 +123,7 @@ Instruction* CollectiveFactory::AllToAll(HloBuilder& b, Instruction* operand, in
 Instruction* CollectiveFactory::CollectivePermute(HloBuilder& b, Instruction* operand,
                                                   std::vector<SourceTargetPair> pairs) {
   Instruction* permute = b.AddOp(Opcode::kCollectivePermute, operand->shape(), {operand});
-  permute->source_target_pairs = std::move(pairs);
+  permute->mutable_source_target_pairs() = std::move(pairs);
   Stamp(permute, false);
   return permute;
 }

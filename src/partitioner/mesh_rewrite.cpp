@@ -154,7 +154,7 @@ void ScaleModuleMesh(Module& module, const MeshScale& scale) {
                      scale.OldDeviceCount(), " devices");
   for (const auto& computation : module.computations()) {
     for (const auto& instruction : computation->instructions()) {
-      if (instruction->has_replica_groups || !instruction->source_target_pairs.empty())
+      if (instruction->has_replica_groups || !instruction->source_target_pairs().empty())
         GSPMD_USER_ERROR("%", instruction->name(), " is a collective with device groups; expected a module without "
                          "collectives to rescale its mesh");
       if (!instruction->sharding()) continue;

@@ -305,9 +305,9 @@ Instruction* PermuteTiles(SpmdContext& context, HloBuilder& b, Instruction* curr
   // Right after another permutation of every device's value (a plan's last step), send from
   // where that one took its data instead: one collective-permute, not two.
   if (current->opcode() == Opcode::kCollectivePermute &&
-      static_cast<int64_t>(current->source_target_pairs.size()) == context.num_devices()) {
+      static_cast<int64_t>(current->source_target_pairs().size()) == context.num_devices()) {
     std::vector<int64_t> earlier(context.num_devices(), -1);
-    for (const SourceTargetPair& pair : current->source_target_pairs) earlier[pair.target] = pair.source;
+    for (const SourceTargetPair& pair : current->source_target_pairs()) earlier[pair.target] = pair.source;
     if (std::find(earlier.begin(), earlier.end(), -1) == earlier.end()) {
       for (int64_t q = 0; q < context.num_devices(); ++q) source_of[q] = earlier[source_of[q]];
       current = current->operand(0);

@@ -238,7 +238,7 @@ void ModuleParser::ParseReplicaGroupsAttribute(Instruction& instruction) {
   std::vector<size_t> origin;
   std::string text = StripComments(raw, origin);
   try {
-    instruction.replica_groups = ParseReplicaGroups(text);
+    instruction.mutable_replica_groups() = ParseReplicaGroups(text);
   } catch (const ShardingSyntaxError& e) {
     size_t offset = e.offset < origin.size() ? origin[e.offset] : raw.size();
     scanner_.ErrorAt(start + offset, StrCat("bad replica_groups: ", e.what()));
@@ -266,10 +266,10 @@ void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos) 
     auto it = table.find(name);
     bool typed = it != table.end() && AttributeApplies(it->second, opcode);
     if (!typed) {
-      for (const auto& [existing, unused] : instruction.extra_attributes)
+      for (const auto& [existing, unused] : instruction.extra_attributes())
         if (existing == name) scanner_.ErrorAt(name_pos, StrCat("duplicate attribute ", name));
       std::string_view value = scanner_.ReadRawValue(What("a value for attribute ", name));
-      instruction.extra_attributes.emplace_back(std::string(name), std::string(value));
+      instruction.mutable_extra_attributes().emplace_back(std::string(name), std::string(value));
       continue;
     }
     Attr attr = it->second;
@@ -281,8 +281,10 @@ void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos) 
       size_t pos = scanner_.pos();
       return ResolveComputation(scanner_.ReadName(What("a computation name for ", name)), pos);
     };
-    GatherDimensionNumbers& gather = instruction.gather_dims;
-    ScatterDimensionNumbers& scatter = instruction.scatter_dims;
+    // Written only when the attribute is present, so other instructions keep no out-of-line
+    // attributes.
+    auto gather = [&]() -> GatherDimensionNumbers& { return instruction.mutable_gather_dims(); };
+    auto scatter = [&]() -> ScatterDimensionNumbers& { return instruction.mutable_scatter_dims(); };
     switch (attr) {
       case Attr::kSharding: ParseShardingAttribute(instruction); break;
       case Attr::kMetadata: {
@@ -303,35 +305,35 @@ void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos) 
       case Attr::kIndex: instruction.tuple_index = read_int(); break;
       case Attr::kDimensions: instruction.dimensions = ParseIntList(scanner_); break;
       case Attr::kIotaDimension: instruction.iota_dimension = read_int(); break;
-      case Attr::kSlice: instruction.slice = ParseSlice(scanner_); break;
-      case Attr::kDynamicSliceSizes: instruction.dynamic_slice_sizes = ParseIntList(scanner_); break;
-      case Attr::kPadding: instruction.padding = ParsePadding(scanner_); break;
-      case Attr::kWindow: instruction.window = ParseWindow(scanner_); break;
-      case Attr::kDimLabels: instruction.conv_dims = ParseDimLabels(scanner_); break;
+      case Attr::kSlice: instruction.mutable_slice() = ParseSlice(scanner_); break;
+      case Attr::kDynamicSliceSizes: instruction.mutable_dynamic_slice_sizes() = ParseIntList(scanner_); break;
+      case Attr::kPadding: instruction.mutable_padding() = ParsePadding(scanner_); break;
+      case Attr::kWindow: instruction.mutable_window() = ParseWindow(scanner_); break;
+      case Attr::kDimLabels: instruction.mutable_conv_dims() = ParseDimLabels(scanner_); break;
       case Attr::kFeatureGroupCount: instruction.feature_group_count = read_int(); break;
       case Attr::kBatchGroupCount: instruction.batch_group_count = read_int(); break;
-      case Attr::kLhsBatchDims: instruction.dot_dims.lhs_batch_dims = ParseIntList(scanner_); break;
-      case Attr::kRhsBatchDims: instruction.dot_dims.rhs_batch_dims = ParseIntList(scanner_); break;
-      case Attr::kLhsContractingDims: instruction.dot_dims.lhs_contracting_dims = ParseIntList(scanner_); break;
-      case Attr::kRhsContractingDims: instruction.dot_dims.rhs_contracting_dims = ParseIntList(scanner_); break;
-      case Attr::kOffsetDims: gather.offset_dims = ParseIntList(scanner_); break;
-      case Attr::kCollapsedSliceDims: gather.collapsed_slice_dims = ParseIntList(scanner_); break;
-      case Attr::kStartIndexMap: gather.start_index_map = ParseIntList(scanner_); break;
-      case Attr::kOperandBatchingDims: gather.operand_batching_dims = ParseIntList(scanner_); break;
-      case Attr::kStartIndicesBatchingDims: gather.start_indices_batching_dims = ParseIntList(scanner_); break;
+      case Attr::kLhsBatchDims: instruction.mutable_dot_dims().lhs_batch_dims = ParseIntList(scanner_); break;
+      case Attr::kRhsBatchDims: instruction.mutable_dot_dims().rhs_batch_dims = ParseIntList(scanner_); break;
+      case Attr::kLhsContractingDims: instruction.mutable_dot_dims().lhs_contracting_dims = ParseIntList(scanner_); break;
+      case Attr::kRhsContractingDims: instruction.mutable_dot_dims().rhs_contracting_dims = ParseIntList(scanner_); break;
+      case Attr::kOffsetDims: gather().offset_dims = ParseIntList(scanner_); break;
+      case Attr::kCollapsedSliceDims: gather().collapsed_slice_dims = ParseIntList(scanner_); break;
+      case Attr::kStartIndexMap: gather().start_index_map = ParseIntList(scanner_); break;
+      case Attr::kOperandBatchingDims: gather().operand_batching_dims = ParseIntList(scanner_); break;
+      case Attr::kStartIndicesBatchingDims: gather().start_indices_batching_dims = ParseIntList(scanner_); break;
       case Attr::kIndexVectorDim:
         if (opcode == Opcode::kGather)
-          gather.index_vector_dim = read_int();
+          gather().index_vector_dim = read_int();
         else
-          scatter.index_vector_dim = read_int();
+          scatter().index_vector_dim = read_int();
         break;
-      case Attr::kSliceSizes: instruction.gather_slice_sizes = ParseIntList(scanner_); break;
+      case Attr::kSliceSizes: instruction.mutable_gather_slice_sizes() = ParseIntList(scanner_); break;
       case Attr::kIndicesAreSorted: instruction.indices_are_sorted = ParseBool(scanner_); break;
-      case Attr::kUpdateWindowDims: scatter.update_window_dims = ParseIntList(scanner_); break;
-      case Attr::kInsertedWindowDims: scatter.inserted_window_dims = ParseIntList(scanner_); break;
-      case Attr::kScatterDimsToOperandDims: scatter.scatter_dims_to_operand_dims = ParseIntList(scanner_); break;
-      case Attr::kInputBatchingDims: scatter.input_batching_dims = ParseIntList(scanner_); break;
-      case Attr::kScatterIndicesBatchingDims: scatter.scatter_indices_batching_dims = ParseIntList(scanner_); break;
+      case Attr::kUpdateWindowDims: scatter().update_window_dims = ParseIntList(scanner_); break;
+      case Attr::kInsertedWindowDims: scatter().inserted_window_dims = ParseIntList(scanner_); break;
+      case Attr::kScatterDimsToOperandDims: scatter().scatter_dims_to_operand_dims = ParseIntList(scanner_); break;
+      case Attr::kInputBatchingDims: scatter().input_batching_dims = ParseIntList(scanner_); break;
+      case Attr::kScatterIndicesBatchingDims: scatter().scatter_indices_batching_dims = ParseIntList(scanner_); break;
       case Attr::kUniqueIndices: instruction.unique_indices = ParseBool(scanner_); break;
       case Attr::kToApply: called.to_apply = read_computation(); break;
       case Attr::kCondition: called.condition = read_computation(); break;
@@ -362,11 +364,11 @@ void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos) 
       case Attr::kReplicaGroups: ParseReplicaGroupsAttribute(instruction); break;
       case Attr::kUseGlobalDeviceIds: instruction.use_global_device_ids = ParseBool(scanner_); break;
       case Attr::kConstrainLayout: instruction.constrain_layout = ParseBool(scanner_); break;
-      case Attr::kSourceTargetPairs: instruction.source_target_pairs = ParseSourceTargetPairs(scanner_); break;
+      case Attr::kSourceTargetPairs: instruction.mutable_source_target_pairs() = ParseSourceTargetPairs(scanner_); break;
       case Attr::kDistribution: {
         std::string_view word = scanner_.ReadWord();
         if (word.empty()) scanner_.ErrorExpected("a distribution such as rng_uniform");
-        instruction.rng_distribution = std::string(word);
+        instruction.mutable_rng_distribution() = std::string(word);
         break;
       }
       case Attr::kCount: break;

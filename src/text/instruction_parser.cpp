@@ -35,7 +35,7 @@ void ModuleParser::ParseInstruction(ComputationState& state) {
   auto instruction = std::make_unique<Instruction>(*opcode, std::move(shape), std::string(name));
   scanner_.Expect('(', What("'(' after opcode ", opcode_name));
   if (*opcode == Opcode::kConstant) {
-    instruction->literal = ParseLiteral(scanner_, instruction->shape());
+    instruction->mutable_literal() = ParseLiteral(scanner_, instruction->shape());
     scanner_.Expect(')', "')' after the constant value");
   } else if (*opcode == Opcode::kParameter) {
     scanner_.SkipSpace();

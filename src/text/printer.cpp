@@ -82,8 +82,8 @@ class AttributeList {
 void AddCollectiveBase(AttributeList& attrs, const Instruction& instruction) {
   if (instruction.channel_id) attrs.AddInt("channel_id", *instruction.channel_id);
   if (instruction.opcode() == Opcode::kCollectivePermute) return;
-  if (instruction.has_replica_groups || !instruction.replica_groups.empty())
-    attrs.Add("replica_groups", instruction.replica_groups.ToString());
+  if (instruction.has_replica_groups || !instruction.replica_groups().empty())
+    attrs.Add("replica_groups", instruction.replica_groups().ToString());
   if (instruction.constrain_layout) attrs.AddBool("constrain_layout", true);
 }
 
@@ -109,25 +109,25 @@ void AddOpcodeAttributes(AttributeList& attrs, const Instruction& instruction) {
       attrs.AddInt("iota_dimension", instruction.iota_dimension);
       return;
     case Opcode::kSlice:
-      attrs.Add("slice", SliceToString(instruction.slice));
+      attrs.Add("slice", SliceToString(instruction.slice()));
       return;
     case Opcode::kDynamicSlice:
-      attrs.AddList("dynamic_slice_sizes", instruction.dynamic_slice_sizes);
+      attrs.AddList("dynamic_slice_sizes", instruction.dynamic_slice_sizes());
       return;
     case Opcode::kPad:
-      attrs.Add("padding", PaddingToString(instruction.padding));
+      attrs.Add("padding", PaddingToString(instruction.padding()));
       return;
     case Opcode::kReduceWindow: case Opcode::kSelectAndScatter:
-      attrs.Add("window", WindowToString(instruction.window));
+      attrs.Add("window", WindowToString(instruction.window()));
       return;
     case Opcode::kConvolution:
-      if (!instruction.window.empty()) attrs.Add("window", WindowToString(instruction.window));
-      attrs.Add("dim_labels", DimLabelsToString(instruction.conv_dims));
+      if (!instruction.window().empty()) attrs.Add("window", WindowToString(instruction.window()));
+      attrs.Add("dim_labels", DimLabelsToString(instruction.conv_dims()));
       if (instruction.feature_group_count != 1) attrs.AddInt("feature_group_count", instruction.feature_group_count);
       if (instruction.batch_group_count != 1) attrs.AddInt("batch_group_count", instruction.batch_group_count);
       return;
     case Opcode::kDot: {
-      const DotDimensionNumbers& dims = instruction.dot_dims;
+      const DotDimensionNumbers& dims = instruction.dot_dims();
       attrs.AddNonEmptyList("lhs_batch_dims", dims.lhs_batch_dims);
       attrs.AddNonEmptyList("lhs_contracting_dims", dims.lhs_contracting_dims);
       attrs.AddNonEmptyList("rhs_batch_dims", dims.rhs_batch_dims);
@@ -135,19 +135,19 @@ void AddOpcodeAttributes(AttributeList& attrs, const Instruction& instruction) {
       return;
     }
     case Opcode::kGather: {
-      const GatherDimensionNumbers& dims = instruction.gather_dims;
+      const GatherDimensionNumbers& dims = instruction.gather_dims();
       attrs.AddList("offset_dims", dims.offset_dims);
       attrs.AddList("collapsed_slice_dims", dims.collapsed_slice_dims);
       attrs.AddList("start_index_map", dims.start_index_map);
       attrs.AddNonEmptyList("operand_batching_dims", dims.operand_batching_dims);
       attrs.AddNonEmptyList("start_indices_batching_dims", dims.start_indices_batching_dims);
       attrs.AddInt("index_vector_dim", dims.index_vector_dim);
-      attrs.AddList("slice_sizes", instruction.gather_slice_sizes);
+      attrs.AddList("slice_sizes", instruction.gather_slice_sizes());
       if (instruction.indices_are_sorted) attrs.AddBool("indices_are_sorted", true);
       return;
     }
     case Opcode::kScatter: {
-      const ScatterDimensionNumbers& dims = instruction.scatter_dims;
+      const ScatterDimensionNumbers& dims = instruction.scatter_dims();
       attrs.AddList("update_window_dims", dims.update_window_dims);
       attrs.AddList("inserted_window_dims", dims.inserted_window_dims);
       attrs.AddList("scatter_dims_to_operand_dims", dims.scatter_dims_to_operand_dims);
@@ -172,7 +172,7 @@ void AddOpcodeAttributes(AttributeList& attrs, const Instruction& instruction) {
       attrs.AddInt("mantissa_bits", instruction.mantissa_bits);
       return;
     case Opcode::kRng:
-      if (!instruction.rng_distribution.empty()) attrs.Add("distribution", instruction.rng_distribution);
+      if (!instruction.rng_distribution().empty()) attrs.Add("distribution", instruction.rng_distribution());
       return;
     case Opcode::kAllReduce:
       AddCollectiveBase(attrs, instruction);
@@ -197,7 +197,7 @@ void AddOpcodeAttributes(AttributeList& attrs, const Instruction& instruction) {
       return;
     case Opcode::kCollectivePermute:
       AddCollectiveBase(attrs, instruction);
-      attrs.Add("source_target_pairs", SourceTargetPairsToString(instruction.source_target_pairs));
+      attrs.Add("source_target_pairs", SourceTargetPairsToString(instruction.source_target_pairs()));
       return;
     default:
       return;
@@ -243,7 +243,7 @@ void AddCalledComputations(AttributeList& attrs, const Instruction& instruction)
 void AppendOperands(std::string& out, const Instruction& instruction) {
   out += '(';
   if (instruction.opcode() == Opcode::kConstant) {
-    if (instruction.literal) out += PrintLiteral(*instruction.literal);
+    if (instruction.literal()) out += PrintLiteral(*instruction.literal());
   } else if (instruction.opcode() == Opcode::kParameter) {
     out += std::to_string(instruction.parameter_number);
   } else {
@@ -267,7 +267,7 @@ void AppendInstruction(std::string& out, const Instruction& instruction) {
   AppendOperands(out, instruction);
   AttributeList attrs(out);
   AddOpcodeAttributes(attrs, instruction);
-  for (const auto& [name, value] : instruction.extra_attributes) attrs.Add(name, value);
+  for (const auto& [name, value] : instruction.extra_attributes()) attrs.Add(name, value);
   AddCalledComputations(attrs, instruction);
   if (instruction.sharding()) attrs.Add("sharding", instruction.sharding()->ToString());
   if (!instruction.frontend_attributes.empty())

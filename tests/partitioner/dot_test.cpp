@@ -172,7 +172,7 @@ ENTRY e {
   auto reduces = InstructionsWith(*p.module, Opcode::kAllReduce);
   ASSERT_EQ(reduces.size(), 1u) << p.text;
   EXPECT_EQ(reduces[0]->shape().dims(), (std::vector<int64_t>{8, 32}));
-  EXPECT_EQ(reduces[0]->replica_groups.Groups(8).size(), 2u);  // groups of 4 over the K axis
+  EXPECT_EQ(reduces[0]->replica_groups().Groups(8).size(), 2u);  // groups of 4 over the K axis
   ExpectSameNumbers(p);
 }
 
@@ -191,7 +191,7 @@ ENTRY e {
   auto reduces = InstructionsWith(*p.module, Opcode::kAllReduce);
   ASSERT_EQ(reduces.size(), 1u) << p.text;
   EXPECT_EQ(reduces[0]->shape().dims(), (std::vector<int64_t>{4, 16, 32}));
-  EXPECT_EQ(reduces[0]->replica_groups.Groups(8),
+  EXPECT_EQ(reduces[0]->replica_groups().Groups(8),
             (std::vector<std::vector<int64_t>>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
   ExpectSameNumbers(p);
 }
@@ -261,7 +261,7 @@ ENTRY e {
   auto reduces = InstructionsWith(*p.module, Opcode::kAllReduce);
   ASSERT_EQ(reduces.size(), 1u) << p.text;
   EXPECT_EQ(reduces[0]->shape().dims(), (std::vector<int64_t>{2, 6, 5}));
-  EXPECT_EQ(reduces[0]->replica_groups.Groups(8).size(), 4u);  // pairs over b
+  EXPECT_EQ(reduces[0]->replica_groups().Groups(8).size(), 4u);  // pairs over b
   ExpectSameNumbers(p);
 }
 
@@ -304,7 +304,7 @@ ENTRY e {
   EXPECT_EQ(CollectiveCount(p), 1) << p.text;
   auto reduces = InstructionsWith(*p.module, Opcode::kAllReduce);
   ASSERT_EQ(reduces.size(), 1u) << p.text;
-  EXPECT_EQ(reduces[0]->replica_groups.Groups(8).size(), 4u);
+  EXPECT_EQ(reduces[0]->replica_groups().Groups(8).size(), 4u);
   ExpectSameNumbers(p);
 }
 

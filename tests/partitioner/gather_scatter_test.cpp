@@ -149,7 +149,7 @@ ENTRY e {
   EXPECT_EQ(CollectiveCount(p), 0) << p.text;
   auto gathers = InstructionsWith(*p.module, Opcode::kGather);
   ASSERT_EQ(gathers.size(), 1u);
-  EXPECT_EQ(gathers[0]->gather_slice_sizes, (std::vector<int64_t>{1, 8}));
+  EXPECT_EQ(gathers[0]->gather_slice_sizes(), (std::vector<int64_t>{1, 8}));
   ExpectSameNumbers(p, 20);
 }
 
@@ -177,7 +177,7 @@ ENTRY e {
   ASSERT_EQ(reduces.size(), 1u) << p.text;
   EXPECT_EQ(CollectiveCount(p), 1) << p.text;
   EXPECT_EQ(reduces[0]->shape().dims(), (std::vector<int64_t>{4, 3, 16}));
-  EXPECT_EQ(reduces[0]->replica_groups.Groups(8), (std::vector<std::vector<int64_t>>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+  EXPECT_EQ(reduces[0]->replica_groups().Groups(8), (std::vector<std::vector<int64_t>>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
   ExpectSameNumbers(p, 256);
 }
 

@@ -54,7 +54,7 @@ ENTRY %main (x: f32[16,32]) -> f32[1,32] {
   auto all_reduces = Find(*p.module, Opcode::kAllReduce);
   ASSERT_EQ(all_reduces.size(), 1u);
   EXPECT_TRUE(all_reduces[0]->use_global_device_ids);
-  EXPECT_EQ(all_reduces[0]->replica_groups.ToString(), "{{0,1,2,3,4,5,6,7}}") << p.text;
+  EXPECT_EQ(all_reduces[0]->replica_groups().ToString(), "{{0,1,2,3,4,5,6,7}}") << p.text;
   auto reduces = Find(*p.module, Opcode::kReduce);
   ASSERT_EQ(reduces.size(), 1u);
   EXPECT_EQ(reduces[0]->operand(0)->shape().dims(), (std::vector<int64_t>{2, 32}));
@@ -153,7 +153,7 @@ TEST(ManualPartitionTest, PartiallyManualRegionWithUserAllReduce) {
   auto all_reduces = Find(*p.module, Opcode::kAllReduce);
   ASSERT_EQ(all_reduces.size(), 1u);
   EXPECT_EQ(all_reduces[0]->shape().dims(), (std::vector<int64_t>{4, 4})) << p.text;
-  EXPECT_EQ(all_reduces[0]->replica_groups.ToString(), "{{0,4},{1,5},{2,6},{3,7}}") << p.text;
+  EXPECT_EQ(all_reduces[0]->replica_groups().ToString(), "{{0,4},{1,5},{2,6},{3,7}}") << p.text;
   Literal x = Values(Shape(ElementType::kF32, {8, 16}), 0);
   Literal expected = Table(x.shape(), [&](int64_t r, int64_t c) {
     double a = At(x, r % 4, c), b = At(x, r % 4 + 4, c);
@@ -174,7 +174,7 @@ TEST(ManualPartitionTest, PartiallyManualAllGatherAlongAnAutomaticallyShardedDim
   auto gathers = Find(*p.module, Opcode::kAllGather);
   bool kept = false;
   for (const Instruction* gather : gathers)
-    kept = kept || gather->replica_groups.ToString() == "{{0,4},{1,5},{2,6},{3,7}}";
+    kept = kept || gather->replica_groups().ToString() == "{{0,4},{1,5},{2,6},{3,7}}";
   EXPECT_TRUE(kept) << p.text;
   Literal x = Values(Shape(ElementType::kF32, {8, 16}), 0);
   Literal expected = Table(Shape(ElementType::kF32, {8, 32}), [&](int64_t r, int64_t c) {

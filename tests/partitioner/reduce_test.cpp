@@ -104,7 +104,7 @@ ENTRY e {
   auto reduces = InstructionsWith(*p.module, Opcode::kAllReduce);
   ASSERT_EQ(reduces.size(), 1u) << p.text;
   EXPECT_EQ(reduces[0]->shape().dims(), (std::vector<int64_t>{2, 16}));
-  EXPECT_EQ(reduces[0]->replica_groups.Groups(8),
+  EXPECT_EQ(reduces[0]->replica_groups().Groups(8),
             (std::vector<std::vector<int64_t>>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
   ExpectSameNumbers(p);
 }
@@ -159,7 +159,7 @@ ENTRY e {
   EXPECT_EQ(CollectiveCount(p), 1) << p.text;
   auto reduces = InstructionsWith(*p.module, Opcode::kAllReduce);
   ASSERT_EQ(reduces.size(), 1u) << p.text;
-  EXPECT_EQ(reduces[0]->replica_groups.Groups(8).size(), 1u);
+  EXPECT_EQ(reduces[0]->replica_groups().Groups(8).size(), 1u);
   ExpectSameNumbers(p);
 }
 

@@ -168,16 +168,16 @@ ENTRY %e () -> (f32[], f32[]) {
 
 )");
   std::unique_ptr<Module> module = ParseModule(text);
-  EXPECT_EQ(Find(*module, "a").literal->data<float>()[0], 0.797884583f);
-  const Literal& special = *Find(*module, "c").literal;
+  EXPECT_EQ(Find(*module, "a").literal()->data<float>()[0], 0.797884583f);
+  const Literal& special = *Find(*module, "c").literal();
   EXPECT_TRUE(std::isinf(special.data<float>()[0]) && special.data<float>()[0] < 0);
   EXPECT_TRUE(std::isnan(special.data<float>()[2]));
-  EXPECT_EQ(Find(*module, "d").literal->GetAsInt64(3), 4);
-  EXPECT_EQ(Find(*module, "e").literal->data<bool>()[1], false);
-  EXPECT_EQ(Find(*module, "f").literal->data<double>()[0], 0.1);
-  EXPECT_EQ(Find(*module, "i").literal->data<uint64_t>()[0], UINT64_MAX);
-  EXPECT_EQ(Find(*module, "j").literal->data<int8_t>()[0], -128);
-  const Literal& tuple = *Find(*module, "l").literal;
+  EXPECT_EQ(Find(*module, "d").literal()->GetAsInt64(3), 4);
+  EXPECT_EQ(Find(*module, "e").literal()->data<bool>()[1], false);
+  EXPECT_EQ(Find(*module, "f").literal()->data<double>()[0], 0.1);
+  EXPECT_EQ(Find(*module, "i").literal()->data<uint64_t>()[0], UINT64_MAX);
+  EXPECT_EQ(Find(*module, "j").literal()->data<int8_t>()[0], -128);
+  const Literal& tuple = *Find(*module, "l").literal();
   ASSERT_EQ(tuple.tuple_elements().size(), 2u);
   EXPECT_EQ(tuple.tuple_elements()[1].GetAsInt64(1), 2);
 }
@@ -221,14 +221,14 @@ ENTRY %e (x: f32[4,8], i: s32[]) -> f32[4,8] {
   EXPECT_NE(printed.find("rng(%lo, %z), distribution=rng_uniform"), std::string::npos);
   std::unique_ptr<Module> module = ParseModule(text);
   const Instruction& slice = Find(*module, "s");
-  ASSERT_EQ(slice.slice.size(), 2u);
-  EXPECT_EQ(slice.slice[0], (SliceDim{0, 4, 2}));
-  EXPECT_EQ(slice.slice[1], (SliceDim{4, 8, 1}));
-  EXPECT_EQ(Find(*module, "ds").dynamic_slice_sizes, (std::vector<int64_t>{2, 8}));
+  ASSERT_EQ(slice.slice().size(), 2u);
+  EXPECT_EQ(slice.slice()[0], (SliceDim{0, 4, 2}));
+  EXPECT_EQ(slice.slice()[1], (SliceDim{4, 8, 1}));
+  EXPECT_EQ(Find(*module, "ds").dynamic_slice_sizes(), (std::vector<int64_t>{2, 8}));
   const Instruction& pad = Find(*module, "p");
-  EXPECT_EQ(pad.padding[1], (PaddingDim{-1, 2, 1}));
+  EXPECT_EQ(pad.padding()[1], (PaddingDim{-1, 2, 1}));
   EXPECT_EQ(Find(*module, "io").iota_dimension, 1);
-  const Window& window = Find(*module, "rw").window;
+  const Window& window = Find(*module, "rw").window();
   ASSERT_EQ(window.size(), 2u);
   EXPECT_EQ(window[1].size, 3);
   EXPECT_EQ(window[1].padding_low, 1);
@@ -272,33 +272,33 @@ ENTRY %e (x: f32[4,8], k: f32[3,3,8,16], v: f32[4,8], g: s32[5,1], up: f32[5,8],
   EXPECT_NE(printed.find("convolution(%x, %v), dim_labels=bf_oi->bf\n"), std::string::npos);
   EXPECT_NE(printed.find("dim_labels=b012f_012io->b012f, feature_group_count=2\n"), std::string::npos);
   std::unique_ptr<Module> module = ParseModule(text);
-  const ConvDimensionNumbers& conv = Find(*module, "conv").conv_dims;
+  const ConvDimensionNumbers& conv = Find(*module, "conv").conv_dims();
   EXPECT_EQ(conv.input_batch_dim, 0);
   EXPECT_EQ(conv.input_feature_dim, 3);
   EXPECT_EQ(conv.input_spatial_dims, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(conv.kernel_input_feature_dim, 2);
   EXPECT_EQ(conv.kernel_output_feature_dim, 3);
   EXPECT_EQ(conv.output_spatial_dims, (std::vector<int64_t>{1, 2}));
-  EXPECT_TRUE(Find(*module, "conv").window[1].reversal);
-  const ConvDimensionNumbers& two_d = Find(*module, "c2d").conv_dims;
+  EXPECT_TRUE(Find(*module, "conv").window()[1].reversal);
+  const ConvDimensionNumbers& two_d = Find(*module, "c2d").conv_dims();
   EXPECT_EQ(two_d.kernel_output_feature_dim, 0);
   EXPECT_EQ(two_d.kernel_input_feature_dim, 1);
   EXPECT_TRUE(two_d.input_spatial_dims.empty());
   EXPECT_EQ(Find(*module, "c3d").feature_group_count, 2);
-  const DotDimensionNumbers& dot = Find(*module, "bd").dot_dims;
+  const DotDimensionNumbers& dot = Find(*module, "bd").dot_dims();
   EXPECT_EQ(dot.lhs_batch_dims, std::vector<int64_t>{0});
   EXPECT_EQ(dot.rhs_contracting_dims, std::vector<int64_t>{2});
   const Instruction& gather = Find(*module, "gb");
-  EXPECT_EQ(gather.gather_dims.operand_batching_dims, std::vector<int64_t>{0});
-  EXPECT_EQ(gather.gather_dims.index_vector_dim, 1);
-  EXPECT_EQ(gather.gather_slice_sizes, (std::vector<int64_t>{1, 8}));
+  EXPECT_EQ(gather.gather_dims().operand_batching_dims, std::vector<int64_t>{0});
+  EXPECT_EQ(gather.gather_dims().index_vector_dim, 1);
+  EXPECT_EQ(gather.gather_slice_sizes(), (std::vector<int64_t>{1, 8}));
   EXPECT_TRUE(Find(*module, "ga").indices_are_sorted);
   const Instruction& scatter = Find(*module, "sc");
-  EXPECT_EQ(scatter.scatter_dims.scatter_dims_to_operand_dims, std::vector<int64_t>{0});
-  EXPECT_EQ(scatter.scatter_dims.index_vector_dim, 1);
+  EXPECT_EQ(scatter.scatter_dims().scatter_dims_to_operand_dims, std::vector<int64_t>{0});
+  EXPECT_EQ(scatter.scatter_dims().index_vector_dim, 1);
   EXPECT_TRUE(scatter.unique_indices);
   EXPECT_EQ(scatter.to_apply()->name(), "add");
-  EXPECT_EQ(Find(*module, "sb").scatter_dims.input_batching_dims, std::vector<int64_t>{0});
+  EXPECT_EQ(Find(*module, "sb").scatter_dims().input_batching_dims, std::vector<int64_t>{0});
 }
 
 TEST(SyntaxRoundTripTest, CompareSortTopKCustomCallAndUnknownAttributes) {
@@ -335,10 +335,10 @@ ENTRY %e (x: f32[4,8]) -> f32[4,8] {
   EXPECT_EQ(custom.custom_call_target, "Sharding");
   EXPECT_TRUE(custom.custom_call_has_side_effect);
   EXPECT_EQ(custom.backend_config, "\"{\\\"a\\\": 1}\"");
-  EXPECT_EQ(custom.extra_attributes,
+  EXPECT_EQ(custom.extra_attributes(),
             (std::vector<std::pair<std::string, std::string>>{{"api_version", "API_VERSION_STATUS_RETURNING"}}));
   EXPECT_EQ(Find(*module, "cc2").backend_config, "{\"x\": {\"y\": 2}}");
-  EXPECT_EQ(Find(*module, "cmp").extra_attributes,
+  EXPECT_EQ(Find(*module, "cmp").extra_attributes(),
             (std::vector<std::pair<std::string, std::string>>{{"some_future_attribute", "{a, b}"},
                                                               {"origin", "xyz"}}));
 }
@@ -418,13 +418,13 @@ ENTRY %main (x: f32[8], p: pred[], idx: s32[]) -> f32[8] {
   const Instruction& all_reduce = Find(*module, "ar");
   EXPECT_EQ(all_reduce.channel_id, 1);
   EXPECT_TRUE(all_reduce.has_replica_groups);
-  EXPECT_EQ(all_reduce.replica_groups.form(), ReplicaGroups::Form::kIota);
+  EXPECT_EQ(all_reduce.replica_groups().form(), ReplicaGroups::Form::kIota);
   EXPECT_TRUE(all_reduce.use_global_device_ids);
   EXPECT_TRUE(Find(*module, "ar2").constrain_layout);
-  EXPECT_EQ(Find(*module, "ar2").replica_groups.Groups(8).size(), 2u);
-  EXPECT_EQ(Find(*module, "ag").replica_groups.form(), ReplicaGroups::Form::kMesh);
-  EXPECT_TRUE(Find(*module, "rs").replica_groups.empty());
-  EXPECT_EQ(Find(*module, "cp").source_target_pairs.back(), (SourceTargetPair{7, 0}));
+  EXPECT_EQ(Find(*module, "ar2").replica_groups().Groups(8).size(), 2u);
+  EXPECT_EQ(Find(*module, "ag").replica_groups().form(), ReplicaGroups::Form::kMesh);
+  EXPECT_TRUE(Find(*module, "rs").replica_groups().empty());
+  EXPECT_EQ(Find(*module, "cp").source_target_pairs().back(), (SourceTargetPair{7, 0}));
   const Instruction& loop = Find(*module, "w");
   EXPECT_EQ(loop.while_condition()->name(), "cond");
   EXPECT_EQ(loop.while_body()->name(), "body");
@@ -432,7 +432,7 @@ ENTRY %main (x: f32[8], p: pred[], idx: s32[]) -> f32[8] {
   EXPECT_TRUE(Find(*module, "c2").conditional_uses_branch_list);
   EXPECT_EQ(Find(*module, "c2").called_computations().size(), 2u);
   EXPECT_EQ(Find(*module, "f").to_apply()->name(), "fused");
-  EXPECT_EQ(Find(*module, "f").extra_attributes[0].second, "kLoop");
+  EXPECT_EQ(Find(*module, "f").extra_attributes()[0].second, "kLoop");
   const Instruction& select_and_scatter = Find(*module, "ss");
   ASSERT_EQ(select_and_scatter.called_computations().size(), 2u);
   EXPECT_EQ(select_and_scatter.called_computations()[0]->name(), "sel");

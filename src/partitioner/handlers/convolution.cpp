@@ -130,11 +130,11 @@ struct ConvShapes {
 };
 
 void CheckConvolution(const Instruction& conv, const ConvShapes& shapes) {
-  const ConvDimensionNumbers& dn = conv.conv_dims;
+  const ConvDimensionNumbers& dn = conv.conv_dims();
   size_t spatial = dn.input_spatial_dims.size();
-  if (conv.window.size() != spatial || dn.kernel_spatial_dims.size() != spatial ||
+  if (conv.window().size() != spatial || dn.kernel_spatial_dims.size() != spatial ||
       dn.output_spatial_dims.size() != spatial)
-    GSPMD_USER_ERROR("convolution %", conv.name(), " has ", conv.window.size(), " window dims for ", spatial,
+    GSPMD_USER_ERROR("convolution %", conv.name(), " has ", conv.window().size(), " window dims for ", spatial,
                      " spatial dims");
   if (shapes.lhs.rank() != static_cast<int64_t>(spatial) + 2 || shapes.rhs.rank() != shapes.lhs.rank() ||
       shapes.out.rank() != shapes.lhs.rank())
@@ -145,7 +145,7 @@ void CheckConvolution(const Instruction& conv, const ConvShapes& shapes) {
                                    dn.kernel_output_feature_dim, dn.output_batch_dim, dn.output_feature_dim};
   for (size_t i = 0; i < spatial; ++i) {
     labelled.insert(labelled.end(), {dn.input_spatial_dims[i], dn.kernel_spatial_dims[i], dn.output_spatial_dims[i]});
-    const WindowDim& w = conv.window[i];
+    const WindowDim& w = conv.window()[i];
     if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1)
       GSPMD_USER_ERROR("convolution %", conv.name(), " window dim ", i,
                        " needs a positive stride and dilations; got stride=", w.stride,
@@ -168,7 +168,7 @@ struct ConvSlots {
 
 ConvSlots MakeSlots(const Instruction& conv, const ConvShapes& shapes, const std::vector<bool>& lhs_spatial_whole,
                     const std::vector<SpatialMode>& modes) {
-  const ConvDimensionNumbers& dn = conv.conv_dims;
+  const ConvDimensionNumbers& dn = conv.conv_dims();
   bool feature_groups = conv.feature_group_count > 1;
   bool batch_groups = conv.batch_group_count > 1;
   ConvSlots slots;
@@ -218,7 +218,7 @@ class ConvolutionPartitioner {
 
   bool Run() {
     SpmdContext& context = op_.spmd();
-    const ConvDimensionNumbers& dn = conv_.conv_dims;
+    const ConvDimensionNumbers& dn = conv_.conv_dims();
     const auto& lhs_axes = context.Axes(AsAxisSharding(op_.Operand(0).sharding), shapes_.lhs.rank());
     const auto& rhs_axes = context.Axes(AsAxisSharding(op_.Operand(1).sharding), shapes_.rhs.rank());
     const auto& out_axes = context.Axes(AsAxisSharding(op_.sharding()), shapes_.out.rank());
@@ -256,13 +256,13 @@ class ConvolutionPartitioner {
   // The kernel's spatial dim i is split and its taps can be split too (a reversed window
   // would pair kernel tiles with the mirrored taps).
   bool IsWindowable(const AxisSharding& rhs, int64_t i) const {
-    const ConvDimensionNumbers& dn = conv_.conv_dims;
-    return !rhs.dims[dn.kernel_spatial_dims[i]].empty() && !conv_.window[i].reversal &&
+    const ConvDimensionNumbers& dn = conv_.conv_dims();
+    return !rhs.dims[dn.kernel_spatial_dims[i]].empty() && !conv_.window()[i].reversal &&
            shapes_.out.dim(dn.output_spatial_dims[i]) > 0;
   }
 
   std::optional<SlotPlacement> Choose(const AxisSharding& lhs, const AxisSharding& rhs, const AxisSharding& out) {
-    const ConvDimensionNumbers& dn = conv_.conv_dims;
+    const ConvDimensionNumbers& dn = conv_.conv_dims();
     slots_ = MakeSlots(conv_, shapes_, lhs_spatial_whole_, modes_);
     SlotProblem problem;
     problem.slot_count = kFirstSpatialSlot + 2 * spatial_count_;
@@ -290,14 +290,14 @@ class ConvolutionPartitioner {
     int64_t feature_tiles = TileCountOf(slot_axes[kOutFeatureSlot]);
     if (conv_.feature_group_count > 1 && conv_.feature_group_count % feature_tiles != 0) return std::nullopt;
     if (conv_.batch_group_count > 1 && conv_.batch_group_count % feature_tiles != 0) return std::nullopt;
-    const ConvDimensionNumbers& dn = conv_.conv_dims;
+    const ConvDimensionNumbers& dn = conv_.conv_dims();
     std::vector<int64_t> lhs_local = LocalDims(shapes_.lhs.dims(), slots_.lhs, slot_axes);
     double bytes = 0;
     for (int64_t i = 0; i < spatial_count_; ++i) {
       int64_t tiles = TilesOfSpatial(slot_axes, i);
       if (tiles == 1 || lhs_spatial_whole_[i]) continue;
       int64_t in_dim = dn.input_spatial_dims[i];
-      SpatialSplit split = SplitFor(modes_[i], conv_.window[i], shapes_.lhs.dim(in_dim),
+      SpatialSplit split = SplitFor(modes_[i], conv_.window()[i], shapes_.lhs.dim(in_dim),
                                     shapes_.out.dim(dn.output_spatial_dims[i]), tiles);
       double other = static_cast<double>(ElementByteSize(shapes_.lhs.element_type()));
       for (int64_t d = 0; d < shapes_.lhs.rank(); ++d)
@@ -320,8 +320,8 @@ class ConvolutionPartitioner {
   // tile_of[p] of the split); returns the local window dim to convolve it with.
   WindowDim ApplySpatialSplit(Instruction*& lhs, const Sharding& lhs_sharding, const SpatialSplit& split, int64_t i,
                               const std::vector<int64_t>& tile_of) {
-    const WindowDim& w = conv_.window[i];
-    int64_t in_dim = conv_.conv_dims.input_spatial_dims[i];
+    const WindowDim& w = conv_.window()[i];
+    int64_t in_dim = conv_.conv_dims().input_spatial_dims[i];
     SpmdContext& context = op_.spmd();
     HloBuilder& b = op_.builder();
     int64_t devices = context.num_devices();
@@ -359,7 +359,7 @@ class ConvolutionPartitioner {
   }
 
   void Emit(const SlotPlacement& placement) {
-    const ConvDimensionNumbers& dn = conv_.conv_dims;
+    const ConvDimensionNumbers& dn = conv_.conv_dims();
     const AxisSharding& lhs_layout = placement.inputs[0];
     const AxisSharding& rhs_layout = placement.inputs[1];
     Sharding lhs_sharding = lhs_layout.ToSharding();
@@ -369,7 +369,7 @@ class ConvolutionPartitioner {
       lhs = MaskDimPadding(lhs, shapes_.lhs, lhs_layout, dn.input_feature_dim);
       rhs = MaskDimPadding(rhs, shapes_.rhs, rhs_layout, dn.kernel_input_feature_dim);
     }
-    Window window = conv_.window;
+    Window window = conv_.window();
     // Devices whose taps of some split window are all past its end (more tiles than taps).
     std::vector<int64_t> has_taps(op_.spmd().num_devices(), 1);
     bool some_without_taps = false;
@@ -383,24 +383,24 @@ class ConvolutionPartitioner {
       for (int64_t p = 0; p < op_.spmd().num_devices(); ++p) tile_of[p] = layout.TileIndex(p)[tile_dim];
       if (!by_output) rhs = MaskDimPadding(rhs, shapes_.rhs, rhs_layout, tile_dim);
       for (int64_t p = 0; !by_output && p < op_.spmd().num_devices(); ++p) {
-        if (tile_of[p] * ShardSize(conv_.window[i].size, tiles) < conv_.window[i].size) continue;
+        if (tile_of[p] * ShardSize(conv_.window()[i].size, tiles) < conv_.window()[i].size) continue;
         has_taps[p] = 0;
         some_without_taps = true;
       }
-      SpatialSplit split = SplitFor(modes_[i], conv_.window[i], shapes_.lhs.dim(dn.input_spatial_dims[i]),
+      SpatialSplit split = SplitFor(modes_[i], conv_.window()[i], shapes_.lhs.dim(dn.input_spatial_dims[i]),
                                     shapes_.out.dim(dn.output_spatial_dims[i]), tiles);
       window[i] = ApplySpatialSplit(lhs, lhs_sharding, split, i, tile_of);
     }
     Sharding local_sharding = placement.result.ToSharding();
     Shape local_shape = ShardShapeOf(local_sharding, shapes_.out);
     Instruction* local = op_.Clone(local_shape, {lhs, rhs});
-    local->window = std::move(window);
+    local->mutable_window() = std::move(window);
     int64_t group_tiles = TileCountOf(placement.slot_axes[kOutFeatureSlot]);
     if (conv_.feature_group_count > 1) local->feature_group_count = conv_.feature_group_count / group_tiles;
     if (conv_.batch_group_count > 1) local->batch_group_count = conv_.batch_group_count / group_tiles;
     for (int64_t i = 0; i < spatial_count_; ++i) {
       int64_t out_dim = dn.output_spatial_dims[i];
-      GSPMD_CHECK(OutputSize(lhs->shape().dim(dn.input_spatial_dims[i]), local->window[i]) == local_shape.dim(out_dim),
+      GSPMD_CHECK(OutputSize(lhs->shape().dim(dn.input_spatial_dims[i]), local->window()[i]) == local_shape.dim(out_dim),
                   "local convolution window of %", conv_.name(), " gives the wrong size");
     }
     if (some_without_taps) {
@@ -441,7 +441,7 @@ bool PartitionConvolution(OpContext& op) {
   CheckConvolution(conv, shapes);
   if (conv.feature_group_count > 1 && conv.batch_group_count > 1) return false;
   // Empty windows (a zero-size kernel) are left to the fallback.
-  for (const WindowDim& w : conv.window)
+  for (const WindowDim& w : conv.window())
     if (w.size < 1) return false;
   ConvolutionPartitioner partitioner(op, shapes);
   return partitioner.Run();

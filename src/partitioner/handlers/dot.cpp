@@ -82,7 +82,7 @@ bool PartitionDot(OpContext& op) {
   if (!lhs_axes || !rhs_axes || !out_axes) return false;
 
   DotProblem problem;
-  problem.roles = MakeDotRoles(dot.dot_dims, lhs_shape.rank(), rhs_shape.rank());
+  problem.roles = MakeDotRoles(dot.dot_dims(), lhs_shape.rank(), rhs_shape.rank());
   if (problem.roles.output_rank() != out_shape.rank())
     GSPMD_USER_ERROR("dot %", dot.name(), " has rank ", out_shape.rank(), " but its dimension numbers give rank ",
                      problem.roles.output_rank());

@@ -29,7 +29,7 @@ Instruction* ClampedStart(HloBuilder& b, Instruction* start, int64_t size, int64
 }
 
 bool IsConstantScalar(const Instruction& instruction) {
-  return instruction.opcode() == Opcode::kConstant && instruction.literal &&
+  return instruction.opcode() == Opcode::kConstant && instruction.literal() &&
          instruction.shape().IsArray() && instruction.shape().rank() == 0;
 }
 
@@ -54,7 +54,7 @@ struct SlicePlan {
 SlicePlan PlanSlice(OpContext& op, const Sharding& layout, bool own_parts, const Sharding& target) {
   const Instruction& instruction = op.instruction();
   const Shape& operand_shape = instruction.operand(0)->shape();
-  const std::vector<int64_t>& sizes = instruction.dynamic_slice_sizes;
+  const std::vector<int64_t>& sizes = instruction.dynamic_slice_sizes();
   int64_t rank = operand_shape.rank();
   SlicePlan plan;
   plan.operand_layout = layout;
@@ -93,7 +93,7 @@ SlicePlan PlanSlice(OpContext& op, const Sharding& layout, bool own_parts, const
 Instruction* EmitSlice(OpContext& op, const SlicePlan& plan, const Sharding& target) {
   const Instruction& instruction = op.instruction();
   const Shape& operand_shape = instruction.operand(0)->shape();
-  const std::vector<int64_t>& sizes = instruction.dynamic_slice_sizes;
+  const std::vector<int64_t>& sizes = instruction.dynamic_slice_sizes();
   int64_t rank = operand_shape.rank();
   HloBuilder& b = op.builder();
   const Sharding& layout = plan.operand_layout;
@@ -101,7 +101,7 @@ Instruction* EmitSlice(OpContext& op, const SlicePlan& plan, const Sharding& tar
   for (int64_t d = 0; d < rank; ++d) {
     if (plan.modes[d] != SliceMode::kStatic) continue;
     int64_t size = operand_shape.dim(d);
-    int64_t start = std::clamp<int64_t>(instruction.operand(d + 1)->literal->GetAsInt64(0), 0, size - sizes[d]);
+    int64_t start = std::clamp<int64_t>(instruction.operand(d + 1)->literal()->GetAsInt64(0), 0, size - sizes[d]);
     value = SliceShardedDim(op, value, layout, d, size, {start, start + sizes[d], 1});
   }
   bool dynamic = std::any_of(plan.modes.begin(), plan.modes.end(), [](SliceMode m) {
@@ -175,7 +175,7 @@ bool PartitionDynamicSlice(OpContext& op) {
   const Instruction& instruction = op.instruction();
   Sharding target = LocalTarget(op.sharding());
   const Shape& operand_shape = instruction.operand(0)->shape();
-  const std::vector<int64_t>& sizes = instruction.dynamic_slice_sizes;
+  const std::vector<int64_t>& sizes = instruction.dynamic_slice_sizes();
   int64_t rank = operand_shape.rank();
   if (static_cast<int64_t>(sizes.size()) != rank || instruction.operand_count() != rank + 1) return false;
   if (!target.IsTiled() && !target.IsReplicated()) {

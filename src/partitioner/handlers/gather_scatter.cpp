@@ -130,7 +130,7 @@ struct GatherSlots {
 
 GatherSlots MakeGatherSlots(const Instruction& gather, const Shape& operand, const Shape& indices,
                             const IndexVector& vector) {
-  const GatherDimensionNumbers& dn = gather.gather_dims;
+  const GatherDimensionNumbers& dn = gather.gather_dims();
   const Shape& result = gather.shape();
   GatherSlots slots;
   slots.operand.assign(operand.rank(), -1);
@@ -163,7 +163,7 @@ GatherSlots MakeGatherSlots(const Instruction& gather, const Shape& operand, con
         GSPMD_USER_ERROR("gather %", gather.name(), " has fewer offset_dims than uncollapsed operand dims");
       result_dim = offset_dims[next_offset++];
     }
-    int64_t slice = gather.gather_slice_sizes.at(d);
+    int64_t slice = gather.gather_slice_sizes().at(d);
     if (!collapsed && slice == operand.dim(d)) {
       slots.operand[d] = slots.count;
       slots.result[result_dim] = slots.count++;
@@ -178,9 +178,9 @@ GatherSlots MakeGatherSlots(const Instruction& gather, const Shape& operand, con
 }
 
 void CheckGather(const Instruction& gather, const Shape& operand, const Shape& indices) {
-  const GatherDimensionNumbers& dn = gather.gather_dims;
-  if (static_cast<int64_t>(gather.gather_slice_sizes.size()) != operand.rank())
-    GSPMD_USER_ERROR("gather %", gather.name(), " has ", gather.gather_slice_sizes.size(),
+  const GatherDimensionNumbers& dn = gather.gather_dims();
+  if (static_cast<int64_t>(gather.gather_slice_sizes().size()) != operand.rank())
+    GSPMD_USER_ERROR("gather %", gather.name(), " has ", gather.gather_slice_sizes().size(),
                      " slice_sizes for an operand of rank ", operand.rank());
   if (dn.index_vector_dim < 0 || dn.index_vector_dim > indices.rank())
     GSPMD_USER_ERROR("gather %", gather.name(), " has index_vector_dim ", dn.index_vector_dim, " for indices of rank ",
@@ -199,7 +199,7 @@ class GatherPartitioner {
  public:
   GatherPartitioner(OpContext& op, const Shape& operand, const Shape& indices)
       : op_(op), gather_(op.instruction()), operand_(operand), indices_(indices),
-        vector_(indices, gather_.gather_dims.index_vector_dim) {}
+        vector_(indices, gather_.gather_dims().index_vector_dim) {}
 
   bool Run() {
     SpmdContext& context = op_.spmd();
@@ -226,7 +226,7 @@ class GatherPartitioner {
     const AxisSharding& operand_layout = placement.inputs[0];
     Instruction* operand = op_.OperandWith(0, operand_layout.ToSharding());
     Instruction* indices = op_.OperandWith(1, placement.inputs[1].ToSharding());
-    const std::vector<int64_t>& component_dims = gather_.gather_dims.start_index_map;
+    const std::vector<int64_t>& component_dims = gather_.gather_dims().start_index_map;
     std::vector<int64_t> shifted = ShiftedComponents(component_dims, operand_layout, slots_.indexed_dims);
     Instruction* in_range = nullptr;
     if (AnyShifted(shifted)) {
@@ -234,17 +234,17 @@ class GatherPartitioner {
       indices = SubtractShardStarts(op_, indices, vector_, shifted, operand_layout, operand_);
       in_range = InShard(indices, shifted, operand_layout);
     }
-    std::vector<int64_t> slice_sizes = gather_.gather_slice_sizes;
+    std::vector<int64_t> slice_sizes = gather_.gather_slice_sizes();
     for (int64_t d = 0; d < operand_.rank(); ++d)
       if (slice_sizes[d] == operand_.dim(d)) slice_sizes[d] = operand->shape().dim(d);
     Sharding local_sharding = placement.result.ToSharding();
     Shape local_shape = ShardShapeOf(local_sharding, gather_.shape());
     Instruction* local = op_.Clone(local_shape, {operand, indices});
-    local->gather_slice_sizes = std::move(slice_sizes);
+    local->mutable_gather_slice_sizes() = std::move(slice_sizes);
     if (in_range != nullptr) {
       std::vector<int64_t> batch_positions;
       for (int64_t d = 0; d < local_shape.rank(); ++d)
-        if (!Contains(gather_.gather_dims.offset_dims, d)) batch_positions.push_back(d);
+        if (!Contains(gather_.gather_dims().offset_dims, d)) batch_positions.push_back(d);
       Instruction* mask = b.Broadcast(in_range, local_shape.dims(), batch_positions);
       // -0.0 for floats: the exact identity of the sum that combines the pieces (+0.0 would turn
       // a gathered -0.0 into +0.0, which orders differently in sort/topk).
@@ -267,9 +267,9 @@ class GatherPartitioner {
     HloBuilder& b = op_.builder();
     ElementType type = indices->shape().element_type();
     std::vector<Instruction*> lows, highs;
-    for (int64_t dim : gather_.gather_dims.start_index_map) {
+    for (int64_t dim : gather_.gather_dims().start_index_map) {
       lows.push_back(b.ScalarConstant(type, 0));
-      highs.push_back(b.ScalarConstant(type, static_cast<double>(operand_.dim(dim) - gather_.gather_slice_sizes[dim])));
+      highs.push_back(b.ScalarConstant(type, static_cast<double>(operand_.dim(dim) - gather_.gather_slice_sizes()[dim])));
     }
     Instruction* low = BroadcastComponents(b, lows, indices->shape(), vector_);
     Instruction* high = BroadcastComponents(b, highs, indices->shape(), vector_);
@@ -359,7 +359,7 @@ struct ScatterSlots {
 
 ScatterSlots MakeScatterSlots(const Instruction& scatter, const Shape& operand, const Shape& indices,
                               const Shape& updates, const IndexVector& vector, bool reducible) {
-  const ScatterDimensionNumbers& dn = scatter.scatter_dims;
+  const ScatterDimensionNumbers& dn = scatter.scatter_dims();
   ScatterSlots slots;
   slots.operand.assign(operand.rank(), -1);
   slots.indices.assign(indices.rank(), -1);
@@ -416,7 +416,7 @@ class ScatterPartitioner {
  public:
   ScatterPartitioner(OpContext& op, const Shape& operand, const Shape& indices, const Shape& updates)
       : op_(op), scatter_(op.instruction()), operand_(operand), indices_(indices), updates_(updates),
-        vector_(indices, scatter_.scatter_dims.index_vector_dim),
+        vector_(indices, scatter_.scatter_dims().index_vector_dim),
         combiner_(ReducibleCombiner(scatter_.to_apply(), operand.element_type())) {}
 
   bool Run() {
@@ -448,7 +448,7 @@ class ScatterPartitioner {
     Instruction* indices = op_.OperandWith(1, placement.inputs[1].ToSharding());
     Instruction* updates = op_.OperandWith(2, placement.inputs[2].ToSharding());
     std::vector<int64_t> shifted =
-        ShiftedComponents(scatter_.scatter_dims.scatter_dims_to_operand_dims, operand_layout, slots_.indexed_dims);
+        ShiftedComponents(scatter_.scatter_dims().scatter_dims_to_operand_dims, operand_layout, slots_.indexed_dims);
     if (AnyShifted(shifted)) indices = SubtractShardStarts(op_, indices, vector_, shifted, operand_layout, operand_);
     if (!placement.partial.empty()) {
       GSPMD_CHECK(combiner_.has_value(), "partial scatter without a reducible combiner");
@@ -511,7 +511,7 @@ class ScatterPartitioner {
 };
 
 void CheckScatter(const Instruction& scatter, const Shape& operand, const Shape& indices) {
-  const ScatterDimensionNumbers& dn = scatter.scatter_dims;
+  const ScatterDimensionNumbers& dn = scatter.scatter_dims();
   if (dn.index_vector_dim < 0 || dn.index_vector_dim > indices.rank())
     GSPMD_USER_ERROR("scatter %", scatter.name(), " has index_vector_dim ", dn.index_vector_dim,
                      " for indices of rank ", indices.rank());

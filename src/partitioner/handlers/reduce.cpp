@@ -90,9 +90,9 @@ std::optional<std::vector<Opcode>> CollectiveOps(const Instruction& reduce, int6
 
 // True when `init` is a constant equal to the identity of `reduction`.
 bool IsIdentityConstant(const Instruction& init, Opcode reduction) {
-  if (init.opcode() != Opcode::kConstant || !init.literal || init.literal->shape().IsTuple()) return false;
-  if (init.literal->element_count() != 1) return false;
-  return init.literal->GetAsDouble(0) == IdentityOf(reduction);
+  if (init.opcode() != Opcode::kConstant || !init.literal() || init.literal()->shape().IsTuple()) return false;
+  if (init.literal()->element_count() != 1) return false;
+  return init.literal()->GetAsDouble(0) == IdentityOf(reduction);
 }
 
 // The reduce's dims: which operand dims are reduced, and the operand dim of each output dim.

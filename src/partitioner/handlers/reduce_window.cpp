@@ -75,10 +75,10 @@ bool IsIdempotent(Opcode reduction) {
 // identity (a constant), or applying it again changes nothing.
 bool InitCombinesExactly(const Instruction& init, Opcode reduction) {
   if (IsIdempotent(reduction)) return true;
-  if (init.opcode() != Opcode::kConstant || !init.literal || init.literal->shape().IsTuple()) return false;
-  if (init.literal->element_count() != 1) return false;
+  if (init.opcode() != Opcode::kConstant || !init.literal() || init.literal()->shape().IsTuple()) return false;
+  if (init.literal()->element_count() != 1) return false;
   double identity = reduction == Opcode::kMultiply ? 1.0 : 0.0;
-  return init.literal->GetAsDouble(0) == identity;
+  return init.literal()->GetAsDouble(0) == identity;
 }
 
 // The window exchange that gives every device the input of its output windows along `dim`
@@ -136,7 +136,7 @@ class ReduceWindowPartitioner {
     if (!first.global_shape.IsArray() || first.sharding.IsTuple()) return false;
     input_shape_ = first.global_shape;
     rank_ = input_shape_.rank();
-    if (static_cast<int64_t>(rw_.window.size()) != rank_) return false;
+    if (static_cast<int64_t>(rw_.window().size()) != rank_) return false;
     for (int64_t i = 0; i < count_; ++i)
       if (!ResultShape(i).IsArray() || ResultShape(i).rank() != rank_) return false;
     Sharding target = AsAxisSharding(ElementSharding(op_.sharding(), 0));
@@ -189,8 +189,8 @@ class ReduceWindowPartitioner {
   bool ScanApplies(int64_t dim) const {
     if (count_ != 1) return false;
     for (int64_t d = 0; d < rank_; ++d)
-      if (d != dim && !IsTrivial(rw_.window[d])) return false;
-    if (ScanKindOf(rw_.window[dim], input_shape_.dim(dim)) == ScanKind::kNone) return false;
+      if (d != dim && !IsTrivial(rw_.window()[d])) return false;
+    if (ScanKindOf(rw_.window()[dim], input_shape_.dim(dim)) == ScanKind::kNone) return false;
     std::optional<Opcode> reduction = OpcodeOfReducer(RecognizeReducer(*rw_.to_apply()));
     if (!reduction) return false;
     return InitCombinesExactly(*rw_.operand(1), *reduction);
@@ -202,7 +202,7 @@ class ReduceWindowPartitioner {
     std::vector<int64_t> gathered;
     layout_ = target;
     for (int64_t d = 0; d < rank_; ++d) {
-      const WindowDim& w = rw_.window[d];
+      const WindowDim& w = rw_.window()[d];
       if (shape_ops::TileCountOf(target, d) == 1 || IsTrivial(w)) continue;
       std::vector<int64_t> with_d = gathered;
       with_d.push_back(d);
@@ -244,10 +244,10 @@ class ReduceWindowPartitioner {
       values.push_back(op_.OperandWith(i, layout_));
       inits.push_back(Init(i));
     }
-    Window window = rw_.window;
+    Window window = rw_.window();
     for (int64_t d = 0; d < rank_; ++d) {
       if (strategies_[d] != DimStrategy::kExchange) continue;
-      const WindowDim& w = rw_.window[d];
+      const WindowDim& w = rw_.window()[d];
       DimLines lines = shape_ops::LinesAlongDim(layout_, d, context_.num_devices());
       std::vector<int64_t> tile_of_device = lines.tile_of_device;
       WindowExchange x = MakeExchange(w, d, input_shape_.dim(d), ResultShape(0).dim(d), std::move(lines));
@@ -265,7 +265,7 @@ class ReduceWindowPartitioner {
     std::vector<Instruction*> operands = values;
     operands.insert(operands.end(), inits.begin(), inits.end());
     Instruction* local = op_.Clone(count_ == 1 ? shapes[0] : Shape::Tuple(shapes), operands);
-    local->window = window;
+    local->mutable_window() = window;
     op_.SetResult(local, ResultSharding(layout_));
     return true;
   }
@@ -275,7 +275,7 @@ class ReduceWindowPartitioner {
   bool RunScan() {
     const int64_t d = scan_dim_;
     const int64_t size = input_shape_.dim(d);
-    ScanKind kind = ScanKindOf(rw_.window[d], size);
+    ScanKind kind = ScanKindOf(rw_.window()[d], size);
     Opcode reduction = *OpcodeOfReducer(RecognizeReducer(*rw_.to_apply()));
     Instruction* init = Init(0);
     Instruction* value = op_.OperandWith(0, layout_);
@@ -287,9 +287,9 @@ class ReduceWindowPartitioner {
 
     const int64_t shard = value->shape().dim(d);
     Instruction* scan = op_.Clone(value->shape(), {value, init});
-    scan->window[d].size = shard;
-    scan->window[d].padding_low = kind == ScanKind::kPrefix ? shard - 1 : 0;
-    scan->window[d].padding_high = kind == ScanKind::kSuffix ? shard - 1 : 0;
+    scan->mutable_window()[d].size = shard;
+    scan->mutable_window()[d].padding_low = kind == ScanKind::kPrefix ? shard - 1 : 0;
+    scan->mutable_window()[d].padding_high = kind == ScanKind::kSuffix ? shard - 1 : 0;
 
     // One total per shard, gathered along the dim.
     Instruction* total = shape_ops::SliceAlongDim(b_, scan, d, {kind == ScanKind::kPrefix ? shard - 1 : 0}, 1);
@@ -434,7 +434,7 @@ class SelectAndScatterPartitioner {
     if (sas_.operand_count() != 3 || !sas_.shape().IsArray() || sas_.called_computations().size() != 2) return false;
     const Shape& shape = sas_.shape();
     rank_ = shape.rank();
-    if (static_cast<int64_t>(sas_.window.size()) != rank_) return false;
+    if (static_cast<int64_t>(sas_.window().size()) != rank_) return false;
     if (!sas_.operand(1)->shape().IsArray() || sas_.operand(1)->shape().rank() != rank_) return false;
     if (op_.Operand(0).sharding.IsTuple() || op_.Operand(1).sharding.IsTuple()) return false;
     Sharding target = AsAxisSharding(op_.sharding());
@@ -472,7 +472,7 @@ class SelectAndScatterPartitioner {
     std::vector<int64_t> gathered;
     bool halos = HalosPossible();
     for (int64_t d = 0; d < rank_; ++d) {
-      const WindowDim& w = sas_.window[d];
+      const WindowDim& w = sas_.window()[d];
       if (shape_ops::TileCountOf(target, d) == 1 || IsTrivial(w)) continue;
       std::vector<int64_t> with_d = gathered;
       with_d.push_back(d);
@@ -515,7 +515,7 @@ class SelectAndScatterPartitioner {
     const int64_t devices = context_.num_devices();
     Instruction* pad = ExtremeValue(b_, sas_.shape().element_type(), *PadIsLowest(*sas_.called_computations()[0]));
     Instruction* zero = b_.ScalarConstant(SourceShape().element_type(), 0);
-    Window window = sas_.window;
+    Window window = sas_.window();
     for (const ScatterDimPlan& plan : plans) {
       std::vector<int64_t> data_start(devices), source_start(devices);
       for (int64_t p = 0; p < devices; ++p) {
@@ -530,7 +530,7 @@ class SelectAndScatterPartitioner {
       window[plan.dim].padding_high = 0;
     }
     Instruction* scattered = op_.Clone(data->shape(), {data, source, init});
-    scattered->window = window;
+    scattered->mutable_window() = window;
     scattered = RedoEdgeWindows(plans, data, source, init, window, scattered);
     for (const ScatterDimPlan& plan : plans) {
       std::vector<int64_t> piece_start(devices);
@@ -596,7 +596,7 @@ class SelectAndScatterPartitioner {
         if (over > 0) edge_data = b_.Slice(edge_data, slice);
       }
       Instruction* edge = op_.Clone(edge_data->shape(), {edge_data, source, init});
-      edge->window = edge_window;
+      edge->mutable_window() = edge_window;
       restore.resize(rank_);
       for (size_t i = 0; i < plans.size(); ++i)
         (first_wins ? restore[plans[i].dim].low : restore[plans[i].dim].high) = variants[v][i];

@@ -138,7 +138,7 @@ bool PartitionSlice(OpContext& op) {
   std::vector<gspmd::SliceDim> local;
   bool any_local = false;
   for (int64_t d = 0; d < operand_shape.rank(); ++d) {
-    const gspmd::SliceDim& slice = instruction.slice[d];
+    const gspmd::SliceDim& slice = instruction.slice()[d];
     bool sharded = TileCountOf(layout, d) > 1;
     if (sharded || IsFullSlice(slice, operand_shape.dim(d))) {
       local.push_back({0, value->shape().dim(d), 1});
@@ -149,7 +149,7 @@ bool PartitionSlice(OpContext& op) {
   }
   if (any_local) value = op.builder().Slice(value, std::move(local));
   for (int64_t d = 0; d < operand_shape.rank(); ++d) {
-    const gspmd::SliceDim& slice = instruction.slice[d];
+    const gspmd::SliceDim& slice = instruction.slice()[d];
     if (TileCountOf(layout, d) == 1 || IsFullSlice(slice, operand_shape.dim(d))) continue;
     value = SliceShardedDim(op, value, layout, d, operand_shape.dim(d), slice);
   }
@@ -168,13 +168,13 @@ bool PartitionPad(OpContext& op) {
   bool any_local = false;
   for (int64_t d = 0; d < operand_shape.rank(); ++d) {
     if (TileCountOf(target, d) > 1) continue;
-    local[d] = instruction.padding[d];
+    local[d] = instruction.padding()[d];
     any_local = any_local || !(local[d] == PaddingDim{});
   }
   if (any_local) value = b.Pad(value, pad_value, local);
   for (int64_t d = 0; d < operand_shape.rank(); ++d) {
-    if (TileCountOf(target, d) == 1 || instruction.padding[d] == PaddingDim{}) continue;
-    value = PadShardedDim(op, value, target, d, operand_shape.dim(d), instruction.padding[d], pad_value,
+    if (TileCountOf(target, d) == 1 || instruction.padding()[d] == PaddingDim{}) continue;
+    value = PadShardedDim(op, value, target, d, operand_shape.dim(d), instruction.padding()[d], pad_value,
                           instruction.shape());
   }
   op.SetResult(value, target);
@@ -200,12 +200,12 @@ ConcatPart PartOf(OpContext& op, int64_t i, int64_t dim, const Sharding& target)
   if (operand->opcode() != Opcode::kSlice || operand->users().size() != 1) return part;
   const Instruction* source = operand->operand(0);
   for (int64_t d = 0; d < source->shape().rank(); ++d) {
-    const gspmd::SliceDim& slice = operand->slice[d];
+    const gspmd::SliceDim& slice = operand->slice()[d];
     if (slice.stride != 1) return part;
     if (d != dim && !IsFullSlice(slice, source->shape().dim(d))) return part;
   }
   if (!(op.ValueOfOriginal(source).sharding == target)) return part;
-  return ConcatPart{source, operand->slice[dim].start, operand->slice[dim].limit};
+  return ConcatPart{source, operand->slice()[dim].start, operand->slice()[dim].limit};
 }
 
 }  // namespace

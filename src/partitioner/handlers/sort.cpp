@@ -83,8 +83,8 @@ std::optional<bool> LastIsLowest(const Computation& comparator) {
 // get-tuple-element), the prefix length; nullopt otherwise (or when the sort is a root).
 std::optional<int64_t> SortedPrefixRead(const Instruction& sort, int64_t dim) {
   auto slice_limit = [&](const Instruction& user) -> std::optional<int64_t> {
-    if (user.opcode() != Opcode::kSlice || user.slice.size() <= static_cast<size_t>(dim)) return std::nullopt;
-    return user.slice[dim].limit;
+    if (user.opcode() != Opcode::kSlice || user.slice().size() <= static_cast<size_t>(dim)) return std::nullopt;
+    return user.slice()[dim].limit;
   };
   auto is_root = [](const Instruction& instruction) {
     return instruction.parent() != nullptr && instruction.parent()->root() == &instruction;

@@ -14,7 +14,7 @@ struct ConvDims {
 };
 
 ConvDims ParseConvDims(const Instruction& conv) {
-  const ConvDimensionNumbers& cd = conv.conv_dims;
+  const ConvDimensionNumbers& cd = conv.conv_dims();
   const Shape& lhs = conv.operand(0)->shape();
   const Shape& rhs = conv.operand(1)->shape();
   ConvDims dims;
@@ -26,7 +26,7 @@ ConvDims ParseConvDims(const Instruction& conv) {
     const int64_t l = cd.input_spatial_dims[i], r = cd.kernel_spatial_dims.at(i),
                   o = cd.output_spatial_dims.at(i);
     const int64_t lhs_size = lhs.dim(l), rhs_size = rhs.dim(r);
-    const WindowDim wd = i < conv.window.size() ? conv.window[i] : WindowDim{};
+    const WindowDim wd = i < conv.window().size() ? conv.window()[i] : WindowDim{};
     const bool no_pad = wd.padding_low == 0 && wd.padding_high == 0;
     const DimTriple triple{l, r, o};
     if (lhs_size == wd.size && std::max<int64_t>(1, lhs_size - 1) == wd.stride &&
@@ -59,7 +59,7 @@ int64_t SpatialTiles(const Sharding* sharding, const std::vector<DimTriple>& spa
 // The kernel is smaller than the output along every spatial dim (a forward conv, not a
 // weight-gradient one): then the output can be tiled like the input.
 bool IsKernelSmall(const Instruction& conv) {
-  const ConvDimensionNumbers& cd = conv.conv_dims;
+  const ConvDimensionNumbers& cd = conv.conv_dims();
   int64_t kernel_product = 1, output_product = 1;
   for (size_t i = 0; i < cd.input_spatial_dims.size(); ++i) {
     const int64_t kernel = conv.operand(1)->shape().dim(cd.kernel_spatial_dims[i]);
@@ -99,7 +99,7 @@ std::optional<Proposal> ConvolutionForward(const Instruction& instruction,
     return Named(std::move(*combined), "convolution", true);
   }
   if (lhs == nullptr) return std::nullopt;
-  const ConvDimensionNumbers& cd = instruction.conv_dims;
+  const ConvDimensionNumbers& cd = instruction.conv_dims();
   if (!IsKernelSmall(instruction)) {
     const int64_t rank = instruction.operand(0)->shape().rank();
     std::optional<Sharding> replicated =

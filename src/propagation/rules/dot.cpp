@@ -11,7 +11,7 @@
 namespace gspmd::propagation::rules {
 
 DotDims DotDimsOf(const Instruction& dot) {
-  const DotDimensionNumbers& dn = dot.dot_dims;
+  const DotDimensionNumbers& dn = dot.dot_dims();
   const int64_t lhs_rank = dot.operand(0)->shape().rank();
   const int64_t rhs_rank = dot.operand(1)->shape().rank();
   DotDims dims;

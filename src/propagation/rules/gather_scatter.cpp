@@ -165,15 +165,15 @@ void AddIotaParallelDims(IndexedDims& dims, const Instruction& indices, int64_t 
 }
 
 IndexedDims GatherDims(const Instruction& gather) {
-  const GatherDimensionNumbers& g = gather.gather_dims;
+  const GatherDimensionNumbers& g = gather.gather_dims();
   IndexedDims dims = BuildIndexedDims(gather.operand(0)->shape(), gather.operand(1)->shape(),
                                       gather.shape(), g.offset_dims, g.collapsed_slice_dims,
                                       g.operand_batching_dims, g.start_indices_batching_dims,
-                                      g.index_vector_dim, gather.gather_slice_sizes);
+                                      g.index_vector_dim, gather.gather_slice_sizes());
   const Shape& operand = gather.operand(0)->shape();
   std::vector<bool> unit(operand.rank(), false);
   for (int64_t d = 0; d < operand.rank(); ++d)
-    unit[d] = d < static_cast<int64_t>(gather.gather_slice_sizes.size()) && gather.gather_slice_sizes[d] == 1;
+    unit[d] = d < static_cast<int64_t>(gather.gather_slice_sizes().size()) && gather.gather_slice_sizes()[d] == 1;
   AddIotaParallelDims(dims, *gather.operand(1), g.index_vector_dim, g.start_index_map, operand, unit);
   return dims;
 }
@@ -181,7 +181,7 @@ IndexedDims GatherDims(const Instruction& gather) {
 int64_t ScatterCount(const Instruction& scatter) { return (scatter.operand_count() - 1) / 2; }
 
 IndexedDims ScatterDims(const Instruction& scatter) {
-  const ScatterDimensionNumbers& s = scatter.scatter_dims;
+  const ScatterDimensionNumbers& s = scatter.scatter_dims();
   const int64_t n = ScatterCount(scatter);
   IndexedDims dims = BuildIndexedDims(scatter.operand(0)->shape(), scatter.operand(n)->shape(),
                                       scatter.operand(n + 1)->shape(), s.update_window_dims,

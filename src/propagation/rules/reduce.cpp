@@ -73,7 +73,7 @@ std::optional<Proposal> ReduceBackward(const Instruction& user, int64_t operand_
 std::optional<Proposal> ReduceWindowForward(const Instruction& instruction,
                                             const Operands& operands,
                                             const ShardingLookup& lookup) {
-  if (HasDilation(instruction.window, /*base_only=*/false)) return std::nullopt;
+  if (HasDilation(instruction.window(), /*base_only=*/false)) return std::nullopt;
   const int64_t inputs = InputCount(instruction);
   std::vector<Sharding> candidates;
   for (int64_t i = 0; i < inputs && i < static_cast<int64_t>(operands.size()); ++i) {
@@ -103,7 +103,7 @@ std::optional<Proposal> ReduceWindowBackward(const Instruction& user, int64_t op
 std::optional<Proposal> SelectAndScatterForward(const Instruction& instruction,
                                                 const Operands& operands,
                                                 const ShardingLookup& lookup) {
-  if (HasDilation(instruction.window, /*base_only=*/true)) return std::nullopt;
+  if (HasDilation(instruction.window(), /*base_only=*/true)) return std::nullopt;
   if (operands.empty() || operands[0] == nullptr || !IsUsable(*operands[0])) return std::nullopt;
   return Named(*operands[0], "select-and-scatter", true);
 }

@@ -90,14 +90,14 @@ IdSpace MakeIdSpace(const Instruction& instruction, const DeviceContext& context
 
 std::string GroupsText(const Instruction& instruction) {
   if (!instruction.has_replica_groups) return "{}";
-  return instruction.replica_groups.ToString();
+  return instruction.replica_groups().ToString();
 }
 
 Participation Participate(const Instruction& instruction, const DeviceContext& context,
                           Communicator& communicator) {
   const IdSpace space = MakeIdSpace(instruction, context, communicator);
   const int64_t my_id = space.MyId();
-  std::vector<std::vector<int64_t>> groups = instruction.replica_groups.Groups(space.size());
+  std::vector<std::vector<int64_t>> groups = instruction.replica_groups().Groups(space.size());
   const std::vector<int64_t>* mine = nullptr;
   std::vector<bool> seen(static_cast<size_t>(space.size()), false);
   for (const std::vector<int64_t>& group : groups) {
@@ -449,7 +449,7 @@ Literal CollectivePermute(const Instruction& instruction, Operands operands,
                          : space.mode == GroupMode::kCrossPartition ? space.num_replicas
                                                                     : 1;
   std::vector<bool> targeted(static_cast<size_t>(space.size()), false);
-  for (const SourceTargetPair& pair : instruction.source_target_pairs) {
+  for (const SourceTargetPair& pair : instruction.source_target_pairs()) {
     for (int64_t id : {pair.source, pair.target}) {
       if (id < 0 || id >= space.size())
         GSPMD_USER_ERROR("%", instruction.name(), ": source_target_pairs name ", IdKind(space.mode),
@@ -464,7 +464,7 @@ Literal CollectivePermute(const Instruction& instruction, Operands operands,
   for (int64_t copy = 0; copy < copies; ++copy) {
     const int64_t replica = space.mode == GroupMode::kCrossPartition ? copy : 0;
     const int64_t partition = space.mode == GroupMode::kCrossReplica ? copy : 0;
-    for (const SourceTargetPair& pair : instruction.source_target_pairs)
+    for (const SourceTargetPair& pair : instruction.source_target_pairs())
       pairs.push_back({space.DeviceOf(pair.source, replica, partition),
                        space.DeviceOf(pair.target, replica, partition)});
   }

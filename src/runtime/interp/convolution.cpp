@@ -44,7 +44,7 @@ void CheckLabels(const Instruction& conv, const std::vector<int64_t>& dims, int6
 }
 
 ConvGeometry MakeGeometry(const Instruction& conv, const Shape& lhs, const Shape& rhs) {
-  const ConvDimensionNumbers& dn = conv.conv_dims;
+  const ConvDimensionNumbers& dn = conv.conv_dims();
   const int64_t spatial = static_cast<int64_t>(dn.input_spatial_dims.size());
   ConvGeometry g;
   g.lhs_perm = {dn.input_batch_dim, dn.input_feature_dim};
@@ -58,8 +58,8 @@ ConvGeometry MakeGeometry(const Instruction& conv, const Shape& lhs, const Shape
   CheckLabels(conv, g.lhs_perm, lhs.rank(), "input");
   CheckLabels(conv, g.rhs_perm, rhs.rank(), "kernel");
   CheckLabels(conv, out_labels, out.rank(), "output");
-  if (static_cast<int64_t>(conv.window.size()) != spatial)
-    KernelError(conv, StrCat("window has ", conv.window.size(), " dims; expected ", spatial));
+  if (static_cast<int64_t>(conv.window().size()) != spatial)
+    KernelError(conv, StrCat("window has ", conv.window().size(), " dims; expected ", spatial));
   g.out_perm.assign(static_cast<size_t>(out.rank()), 0);
   for (size_t i = 0; i < out_labels.size(); ++i) g.out_perm[out_labels[i]] = static_cast<int64_t>(i);
   g.batch = lhs.dim(dn.input_batch_dim);
@@ -68,7 +68,7 @@ ConvGeometry MakeGeometry(const Instruction& conv, const Shape& lhs, const Shape
   g.out_features = rhs.dim(dn.kernel_output_feature_dim);
   g.feature_groups = conv.feature_group_count;
   g.batch_groups = conv.batch_group_count;
-  g.window = conv.window;
+  g.window = conv.window();
   if (g.feature_groups < 1 || g.batch_groups < 1) KernelError(conv, "group counts must be positive");
   if (g.in_features != g.kernel_in_features * g.feature_groups)
     KernelError(conv, StrCat("input features (", g.in_features, ") must equal kernel input features (",

@@ -41,7 +41,7 @@ void CheckDimList(const Instruction& dot, const std::vector<int64_t>& dims, int6
 }
 
 DotPlan MakeDotPlan(const Instruction& dot, const Shape& lhs, const Shape& rhs) {
-  const DotDimensionNumbers& dn = dot.dot_dims;
+  const DotDimensionNumbers& dn = dot.dot_dims();
   DotPlan plan;
   plan.lhs_batch = dn.lhs_batch_dims;
   plan.rhs_batch = dn.rhs_batch_dims;

@@ -298,9 +298,9 @@ void Evaluator::State::EvaluateInto(Evaluator& self, const Plan& plan, Frame& fr
   const int32_t* operand_slots = plan.operand_slots.data() + plan.operand_begin[slot];
   switch (instruction.opcode()) {
     case Opcode::kConstant:
-      if (!instruction.literal.has_value())
+      if (!instruction.literal().has_value())
         GSPMD_USER_ERROR(DescribeInstruction(instruction), " has no value");
-      frame.value[slot] = &*instruction.literal;
+      frame.value[slot] = &*instruction.literal();
       return;
     case Opcode::kGetTupleElement: {
       const Literal& tuple = *operands[0];

@@ -100,7 +100,7 @@ struct ScatterPlan {
 };
 
 ScatterPlan MakeScatterPlan(const Instruction& instruction, Operands operands) {
-  const ScatterDimensionNumbers& dn = instruction.scatter_dims;
+  const ScatterDimensionNumbers& dn = instruction.scatter_dims();
   ScatterPlan plan;
   if (operands.size() < 3 || operands.size() % 2 != 1)
     KernelError(instruction, StrCat("expected N operands, the indices and N updates, got ", operands.size(), " operands"));
@@ -169,7 +169,7 @@ ScatterCombiner ClassifyCombiner(const Computation& to_apply, Operands operands,
 template <typename Apply>
 void ForEachScatterElement(const Instruction& instruction, const ScatterPlan& plan, const Literal& indices,
                            const Shape& operand, Apply&& apply) {
-  const ScatterDimensionNumbers& dn = instruction.scatter_dims;
+  const ScatterDimensionNumbers& dn = instruction.scatter_dims();
   std::vector<int64_t> batching_positions;
   for (int64_t d : dn.scatter_indices_batching_dims) batching_positions.push_back(BatchPosition(instruction, plan.vectors, d));
   const int64_t rank = operand.rank();
@@ -208,12 +208,12 @@ void ForEachScatterElement(const Instruction& instruction, const ScatterPlan& pl
 }  // namespace
 
 Literal EvaluateGather(const Instruction& instruction, const Literal& operand, const Literal& start_indices) {
-  const GatherDimensionNumbers& dn = instruction.gather_dims;
+  const GatherDimensionNumbers& dn = instruction.gather_dims();
   const Shape& shape = operand.shape();
   if (!shape.IsArray()) KernelError(instruction, "the operand must be an array");
   const int64_t rank = shape.rank();
   IndexVectors v = MakeIndexVectors(instruction, start_indices.shape(), dn.index_vector_dim);
-  const std::vector<int64_t>& slice_sizes = instruction.gather_slice_sizes;
+  const std::vector<int64_t>& slice_sizes = instruction.gather_slice_sizes();
   if (static_cast<int64_t>(slice_sizes.size()) != rank)
     KernelError(instruction, StrCat("slice_sizes has ", slice_sizes.size(), " entries; the operand has rank ", rank));
   std::vector<int64_t> not_offset = dn.collapsed_slice_dims;

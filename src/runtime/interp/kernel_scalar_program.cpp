@@ -211,7 +211,7 @@ std::optional<ScalarProgram> ScalarProgram::Compile(const Computation& computati
     registers[instruction] = step.out;
     switch (instruction->opcode()) {
       case Opcode::kConstant: {
-        const std::optional<Literal>& literal = instruction->literal;
+        const std::optional<Literal>& literal = instruction->literal();
         if (!literal || !IsScalarArray(literal->shape()) || literal->element_type() != type) return std::nullopt;
         program.initial_registers_.resize(static_cast<size_t>(next));
         std::memcpy(program.initial_registers_[step.out].bytes, literal->raw(), static_cast<size_t>(ElementByteSize(type)));

@@ -265,7 +265,7 @@ struct WindowPlan {
 };
 
 WindowPlan MakeWindowPlan(const Instruction& instruction, const std::vector<int64_t>& in_dims) {
-  const Window& window = instruction.window;
+  const Window& window = instruction.window();
   const int64_t rank = static_cast<int64_t>(in_dims.size());
   if (static_cast<int64_t>(window.size()) != rank)
     KernelError(instruction, StrCat("window has ", window.size(), " dims; the operand has rank ", rank));

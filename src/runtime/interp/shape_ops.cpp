@@ -106,13 +106,13 @@ Literal Copy(const Instruction& instruction, const Literal& operand) {
 
 Literal Slice(const Instruction& instruction, const Literal& operand) {
   int64_t rank = operand.shape().rank();
-  if (static_cast<int64_t>(instruction.slice.size()) != rank)
+  if (static_cast<int64_t>(instruction.slice().size()) != rank)
     BadShapeOp(instruction, StrCat("slice= needs one [start:limit:stride] per operand dimension (", rank, ")"));
   std::vector<int64_t> in_strides = RowMajorElementStrides(operand.shape().dims());
   std::vector<int64_t> out_dims(rank);
   int64_t offset = 0;
   for (int64_t d = 0; d < rank; ++d) {
-    const SliceDim& s = instruction.slice[d];
+    const SliceDim& s = instruction.slice()[d];
     bool valid = s.stride >= 1 && s.start >= 0 && s.start <= s.limit && s.limit <= operand.shape().dim(d);
     if (!valid)
       BadShapeOp(instruction, StrCat("slice dimension ", d, " [", s.start, ":", s.limit, ":", s.stride,
@@ -124,7 +124,7 @@ Literal Slice(const Instruction& instruction, const Literal& operand) {
   std::vector<int64_t> out_strides = RowMajorElementStrides(out_dims);
   std::vector<StridedDim> dims(rank);
   for (int64_t d = 0; d < rank; ++d)
-    dims[d] = {out_dims[d], in_strides[d] * instruction.slice[d].stride, out_strides[d]};
+    dims[d] = {out_dims[d], in_strides[d] * instruction.slice()[d].stride, out_strides[d]};
   int64_t element_size = ElementSize(operand);
   CopyStrided(operand.raw() + offset * element_size, result.raw(), std::move(dims), element_size);
   return result;
@@ -165,7 +165,7 @@ std::vector<int64_t> ClampedStarts(const Instruction& instruction, Operands oper
 Literal DynamicSlice(const Instruction& instruction, Operands operands) {
   const Literal& operand = *operands[0];
   const std::vector<int64_t>& dims = operand.shape().dims();
-  std::vector<int64_t> sizes = instruction.dynamic_slice_sizes;
+  std::vector<int64_t> sizes = instruction.dynamic_slice_sizes();
   if (sizes.empty() && instruction.shape().IsArray()) sizes = instruction.shape().dims();
   if (sizes.size() != dims.size())
     BadShapeOp(instruction, StrCat("dynamic_slice_sizes= needs one size per operand dimension (", dims.size(), ")"));
@@ -214,11 +214,11 @@ Literal Pad(const Instruction& instruction, Operands operands) {
   int64_t rank = operand.shape().rank();
   if (value.element_count() != 1 || value.element_type() != operand.element_type())
     BadShapeOp(instruction, "the padding value must be a scalar of the operand's element type");
-  if (static_cast<int64_t>(instruction.padding.size()) != rank)
+  if (static_cast<int64_t>(instruction.padding().size()) != rank)
     BadShapeOp(instruction, StrCat("padding= needs one low_high_interior per operand dimension (", rank, ")"));
   std::vector<int64_t> out_dims(rank);
   for (int64_t d = 0; d < rank; ++d) {
-    const PaddingDim& p = instruction.padding[d];
+    const PaddingDim& p = instruction.padding()[d];
     int64_t n = operand.shape().dim(d);
     if (p.interior < 0) BadShapeOp(instruction, "interior padding must not be negative");
     out_dims[d] = p.low + p.high + n + std::max<int64_t>(n - 1, 0) * p.interior;
@@ -233,7 +233,7 @@ Literal Pad(const Instruction& instruction, Operands operands) {
   int64_t src_offset = 0;
   int64_t dst_offset = 0;
   for (int64_t d = 0; d < rank; ++d) {
-    const PaddingDim& p = instruction.padding[d];
+    const PaddingDim& p = instruction.padding()[d];
     int64_t step = p.interior + 1;
     int64_t n = operand.shape().dim(d);
     // Operand indices i whose position low + i * step lies inside [0, out_dims[d]).
