@@ -4,6 +4,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build git python3 python3-numpy
   libdnnl-dev          # GEMM and convolution kernels for the interpreter
+  libmimalloc-dev      # the process allocator (see CMakeLists.txt)
   ocl-icd-opencl-dev opencl-c-headers  # Debian's dnnl CMake config requires OpenCL to be findable
   libcli11-dev         # command-line parsing
   nlohmann-json3-dev   # JSON reports

@@ -33,11 +33,19 @@ struct Slot {
   RuleName rule;
 };
 
+// The driver keeps its own compact copy of what the worklists read (neighbours as node
+// numbers, rule priorities), so that a sweep over the module touches instructions only where
+// a rule runs.
 struct Node {
   Instruction* instruction = nullptr;
   int64_t first_slot = 0;
   int64_t leaf_count = 0;
   bool rule_op = false;                // per-opcode rules apply
+  bool is_tuple = false;               // tuple-shaped
+  int8_t forward_priority = 0;         // RulePriority of the instruction's rules
+  int8_t backward_priority = 0;
+  int32_t operands_begin = 0, operands_end = 0;  // operand node numbers in operand_nodes_
+  int32_t users_begin = 0, users_end = 0;        // user node numbers (one per use) in user_nodes_
   const ManualContext* manual = nullptr;
   std::optional<Sharding> composed;    // tuple-shaped nodes: the leaves as one tuple sharding
   bool composed_valid = false;
@@ -145,6 +153,19 @@ class Driver {
       slot_count += node.leaf_count;
       node_of_.Add(instruction, static_cast<int32_t>(nodes_.size()));
       nodes_.push_back(std::move(node));
+    }
+    // Neighbours as node numbers (-1: not propagated through, e.g. in a reducer).
+    for (Node& node : nodes_) {
+      const Instruction& instruction = *node.instruction;
+      node.is_tuple = instruction.shape().IsTuple();
+      node.forward_priority = static_cast<int8_t>(RulePriority(instruction, /*forward=*/true));
+      node.backward_priority = static_cast<int8_t>(RulePriority(instruction, /*forward=*/false));
+      node.operands_begin = static_cast<int32_t>(operand_nodes_.size());
+      for (const Instruction* operand : instruction.operands()) operand_nodes_.push_back(NodeOf(operand));
+      node.operands_end = static_cast<int32_t>(operand_nodes_.size());
+      node.users_begin = static_cast<int32_t>(user_nodes_.size());
+      for (const Instruction* user : instruction.users()) user_nodes_.push_back(NodeOf(user));
+      node.users_end = static_cast<int32_t>(user_nodes_.size());
     }
     slots_.resize(slot_count);
     slot_node_.resize(slot_count);
@@ -338,14 +359,13 @@ class Driver {
     Node& node = nodes_[n];
     node.composed_valid = false;
     link_stack_.push_back(s);
-    const Instruction* instruction = node.instruction;
-    for (const Instruction* user : instruction->users()) {
-      int32_t u = NodeOf(user);
+    for (int32_t k = node.users_begin; k < node.users_end; ++k) {
+      int32_t u = user_nodes_[k];
       if (u >= 0 && nodes_[u].rule_op) PushForward(u);
     }
     if (node.rule_op) {
-      for (const Instruction* operand : instruction->operands()) {
-        int32_t o = NodeOf(operand);
+      for (int32_t k = node.operands_begin; k < node.operands_end; ++k) {
+        int32_t o = operand_nodes_[k];
         if (o < 0) continue;
         PushBackward(o);
         if (nodes_[o].rule_op) PushForward(o);  // rules may look ahead at their users
@@ -369,7 +389,7 @@ class Driver {
 
   const Sharding* ShardingOf(int32_t n) {
     Node& node = nodes_[n];
-    if (!node.instruction->shape().IsTuple()) {
+    if (!node.is_tuple) {
       const Slot& slot = slots_[node.first_slot];
       return slot.sharding ? &*slot.sharding : nullptr;
     }
@@ -388,14 +408,14 @@ class Driver {
     return node.composed ? &*node.composed : nullptr;
   }
 
-  std::vector<const Sharding*> OperandShardings(const Instruction& instruction) {
-    std::vector<const Sharding*> shardings;
-    shardings.reserve(instruction.operand_count());
-    for (const Instruction* operand : instruction.operands()) {
-      int32_t o = NodeOf(operand);
+  // The current shardings of node `n`'s operands, in `shardings` (reused between calls).
+  void OperandShardings(int32_t n, std::vector<const Sharding*>& shardings) {
+    const Node& node = nodes_[n];
+    shardings.clear();
+    for (int32_t k = node.operands_begin; k < node.operands_end; ++k) {
+      int32_t o = operand_nodes_[k];
       shardings.push_back(o < 0 ? nullptr : ShardingOf(o));
     }
-    return shardings;
   }
 
   bool AllFixed(const Node& node) const {
@@ -409,7 +429,7 @@ class Driver {
   // Offers a rule's proposal for every leaf of node `n`.
   void Apply(int32_t n, const Sharding& proposal, int priority, int32_t source, const RuleName& rule) {
     const Node& node = nodes_[n];
-    if (!node.instruction->shape().IsTuple()) {
+    if (!node.is_tuple) {
       Improve(node.first_slot, proposal, priority, source, rule);
     } else {
       std::vector<Sharding> leaves;
@@ -433,14 +453,15 @@ class Driver {
     Node& node = nodes_[n];
     const Instruction& instruction = *node.instruction;
     if (!node.rule_op || AllFixed(node)) return;
-    int priority = RulePriority(instruction, /*forward=*/true);
+    int priority = node.forward_priority;
     if (priority > level) return;
-    std::vector<const Sharding*> operands = OperandShardings(instruction);
+    std::vector<const Sharding*>& operands = forward_operands_;
+    OperandShardings(n, operands);
     int32_t source = -1;
     int64_t best_tiles = -1;
     for (int64_t i = 0; i < instruction.operand_count(); ++i) {
       if (operands[i] == nullptr) continue;
-      int32_t o = NodeOf(instruction.operand(i));
+      int32_t o = operand_nodes_[node.operands_begin + i];
       int64_t tiles = Tiles(*operands[i]);
       if (tiles > best_tiles) {
         best_tiles = tiles;
@@ -455,21 +476,21 @@ class Driver {
 
   void Backward(int32_t n, int level) {
     Node& node = nodes_[n];
-    const Instruction& instruction = *node.instruction;
     if (AllFixed(node)) return;
-    const std::vector<Instruction*>& users = instruction.users();
-    for (size_t k = 0; k < users.size(); ++k) {
-      const Instruction* user = users[k];
-      if (std::find(users.begin(), users.begin() + k, user) != users.begin() + k) continue;  // seen
-      int32_t u = NodeOf(user);
+    const int32_t users_begin = node.users_begin, users_end = node.users_end;
+    for (int32_t k = users_begin; k < users_end; ++k) {
+      const int32_t u = user_nodes_[k];
       if (u < 0 || !nodes_[u].rule_op) continue;
-      int priority = RulePriority(*user, /*forward=*/false);
+      if (std::find(user_nodes_.begin() + users_begin, user_nodes_.begin() + k, u) != user_nodes_.begin() + k) continue;  // seen
+      int priority = nodes_[u].backward_priority;
       if (priority > level) continue;
+      const Instruction* user = nodes_[u].instruction;
       for (int64_t i = 0; i < user->operand_count(); ++i) {
-        if (user->operand(i) != &instruction) continue;
+        if (operand_nodes_[nodes_[u].operands_begin + i] != n) continue;
         const Sharding* user_sharding = ShardingOf(u);
         if (user_sharding == nullptr) break;
-        std::vector<const Sharding*> operands = OperandShardings(*user);
+        std::vector<const Sharding*>& operands = backward_operands_;
+        OperandShardings(u, operands);
         std::optional<Proposal> proposal = InferOperandSharding(*user, i, *user_sharding, operands, lookup_);
         if (!proposal) continue;
         Sharding sharding = proposal->sharding;  // user_sharding may move when n changes
@@ -506,11 +527,10 @@ class Driver {
         if (level == 0) PushBackward(n);
         continue;
       }
-      if (level == 0 || RulePriority(*node.instruction, /*forward=*/true) == level) PushForward(n);
-      if (level != 0 && RulePriority(*node.instruction, /*forward=*/false) != level) continue;
-      for (const Instruction* operand : node.instruction->operands()) {
-        int32_t o = NodeOf(operand);
-        if (o >= 0) PushBackward(o);
+      if (level == 0 || node.forward_priority == level) PushForward(n);
+      if (level != 0 && node.backward_priority != level) continue;
+      for (int32_t k = node.operands_begin; k < node.operands_end; ++k) {
+        if (operand_nodes_[k] >= 0) PushBackward(operand_nodes_[k]);
       }
     }
     while (!forward_.empty() || !backward_.empty()) {
@@ -655,6 +675,8 @@ class Driver {
   NodeIndex node_of_;
   std::vector<Slot> slots_;
   std::vector<int32_t> slot_node_;
+  std::vector<int32_t> operand_nodes_, user_nodes_;  // see Node
+  std::vector<const Sharding*> forward_operands_, backward_operands_;  // scratch
   std::vector<std::vector<std::pair<int64_t, LinkKind>>> links_;
   std::vector<std::pair<int64_t, int64_t>> loop_ties_;  // (while slot, tied slot)
   std::vector<int64_t> link_stack_;
