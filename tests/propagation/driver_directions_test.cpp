@@ -196,6 +196,27 @@ ENTRY %main (x: f32[8]) -> f32[8] {
   EXPECT_EQ(from_mesh.result.num_partitions, 4);
 }
 
+// Origins cost a string-keyed entry per instruction: only --explain asks for them.
+TEST(PropagationDriverTest, OriginsAreRecordedOnlyWhenAsked) {
+  const char* text = R"(HloModule m, num_partitions=2
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0), sharding={devices=[2]<=[2]}
+  ROOT %n = f32[8]{0} negate(%x)
+}
+)";
+  std::unique_ptr<Module> module = ParseModule(text, "test.hlo");
+  PropagationResult quiet = PropagateShardings(*module);
+  EXPECT_TRUE(quiet.origins.empty());
+  EXPECT_EQ(module->entry()->root()->sharding()->ToString(), "{devices=[2]<=[2]}");
+
+  module = ParseModule(text, "test.hlo");
+  PropagationOptions options;
+  options.record_origins = true;
+  PropagationResult explained = PropagateShardings(*module, options);
+  ASSERT_EQ(explained.origins.count("main/n"), 1u);
+  EXPECT_EQ(DescribeOrigin(explained.origins.at("main/n")), "from %x (user) via elementwise forward");
+}
+
 TEST(PropagationDriverTest, ExplainPrintsOriginsAndStillParses) {
   Propagated p = Propagate(R"(HloModule m
 ENTRY %main (x: f32[16,32], w1: f32[32,8]) -> f32[16,8] {

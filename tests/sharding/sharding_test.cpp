@@ -213,5 +213,27 @@ TEST(ShardingTest, MetadataKeptVerbatim) {
   EXPECT_EQ(ParseSharding(text), ParseSharding("{devices=[2,1]<=[2]}"));
 }
 
+// Copies share one representation; writing to one copy leaves the others as they were.
+TEST(ShardingTest, CopiesAreIndependentAfterWrites) {
+  Sharding original = Sharding::Tiled(TileAssignment::Iota({2, 4}));
+  Sharding copy = original;
+  copy.set_metadata("{op_name=\"x\"}");
+  copy.set_shard_group(Sharding::ShardGroup{3, true});
+  EXPECT_EQ(original.ToString(), "{devices=[2,4]<=[8]}");
+  EXPECT_EQ(copy.ToString(), "{devices=[2,4]<=[8] shard_as 3 metadata={op_name=\"x\"}}");
+
+  Sharding tuple = Sharding::Tuple({Sharding::Replicated(), original});
+  Sharding tuple_copy = tuple;
+  tuple_copy.mutable_tuple_elements()[0] = Sharding::Maximal(1);
+  EXPECT_EQ(tuple.ToString(), "{{replicated}, {devices=[2,4]<=[8]}}");
+  EXPECT_EQ(tuple_copy.ToString(), "{{maximal device=1}, {devices=[2,4]<=[8]}}");
+
+  // A default-constructed sharding is replicated and equal to every other replicated one.
+  Sharding written = Sharding::Replicated();
+  written.set_metadata("");
+  EXPECT_EQ(Sharding(), written);
+  EXPECT_TRUE(Sharding().IsReplicated());
+}
+
 }  // namespace
 }  // namespace gspmd
