@@ -7,6 +7,7 @@
 #include <deque>
 #include <unordered_set>
 
+#include "ir/sdy_custom_calls.h"
 #include "partitioner/sdy_attributes.h"
 #include "support/diagnostic.h"
 
@@ -19,8 +20,12 @@ bool StartsWith(const std::string& text, const std::string& prefix) {
   return text.compare(0, prefix.size(), prefix) == 0;
 }
 
+// Shardy targets ("xla.sdy.X") also match their "local_xla.sdy.X" spelling.
 bool IsCustomCall(const Instruction& instruction, const std::string& target) {
-  return instruction.opcode() == Opcode::kCustomCall && instruction.custom_call_target == target;
+  if (instruction.opcode() != Opcode::kCustomCall) return false;
+  std::string_view sdy = SdyTargetName(target);
+  if (!sdy.empty()) return SdyTargetName(instruction.custom_call_target) == sdy;
+  return instruction.custom_call_target == target;
 }
 
 Sharding WithoutGroup(Sharding sharding) {
@@ -450,9 +455,9 @@ bool IsAnnotationCustomCall(const Instruction& instruction) {
   if (instruction.operand_count() != 1 || !instruction.operand(0)->shape().Compatible(instruction.shape())) return false;
   const std::string& target = instruction.custom_call_target;
   if (target == "Sharding") return true;
-  if (!StartsWith(target, "xla.sdy.")) return false;
-  return target != "xla.sdy.GlobalToLocalShape" && target != "xla.sdy.LocalToGlobalShape" &&
-         target != "xla.sdy.ShardingGroup";
+  std::string_view sdy = SdyTargetName(target);
+  if (sdy.empty()) return false;
+  return sdy != "GlobalToLocalShape" && sdy != "LocalToGlobalShape" && sdy != "ShardingGroup";
 }
 
 }  // namespace gspmd::propagation

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ir/module.h"
+#include "ir/sdy_custom_calls.h"
 #include "partitioner/computation_partitioner.h"
 #include "partitioner/manual.h"
 #include "partitioner/op_context.h"
@@ -17,7 +18,6 @@
 namespace gspmd {
 namespace {
 
-bool IsSdyTarget(const std::string& target) { return target.rfind("xla.sdy.", 0) == 0; }
 
 std::string Where(const Instruction& instruction) { return StrCat("%", instruction.name()); }
 
@@ -192,10 +192,11 @@ bool PartitionCustomCall(OpContext& op) {
   if (target == "Sharding") return PartitionAnnotation(op);
   if (target == "SPMDFullToShardShape") return PartitionFullToShard(op);
   if (target == "SPMDShardToFullShape") return PartitionShardToFull(op);
-  if (!IsSdyTarget(target)) return false;
-  if (target == "xla.sdy.GlobalToLocalShape") return PartitionGlobalToLocal(op);
-  if (target == "xla.sdy.LocalToGlobalShape") return PartitionLocalToGlobal(op);
-  if (target == "xla.sdy.ShardingGroup") return PartitionShardingGroup(op);
+  const std::string_view sdy = SdyTargetName(target);  // also the local_xla.sdy.* spelling
+  if (sdy.empty()) return false;
+  if (sdy == "GlobalToLocalShape") return PartitionGlobalToLocal(op);
+  if (sdy == "LocalToGlobalShape") return PartitionLocalToGlobal(op);
+  if (sdy == "ShardingGroup") return PartitionShardingGroup(op);
   // xla.sdy.FuncResultSharding, xla.sdy.PropagationBarrier, ...: annotations of a value.
   return PartitionAnnotation(op);
 }

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "ir/sdy_custom_calls.h"
 #include "runtime/interp/eval_elementwise.h"
 #include "runtime/interp/kernels.h"
 #include "support/diagnostic.h"
@@ -91,7 +92,7 @@ struct Frame {
 
 bool IsIdentityCustomCall(std::string_view target) {
   return target == "Sharding" || target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape" ||
-         target.starts_with("xla.sdy.");
+         !SdyTargetName(target).empty();
 }
 
 // Opcodes whose result is their (first) operand, unchanged.
