@@ -1,6 +1,7 @@
 // Tests of the convolution handler: halo exchange for spatial splits (strides, padding,
 // dilations, uneven dims, halos longer than a shard), batch / feature / group partitioning,
-// and that every partitioned program computes the numbers of the unpartitioned one.
+// uneven kernel-tap splits next to +-inf / NaN, and that every partitioned program computes
+// the numbers of the unpartitioned one.
 #include <cmath>
 #include <memory>
 #include <string>
@@ -82,6 +83,40 @@ void ExpectSameNumbers(const Partitioned& p) {
   ASSERT_EQ(outputs.size(), 1u);
   LiteralComparison comparison = CompareLiterals(outputs[0], expected, 1e-4);
   EXPECT_TRUE(comparison.matches) << comparison.message << "\n" << p.text;
+}
+
+// Runs the partitioned and the original program on `inputs` and compares (NaN and inf
+// positions must match); false on a mismatch.
+bool ExpectSameNumbersOn(const Partitioned& p, const std::vector<Literal>& inputs, const std::string& what) {
+  Literal expected = EvaluateModule(*p.original, inputs);
+  std::vector<Literal> outputs = RunSpmd(*p.module, inputs, OptionsFromLikeModule(*p.module, p.original.get()));
+  EXPECT_EQ(outputs.size(), 1u);
+  if (outputs.size() != 1) return false;
+  LiteralComparison comparison = CompareLiterals(outputs[0], expected, 1e-4);
+  EXPECT_TRUE(comparison.matches) << what << ": " << comparison.message << "\n" << p.text;
+  return comparison.matches;
+}
+
+// For every index j of dim `dim` of parameter `param`: the inputs of ExpectSameNumbers with
+// that slice set to -inf (even j), +inf (odd j) or NaN (the last j), so every input
+// position meets the padded taps of some device. Stops at the first mismatch.
+void ExpectSameNumbersWithNonFiniteSlices(const Partitioned& p, int64_t param, int64_t dim) {
+  const Computation* entry = p.original->entry();
+  const Shape& shape = entry->parameter(param)->shape();
+  int64_t inner = 1;
+  for (int64_t d = dim + 1; d < shape.rank(); ++d) inner *= shape.dim(d);
+  int64_t size = shape.dim(dim);
+  for (int64_t j = 0; j < size; ++j) {
+    std::vector<Literal> inputs;
+    for (int64_t i = 0; i < entry->num_parameters(); ++i) inputs.push_back(Values(entry->parameter(i)->shape(), i));
+    double value = j == size - 1 ? std::nan("") : (j % 2 == 0 ? -INFINITY : INFINITY);
+    Literal& literal = inputs[param];
+    for (int64_t e = 0; e < literal.element_count(); ++e)
+      if ((e / inner) % size == j) literal.SetFromDouble(e, value);
+    if (!ExpectSameNumbersOn(p, inputs, "parameter " + std::to_string(param) + " index " + std::to_string(j) +
+                                       " of dim " + std::to_string(dim) + " = " + std::to_string(value)))
+      return;
+  }
 }
 
 // A module with one convolution of `lhs` and `rhs` giving `out`, with the given shardings.
@@ -387,6 +422,196 @@ TEST(ConvolutionPartitionTest, SpatialShardedInputWithReplicatedOutput) {
   // Gathering the input (3/4 of it) costs as much as gathering the output; never more.
   EXPECT_LE(CommBytes(p), 2.0 * 32 * 4 * 4 * 3 / 4 + 1e-6) << p.text;
   ExpectSameNumbers(p);
+}
+
+// Uneven tap splits (window mode): a device whose tile of taps is only partly real must never
+// apply its padded taps to real input, which may be +-inf (0 * inf = NaN): every input
+// position in turn is made non-finite, and the kernel's uneven padding is made inf by a
+// division (padding is unspecified), so neither may reach a kept result.
+
+// `value` = 1 / `name` (same shape and sharding): the uneven padding of its shards holds inf
+// (the runtime pads parameters' shards with zeros).
+std::string Reciprocal(const std::string& value, const std::string& name, const std::string& shape,
+                       const std::string& sharding) {
+  std::string element = shape.substr(0, shape.find('['));
+  return "\n  %one." + value + " = " + element + "[] constant(1)\n  %ones." + value + " = " + shape +
+         " broadcast(%one." + value + "), dimensions={}, sharding=" + sharding + "\n  %" + value + " = " + shape +
+         " divide(%ones." + value + ", %" + name + "), sharding=" + sharding;
+}
+
+// ConvModule with the kernel replaced by its reciprocal (and the input too when
+// `reciprocal_lhs`), so the operands' uneven padding holds inf.
+std::string ConvOfReciprocalKernelModule(int64_t partitions, const std::string& lhs, const std::string& lhs_sharding,
+                                         const std::string& rhs, const std::string& rhs_sharding,
+                                         const std::string& out, const std::string& out_sharding,
+                                         const std::string& attributes, bool reciprocal_lhs = false) {
+  return "HloModule m, num_partitions=" + std::to_string(partitions) + "\nENTRY e {\n  %x = " + lhs +
+         " parameter(0), sharding=" + lhs_sharding + "\n  %k = " + rhs + " parameter(1), sharding=" + rhs_sharding +
+         Reciprocal("r", "k", rhs, rhs_sharding) + (reciprocal_lhs ? Reciprocal("xr", "x", lhs, lhs_sharding) : "") +
+         "\n  ROOT %c = " + out + " convolution(%" + (reciprocal_lhs ? "xr" : "x") + ", %r), " + attributes +
+         ", sharding=" + out_sharding + "\n}\n";
+}
+
+// The partitioned program convolves the partial tile's taps apart (more than one local
+// convolution) and computes the original's numbers with non-finite inputs along the input
+// spatial dim `lhs_dim`.
+void ExpectTapExact(const Partitioned& p, int64_t lhs_dim, double comm_bytes) {
+  EXPECT_GE(CountOf(p, Opcode::kConvolution), 2) << p.text;
+  EXPECT_NEAR(CommBytes(p), comm_bytes, 1e-6) << p.text;  // as with the padded taps applied
+  ExpectSameNumbers(p);
+  ExpectSameNumbersWithNonFiniteSlices(p, 0, lhs_dim);
+}
+
+TEST(ConvolutionUnevenTapsTest, SevenTapsOverTwoDevices) {
+  Partitioned p = Partition(ConvModule(2, "f32[1,8,2]", "{devices=[1,2,1]<=[2]}", "f32[7,1,1]",
+                                       "{devices=[2,1,1]<=[2]}", "f32[2,2,1]", "{replicated}",
+                                       "window={size=7}, dim_labels=f0b_0io->0bf"));
+  ExpectTapExact(p, 1, 24);
+}
+
+TEST(ConvolutionUnevenTapsTest, BackwardFilterWithPaddingOverFourDevices) {
+  // 14 taps over 4 devices: 4, 4, 4 and 2 real of 4.
+  Partitioned p = Partition(ConvModule(4, "f32[2,14,3]", "{devices=[1,4,1]<=[4]}", "f32[2,14,4]",
+                                       "{devices=[1,4,1]<=[4]}", "f32[3,3,4]", "{replicated}",
+                                       "window={size=14 pad=1_1}, dim_labels=f0b_i0o->0bf"));
+  ExpectTapExact(p, 1, 264);
+}
+
+TEST(ConvolutionUnevenTapsTest, PaddedKernelShardsHoldingInfinityAreNeverApplied) {
+  Partitioned p = Partition(ConvOfReciprocalKernelModule(4, "f32[2,14,3]", "{devices=[1,4,1]<=[4]}",
+                                                         "f32[2,14,4]", "{devices=[1,4,1]<=[4]}", "f32[3,3,4]",
+                                                         "{replicated}",
+                                                         "window={size=14 pad=1_1}, dim_labels=f0b_i0o->0bf"));
+  ExpectTapExact(p, 1, 264);
+}
+
+TEST(ConvolutionUnevenTapsTest, PartialAndEmptyTapTiles) {
+  // 9 taps over 6 devices: 2, 2, 2, 2, 1 real of 2, and none.
+  Partitioned p = Partition(ConvOfReciprocalKernelModule(6, "f32[16,11,1]", "{devices=[1,6,1]<=[6]}",
+                                                         "f32[16,9,1]", "{devices=[1,6,1]<=[6]}", "f32[3,1,1]",
+                                                         "{replicated}", "window={size=9}, dim_labels=f0b_i0o->0bf"));
+  ExpectTapExact(p, 1, 340);
+}
+
+TEST(ConvolutionUnevenTapsTest, BackwardFilterOfAStridedConvolution) {
+  // The forward convolution had stride 2 (rhs_dilate=2 here): 7 taps over 4 devices.
+  Partitioned p = Partition(ConvModule(4, "f32[2,15,3]", "{devices=[1,4,1]<=[4]}", "f32[2,7,4]",
+                                       "{devices=[1,4,1]<=[4]}", "f32[4,3,4]", "{replicated}",
+                                       "window={size=7 pad=1_0 rhs_dilate=2}, dim_labels=f0b_i0o->0bf"));
+  ExpectTapExact(p, 1, 336);
+}
+
+TEST(ConvolutionUnevenTapsTest, StridedPaddedWindow) {
+  // 15 taps over 2 devices (8 and 7 real of 8), stride 2, padding on both sides.
+  Partitioned p = Partition(ConvModule(2, "f32[16,20,1]", "{devices=[1,2,1]<=[2]}", "f32[16,15,1]",
+                                       "{devices=[1,2,1]<=[2]}", "f32[4,1,1]", "{replicated}",
+                                       "window={size=15 stride=2 pad=1_1}, dim_labels=f0b_i0o->0bf"));
+  ExpectTapExact(p, 1, 400);
+}
+
+TEST(ConvolutionUnevenTapsTest, BackwardFilterOfATransposedConvolution) {
+  // lhs_dilate=2 (the forward convolution was transposed): 14 taps over 4 devices.
+  Partitioned p = Partition(ConvModule(4, "f32[2,8,3]", "{devices=[1,4,1]<=[4]}", "f32[2,14,4]",
+                                       "{devices=[1,4,1]<=[4]}", "f32[4,3,4]", "{replicated}",
+                                       "window={size=14 pad=1_1 lhs_dilate=2}, dim_labels=f0b_i0o->0bf"));
+  ExpectTapExact(p, 1, 312);
+}
+
+TEST(ConvolutionUnevenTapsTest, LhsDilationWithShiftingOffsets) {
+  // lhs_dilate=3 with 4 taps per tile: the offset into the dilated input differs per tile.
+  Partitioned p = Partition(ConvModule(4, "f32[2,6,3]", "{devices=[1,4,1]<=[4]}", "f32[2,14,4]",
+                                       "{devices=[1,4,1]<=[4]}", "f32[5,3,4]", "{replicated}",
+                                       "window={size=14 pad=1_1 lhs_dilate=3}, dim_labels=f0b_i0o->0bf"));
+  ExpectTapExact(p, 1, 432);
+}
+
+TEST(ConvolutionUnevenTapsTest, TapsOverTwoMeshAxes) {
+  // 16 taps over 6 devices (3 each, the sixth tile 1 real of 3).
+  Partitioned p = Partition(ConvOfReciprocalKernelModule(6, "f32[2,16,3]", "{devices=[1,6,1]<=[6]}",
+                                                         "f32[2,16,4]", "{devices=[1,6,1]<=[6]}", "f32[3,3,4]",
+                                                         "{replicated}",
+                                                         "window={size=16 pad=1_1}, dim_labels=f0b_i0o->0bf"));
+  ExpectTapExact(p, 1, 288);
+}
+
+TEST(ConvolutionUnevenTapsTest, ContractedBatchAndUnevenTapsOnATwoDimensionalMesh) {
+  // 7 taps over the 3-way axis (3, 3 and 1 real of 3), the contracted batch over the 2-way one.
+  Partitioned p = Partition(ConvModule(6, "f32[8,16,1]", "{devices=[2,3,1]<=[6]}", "f32[8,7,1]",
+                                       "{devices=[2,3,1]<=[6]}", "f32[10,1,1]", "{replicated}",
+                                       "window={size=7}, dim_labels=f0b_i0o->0bf"));
+  ExpectTapExact(p, 1, 776.0 / 3);
+}
+
+TEST(ConvolutionUnevenTapsTest, PartiallyReplicatedUnevenTaps) {
+  Partitioned p = Partition(ConvModule(4, "f32[16,14,1]", "{devices=[1,2,1,2]<=[4] last_tile_dim_replicate}",
+                                       "f32[16,7,1]", "{devices=[1,2,1,2]<=[4] last_tile_dim_replicate}",
+                                       "f32[8,1,1]", "{replicated}", "window={size=7}, dim_labels=f0b_i0o->0bf"));
+  ExpectTapExact(p, 1, 480);
+}
+
+TEST(ConvolutionUnevenTapsTest, TwoUnevenWindowDimsOnATwoDimensionalMesh) {
+  // 7 taps over 2 (4 and 3 real of 4) by 5 taps over 2 (3 and 2 real of 3): four tile classes.
+  Partitioned p = Partition(ConvOfReciprocalKernelModule(4, "f32[2,7,5,3]", "{devices=[1,2,2,1]<=[4]}",
+                                                         "f32[2,7,5,4]", "{devices=[1,2,2,1]<=[4]}",
+                                                         "f32[3,3,3,4]", "{replicated}",
+                                                         "window={size=7x5 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf"));
+  EXPECT_EQ(CountOf(p, Opcode::kConvolution), 4) << p.text;
+  ExpectTapExact(p, 1, 1080);
+  ExpectSameNumbersWithNonFiniteSlices(p, 0, 2);
+}
+
+TEST(ConvolutionUnevenTapsTest, BackwardFilterOfADepthwiseConvolution) {
+  // batch_group_count: the kernel gradient of a depthwise convolution, 7 taps over 2.
+  Partitioned p = Partition(ConvModule(2, "f32[2,9,4]", "{devices=[1,2,1]<=[2]}", "f32[2,7,4]",
+                                       "{devices=[1,2,1]<=[2]}", "f32[3,1,4]", "{replicated}",
+                                       "window={size=7}, dim_labels=f0b_i0o->0bf, batch_group_count=4"));
+  ExpectTapExact(p, 1, 112);
+}
+
+TEST(ConvolutionUnevenTapsTest, DepthwiseConvolutionWithSplitKernelTaps) {
+  // feature_group_count: a depthwise convolution whose 7 kernel taps are split over 2.
+  Partitioned p = Partition(ConvModule(2, "f32[2,9,4]", "{devices=[1,2,1]<=[2]}", "f32[7,1,4]",
+                                       "{devices=[2,1,1]<=[2]}", "f32[2,3,4]", "{replicated}",
+                                       "window={size=7}, dim_labels=b0f_0io->b0f, feature_group_count=4"));
+  ExpectTapExact(p, 1, 160);
+}
+
+TEST(ConvolutionUnevenTapsTest, BackwardInputOfAStridedConvolution) {
+  // The input gradient as JAX writes it: lhs_dilate=2 with the (reversed) 3-tap kernel split
+  // over 2 devices.
+  Partitioned p = Partition(ConvModule(2, "f32[1,8,16]", "{devices=[1,2,1]<=[2]}", "f32[3,16,16]",
+                                       "{devices=[2,1,1]<=[2]}", "f32[1,17,16]", "{replicated}",
+                                       "window={size=3 pad=2_2 lhs_dilate=2}, dim_labels=b0f_0io->b0f"));
+  ExpectTapExact(p, 1, 1600);
+}
+
+TEST(ConvolutionUnevenTapsTest, EvenTapSplitsKeepOneConvolution) {
+  Partitioned p = Partition(ConvModule(4, "f32[2,16,3]", "{devices=[1,4,1]<=[4]}", "f32[2,16,4]",
+                                       "{devices=[1,4,1]<=[4]}", "f32[3,3,4]", "{replicated}",
+                                       "window={size=16 pad=1_1}, dim_labels=f0b_i0o->0bf"));
+  EXPECT_EQ(CountOf(p, Opcode::kConvolution), 1) << p.text;
+  ExpectSameNumbersWithNonFiniteSlices(p, 0, 1);
+}
+
+// Output-split spatial dims and uneven contracted features whose operands' padding holds inf:
+// the halo exchange and the feature masks must keep it out of real outputs.
+TEST(ConvolutionUnevenTapsTest, UnevenSpatialInputWhosePaddingHoldsInfinity) {
+  Partitioned p = Partition(ConvOfReciprocalKernelModule(4, "f32[2,30,3]", "{devices=[1,4,1]<=[4]}", "f32[5,3,2]",
+                                                         "{replicated}", "f32[2,30,2]", "{devices=[1,4,1]<=[4]}",
+                                                         "window={size=5 pad=2_2}, dim_labels=b0f_0io->b0f", true));
+  EXPECT_EQ(CollectiveCount(p), 2) << p.text;
+  ExpectSameNumbers(p);
+  ExpectSameNumbersWithNonFiniteSlices(p, 0, 1);
+}
+
+TEST(ConvolutionUnevenTapsTest, UnevenInputFeatureWhosePaddingHoldsInfinity) {
+  Partitioned p = Partition(ConvOfReciprocalKernelModule(4, "f32[2,6,6,6]", "{devices=[1,1,1,4]<=[4]}",
+                                                         "f32[3,3,6,5]", "{devices=[1,1,4,1]<=[4]}", "f32[2,4,4,5]",
+                                                         "{replicated}", "window={size=3x3}, dim_labels=b01f_01io->b01f",
+                                                         true));
+  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
+  ExpectSameNumbers(p);
+  ExpectSameNumbersWithNonFiniteSlices(p, 0, 3);
 }
 
 }  // namespace

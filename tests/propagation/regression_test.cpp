@@ -138,12 +138,11 @@ ENTRY %main {
   ExpectPartitionsAndComputesTheSame(p);
 }
 
-// OPEN (partitioner, convolution window mode): partially padded tap tiles. 7 taps over 2 devices;
-// the zeroed 8th tap of device 1 meets the -inf at the end of the input (which only the last
-// output's real taps should see), and 0 * -inf = NaN. Finite inputs are unaffected. Zeroing the
-// input instead cannot work (the padded tap's inputs are real taps' inputs for other outputs);
-// a fix needs tap-exact local windows (e.g. a conditional per tile class). Disabled until then.
-TEST(PropagationRegression, DISABLED_ConvolutionTapsSplitUnevenlyNextToInfinity) {
+// Partially padded tap tiles: 7 taps over 2 devices. The padded 8th tap of device 1 met the
+// -inf at the end of the input (which only the last output's real taps should see), and
+// 0 * -inf = NaN. Zeroing the input cannot work (the padded tap's inputs are real taps' inputs
+// for other outputs): the partitioner convolves exactly the real taps of each tile.
+TEST(PropagationRegression, ConvolutionTapsSplitUnevenlyNextToInfinity) {
   Propagated p = Propagate(R"(HloModule m, num_partitions=2
 ENTRY %main {
   %x = f32[1,7,2] parameter(0)

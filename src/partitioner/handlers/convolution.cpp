@@ -12,7 +12,9 @@
 //   window i    lhs spatial i + kernel spatial i          halo exchange, partial sums over
 //               (backward-filter convolutions, where the  the taps
 //               "kernel" is the output gradient)
-// A kernel spatial dim is split only in the window mode (not with window reversal).
+// A kernel spatial dim is split only in the window mode (not with window reversal). Taps split
+// unevenly are convolved tap-exactly (TapExactConvolution): a padded tap never meets real
+// input, which may hold inf.
 #include <algorithm>
 
 #include "partitioner/halo_exchange.h"
@@ -51,6 +53,15 @@ struct SpatialSplit {
   std::vector<int64_t> start;
   std::vector<int64_t> low;
   bool uniform_low = true;
+};
+
+// A window dim (index `spatial`) whose taps split unevenly: each tile holds ceil(K/T) taps,
+// but the partial tile holds only `partial` real ones (and tiles past it none); `full[p]`:
+// device p's tile holds only real taps.
+struct UnevenTaps {
+  int64_t spatial = 0;
+  int64_t partial = 0;
+  std::vector<bool> full;
 };
 
 int64_t OutputSize(int64_t in, const WindowDim& w) {
@@ -308,8 +319,7 @@ class ConvolutionPartitioner {
     return bytes;
   }
 
-  // Zeroes the uneven padding of dim `dim` of an operand (a contracted feature dim, or split
-  // kernel taps).
+  // Zeroes the uneven padding of dim `dim` of an operand (a contracted feature dim).
   Instruction* MaskDimPadding(Instruction* local, const Shape& global, const AxisSharding& layout, int64_t dim) {
     if (global.dim(dim) % layout.TileCount(dim) == 0) return local;
     HloBuilder& b = op_.builder();
@@ -358,6 +368,95 @@ class ConvolutionPartitioner {
     return local;
   }
 
+  // The convolution of `lhs` and `rhs` with `window`, giving `local_shape`, with the group
+  // counts of the per-device operands.
+  Instruction* LocalConvolution(Instruction* lhs, Instruction* rhs, Window window, const Shape& local_shape,
+                                int64_t group_tiles) {
+    const ConvDimensionNumbers& dn = conv_.conv_dims();
+    Instruction* local = op_.Clone(local_shape, {lhs, rhs});
+    local->mutable_window() = std::move(window);
+    if (conv_.feature_group_count > 1) local->feature_group_count = conv_.feature_group_count / group_tiles;
+    if (conv_.batch_group_count > 1) local->batch_group_count = conv_.batch_group_count / group_tiles;
+    for (int64_t i = 0; i < spatial_count_; ++i) {
+      int64_t out_dim = dn.output_spatial_dims[i];
+      GSPMD_CHECK(OutputSize(lhs->shape().dim(dn.input_spatial_dims[i]), local->window()[i]) == local_shape.dim(out_dim),
+                  "local convolution window of %", conv_.name(), " gives the wrong size");
+    }
+    return local;
+  }
+
+  // The local convolution restricted to local taps [0, partial) of every uneven window dim,
+  // or to [partial, local size) of those in `rest_mask`: the kernel is sliced to those taps,
+  // and the input window shifted to where they read (dropping input elements they never
+  // reach instead of padding negatively). Null when the taps read only padding (a zero piece).
+  Instruction* ConvolutionOfTaps(Instruction* lhs, Instruction* rhs, Window window, const Shape& local_shape,
+                                 int64_t group_tiles, const std::vector<UnevenTaps>& uneven, int64_t rest_mask) {
+    const ConvDimensionNumbers& dn = conv_.conv_dims();
+    std::vector<SliceDim> lhs_slice, rhs_slice;
+    for (int64_t d : lhs->shape().dims()) lhs_slice.push_back({0, d, 1});
+    for (int64_t d : rhs->shape().dims()) rhs_slice.push_back({0, d, 1});
+    bool lhs_sliced = false;
+    for (size_t u = 0; u < uneven.size(); ++u) {
+      int64_t i = uneven[u].spatial;
+      WindowDim& w = window[i];
+      bool rest = (rest_mask >> u) & 1;
+      int64_t first = rest ? uneven[u].partial : 0;
+      int64_t last = rest ? w.size : uneven[u].partial;
+      rhs_slice[dn.kernel_spatial_dims[i]] = {first, last, 1};
+      int64_t in_dim = dn.input_spatial_dims[i];
+      int64_t in_size = lhs->shape().dim(in_dim);
+      int64_t low = w.padding_low - first * w.window_dilation;
+      int64_t high = w.padding_high - (w.size - last) * w.window_dilation;
+      int64_t drop_low = low < 0 ? CeilDiv(-low, w.base_dilation) : 0;
+      int64_t drop_high = high < 0 ? CeilDiv(-high, w.base_dilation) : 0;
+      if (drop_low + drop_high >= in_size) return nullptr;
+      lhs_slice[in_dim] = {drop_low, in_size - drop_high, 1};
+      lhs_sliced = lhs_sliced || drop_low > 0 || drop_high > 0;
+      w.size = last - first;
+      w.padding_low = low + drop_low * w.base_dilation;
+      w.padding_high = high + drop_high * w.base_dilation;
+    }
+    HloBuilder& b = op_.builder();
+    Instruction* piece_lhs = lhs_sliced ? b.Slice(lhs, std::move(lhs_slice)) : lhs;
+    Instruction* piece_rhs = b.Slice(rhs, std::move(rhs_slice));
+    return LocalConvolution(piece_lhs, piece_rhs, std::move(window), local_shape, group_tiles);
+  }
+
+  // The local convolution when some window dims' taps split unevenly, without ever applying
+  // a padded tap to real input (0 * inf would be NaN): every device convolves the taps that
+  // the partial tile holds, and the devices whose tiles are full in a set of those dims add
+  // the convolution of their remaining taps (selected by partition-id). Together the pieces
+  // cost one convolution's arithmetic.
+  Instruction* TapExactConvolution(Instruction* lhs, Instruction* rhs, const Window& window, const Shape& local_shape,
+                                   int64_t group_tiles, const std::vector<UnevenTaps>& uneven) {
+    HloBuilder& b = op_.builder();
+    int64_t devices = op_.spmd().num_devices();
+    Instruction* sum = nullptr;
+    for (int64_t rest_mask = 0; rest_mask < (int64_t{1} << uneven.size()); ++rest_mask) {
+      std::vector<int64_t> include(devices, 1);
+      for (size_t u = 0; u < uneven.size(); ++u)
+        for (int64_t p = 0; ((rest_mask >> u) & 1) && p < devices; ++p)
+          if (!uneven[u].full[p]) include[p] = 0;
+      bool none = std::all_of(include.begin(), include.end(), [](int64_t x) { return x == 0; });
+      bool all = std::all_of(include.begin(), include.end(), [](int64_t x) { return x == 1; });
+      if (none) continue;
+      Instruction* piece = ConvolutionOfTaps(lhs, rhs, window, local_shape, group_tiles, uneven, rest_mask);
+      if (piece == nullptr) continue;
+      Instruction* with = sum == nullptr ? piece : b.Binary(Opcode::kAdd, sum, piece);
+      if (all) {
+        sum = with;
+        continue;
+      }
+      Instruction* without = sum;
+      if (without == nullptr)
+        without = b.BroadcastScalar(b.ScalarConstant(local_shape.element_type(), 0), local_shape.dims());
+      Instruction* keep = b.Compare(b.TableLookup(include), b.S32Constant(0), ComparisonDirection::kNe);
+      sum = b.Select(b.BroadcastScalar(keep, local_shape.dims()), with, without);
+    }
+    if (sum != nullptr) return sum;
+    return b.BroadcastScalar(b.ScalarConstant(local_shape.element_type(), 0), local_shape.dims());
+  }
+
   void Emit(const SlotPlacement& placement) {
     const ConvDimensionNumbers& dn = conv_.conv_dims();
     const AxisSharding& lhs_layout = placement.inputs[0];
@@ -370,22 +469,32 @@ class ConvolutionPartitioner {
       rhs = MaskDimPadding(rhs, shapes_.rhs, rhs_layout, dn.kernel_input_feature_dim);
     }
     Window window = conv_.window();
+    int64_t devices = op_.spmd().num_devices();
     // Devices whose taps of some split window are all past its end (more tiles than taps).
-    std::vector<int64_t> has_taps(op_.spmd().num_devices(), 1);
+    std::vector<int64_t> has_taps(devices, 1);
     bool some_without_taps = false;
+    // Window dims with a partially padded tap tile. The kernel's padded taps are never
+    // masked: no device applies them (TapExactConvolution), or its result is zeroed.
+    std::vector<UnevenTaps> uneven;
     for (int64_t i = 0; i < spatial_count_; ++i) {
       int64_t tiles = TilesOfSpatial(placement.slot_axes, i);
       if (tiles == 1) continue;
       bool by_output = modes_[i] == SpatialMode::kOutput;
       const AxisSharding& layout = by_output ? placement.result : rhs_layout;
       int64_t tile_dim = by_output ? dn.output_spatial_dims[i] : dn.kernel_spatial_dims[i];
-      std::vector<int64_t> tile_of(op_.spmd().num_devices());
-      for (int64_t p = 0; p < op_.spmd().num_devices(); ++p) tile_of[p] = layout.TileIndex(p)[tile_dim];
-      if (!by_output) rhs = MaskDimPadding(rhs, shapes_.rhs, rhs_layout, tile_dim);
-      for (int64_t p = 0; !by_output && p < op_.spmd().num_devices(); ++p) {
-        if (tile_of[p] * ShardSize(conv_.window()[i].size, tiles) < conv_.window()[i].size) continue;
+      std::vector<int64_t> tile_of(devices);
+      for (int64_t p = 0; p < devices; ++p) tile_of[p] = layout.TileIndex(p)[tile_dim];
+      int64_t size = conv_.window()[i].size;
+      int64_t taps = ShardSize(size, tiles);
+      for (int64_t p = 0; !by_output && p < devices; ++p) {
+        if (tile_of[p] * taps < size) continue;
         has_taps[p] = 0;
         some_without_taps = true;
+      }
+      if (!by_output && size % taps != 0) {
+        UnevenTaps u{i, size % taps, std::vector<bool>(devices)};
+        for (int64_t p = 0; p < devices; ++p) u.full[p] = (tile_of[p] + 1) * taps <= size;
+        uneven.push_back(std::move(u));
       }
       SpatialSplit split = SplitFor(modes_[i], conv_.window()[i], shapes_.lhs.dim(dn.input_spatial_dims[i]),
                                     shapes_.out.dim(dn.output_spatial_dims[i]), tiles);
@@ -393,18 +502,12 @@ class ConvolutionPartitioner {
     }
     Sharding local_sharding = placement.result.ToSharding();
     Shape local_shape = ShardShapeOf(local_sharding, shapes_.out);
-    Instruction* local = op_.Clone(local_shape, {lhs, rhs});
-    local->mutable_window() = std::move(window);
     int64_t group_tiles = TileCountOf(placement.slot_axes[kOutFeatureSlot]);
-    if (conv_.feature_group_count > 1) local->feature_group_count = conv_.feature_group_count / group_tiles;
-    if (conv_.batch_group_count > 1) local->batch_group_count = conv_.batch_group_count / group_tiles;
-    for (int64_t i = 0; i < spatial_count_; ++i) {
-      int64_t out_dim = dn.output_spatial_dims[i];
-      GSPMD_CHECK(OutputSize(lhs->shape().dim(dn.input_spatial_dims[i]), local->window()[i]) == local_shape.dim(out_dim),
-                  "local convolution window of %", conv_.name(), " gives the wrong size");
-    }
+    Instruction* local = uneven.empty()
+                             ? LocalConvolution(lhs, rhs, std::move(window), local_shape, group_tiles)
+                             : TapExactConvolution(lhs, rhs, window, local_shape, group_tiles, uneven);
     if (some_without_taps) {
-      // Their zeroed taps meet real input (0 * inf would be NaN): their partial sums are zero.
+      // Their padded taps meet real input (0 * inf would be NaN): their partial sums are zero.
       HloBuilder& b = op_.builder();
       Instruction* keep = b.Compare(b.TableLookup(has_taps), b.S32Constant(0), ComparisonDirection::kNe);
       Instruction* zero = b.ScalarConstant(shapes_.out.element_type(), 0);
