@@ -167,13 +167,16 @@ ENTRY %main (x: f32[8]) -> f32[8] {
   EXPECT_EQ(p.Origin("a"), "default (replicated)");
 }
 
-TEST(PropagationDriverTest, DeviceCountFromOptionsModuleOrShardings) {
-  const char* text = R"(HloModule m, num_partitions=2
+// A two-device module whose parameter is annotated and whose root is not.
+constexpr const char* kNegateOnTwoDevices = R"(HloModule m, num_partitions=2
 ENTRY %main (x: f32[8]) -> f32[8] {
   %x = f32[8]{0} parameter(0), sharding={devices=[2]<=[2]}
   ROOT %n = f32[8]{0} negate(%x)
 }
 )";
+
+TEST(PropagationDriverTest, DeviceCountFromOptionsModuleOrShardings) {
+  const char* text = kNegateOnTwoDevices;
   EXPECT_EQ(Propagate(text).result.num_partitions, 2);
   PropagationOptions options;
   options.num_partitions = 4;
@@ -198,12 +201,7 @@ ENTRY %main (x: f32[8]) -> f32[8] {
 
 // Origins cost a string-keyed entry per instruction: only --explain asks for them.
 TEST(PropagationDriverTest, OriginsAreRecordedOnlyWhenAsked) {
-  const char* text = R"(HloModule m, num_partitions=2
-ENTRY %main (x: f32[8]) -> f32[8] {
-  %x = f32[8]{0} parameter(0), sharding={devices=[2]<=[2]}
-  ROOT %n = f32[8]{0} negate(%x)
-}
-)";
+  const char* text = kNegateOnTwoDevices;
   std::unique_ptr<Module> module = ParseModule(text, "test.hlo");
   PropagationResult quiet = PropagateShardings(*module);
   EXPECT_TRUE(quiet.origins.empty());
