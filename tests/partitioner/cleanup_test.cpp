@@ -1,50 +1,17 @@
 // Tests of the partitioner's cleanup: identity collectives, common subexpressions, dead code,
 // and channel ids above the input's.
-#include <algorithm>
 #include <memory>
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "analysis/literal_compare.h"
 #include "partitioner/cleanup.h"
-#include "partitioner/partitioner.h"
-#include "runtime/interp/evaluator.h"
-#include "runtime/spmd/like_module.h"
-#include "text/parser.h"
-#include "text/printer.h"
+#include "partitioner/partition_test_harness.h"
+#include "support/diagnostic.h"
 
-namespace gspmd {
+namespace gspmd::partition_test {
 namespace {
-
-std::vector<const Instruction*> All(const Module& module, Opcode opcode) {
-  std::vector<const Instruction*> found;
-  for (const auto& computation : module.computations())
-    for (const auto& instruction : computation->instructions())
-      if (instruction->opcode() == opcode) found.push_back(instruction.get());
-  return found;
-}
-
-size_t Count(const Module& module, Opcode opcode) { return All(module, opcode).size(); }
-
-constexpr const char* kSum = R"(
-%sum (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %s = f32[] add(%a, %b)
-}
-)";
-
-std::unique_ptr<Module> Cleaned(const std::string& text) {
-  std::unique_ptr<Module> module = ParseModule(text);
-  CleanupPartitionedModule(*module);
-  // The result still prints and parses.
-  return ParseModule(PrintModule(*module), "cleaned.hlo");
-}
-
-// ---- Common subexpressions ----
 
 TEST(CleanupTest, MergesEqualInstructionsTransitively) {
   const std::string text = R"(HloModule m
@@ -68,11 +35,12 @@ ENTRY %main (x: f32[4,8], y: f32[4,8]) -> (f32[4,8], f32[4,8]) {
   std::unique_ptr<Module> module = ParseModule(text);
   CleanupStats stats = CleanupPartitionedModule(*module);
   EXPECT_EQ(stats.instructions_merged, 5);
-  EXPECT_EQ(Count(*module, Opcode::kAdd), 1u);
-  EXPECT_EQ(Count(*module, Opcode::kMultiply), 1u);
-  EXPECT_EQ(Count(*module, Opcode::kConstant), 1u);
-  EXPECT_EQ(Count(*module, Opcode::kBroadcast), 1u);
-  EXPECT_EQ(Count(*module, Opcode::kSubtract), 1u);
+  ExpectStructure(*module, PrintModule(*module),
+                  {.counts = {{Opcode::kAdd, 1},
+                              {Opcode::kMultiply, 1},
+                              {Opcode::kConstant, 1},
+                              {Opcode::kBroadcast, 1},
+                              {Opcode::kSubtract, 1}}});
   const Instruction* root = module->entry()->root();
   EXPECT_EQ(root->operand(0), root->operand(1));
 
@@ -86,8 +54,19 @@ ENTRY %main (x: f32[4,8], y: f32[4,8]) -> (f32[4,8], f32[4,8]) {
   EXPECT_TRUE(before.BitwiseEquals(after));
 }
 
-TEST(CleanupTest, KeepsInstructionsThatDifferOrMustStaySeparate) {
-  std::unique_ptr<Module> module = Cleaned(R"(HloModule m
+// A module cleaned up on its own (not partitioned), what it then contains, and further checks.
+struct CleanupCase {
+  std::string name;
+  std::string hlo;
+  std::vector<OpCount> counts = {};
+  void (*check)(const Module&) = nullptr;
+};
+
+void PrintTo(const CleanupCase& c, std::ostream* out) { *out << c.name; }
+
+const std::vector<CleanupCase> kCases = {
+    {.name = "KeepsInstructionsThatDifferOrMustStaySeparate",
+     .hlo = R"(HloModule m
 ENTRY %main (x: f32[8], y: f32[8]) -> (f32[4], f32[4], f32[8], f32[8], f32[], f32[], f32[8], f32[8], f32[8]) {
   %x = f32[8]{0} parameter(0)
   %y = f32[8]{0} parameter(1)
@@ -104,18 +83,13 @@ ENTRY %main (x: f32[8], y: f32[8]) -> (f32[4], f32[4], f32[8], f32[8], f32[], f3
   %n1 = f32[8]{0} negate(%y)
   ROOT %t = (f32[4]{0}, f32[4]{0}, f32[8]{0}, f32[8]{0}, f32[], f32[], f32[8]{0}, f32[8]{0}, f32[8]{0}) tuple(%s1, %s2, %cc1, %cc2, %k1, %k2, %r1, %r2, %n1)
 }
-)");
-  EXPECT_EQ(Count(*module, Opcode::kSlice), 2u);
-  EXPECT_EQ(Count(*module, Opcode::kCustomCall), 2u);
-  EXPECT_EQ(Count(*module, Opcode::kRng), 2u);
-  EXPECT_EQ(Count(*module, Opcode::kParameter), 2u);
-  // k1 and one are both f32 1: merged; k2 and zero differ.
-  EXPECT_EQ(Count(*module, Opcode::kConstant), 3u);
-}
-
-TEST(CleanupTest, CollectivesDifferingOnlyInChannelIdMerge) {
-  // Two replicas, so that the cross-replica %ar4 (no channel_id) is no identity.
-  std::unique_ptr<Module> module = Cleaned(std::string("HloModule m, replica_count=2, num_partitions=4\n") + kSum + R"(
+)",
+     // k1 and one are both f32 1: merged; k2 and zero differ.
+     .counts = {{Opcode::kSlice, 2}, {Opcode::kCustomCall, 2}, {Opcode::kRng, 2}, {Opcode::kParameter, 2},
+                {Opcode::kConstant, 3}}},
+    // Two replicas, so that the cross-replica %ar4 (no channel_id) is no identity.
+    {.name = "CollectivesDifferingOnlyInChannelIdMerge",
+     .hlo = std::string("HloModule m, replica_count=2, num_partitions=4\n") + kSum + R"(
 ENTRY %main (x: f32[8]) -> (f32[8], f32[8], f32[8], f32[8]) {
   %x = f32[8]{0} parameter(0)
   %ar1 = f32[8]{0} all-reduce(%x), channel_id=1, replica_groups=[2,2]<=[4], use_global_device_ids=true, to_apply=%sum
@@ -124,20 +98,20 @@ ENTRY %main (x: f32[8]) -> (f32[8], f32[8], f32[8], f32[8]) {
   %ar4 = f32[8]{0} all-reduce(%x), replica_groups={}, to_apply=%sum
   ROOT %t = (f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}) tuple(%ar1, %ar2, %ar3, %ar4)
 }
-)");
-  std::vector<const Instruction*> all_reduces = All(*module, Opcode::kAllReduce);
-  ASSERT_EQ(all_reduces.size(), 3u);
-  std::set<int64_t> channel_ids;
-  for (const Instruction* all_reduce : all_reduces)
-    if (all_reduce->channel_id) channel_ids.insert(*all_reduce->channel_id);
-  EXPECT_EQ(channel_ids, (std::set<int64_t>{1, 3}));
-  const Instruction* root = module->entry()->root();
-  EXPECT_EQ(root->operand(0), root->operand(1));
-  EXPECT_NE(root->operand(0), root->operand(2));
-}
-
-TEST(CleanupTest, EntryRootKeepsItsSharding) {
-  std::unique_ptr<Module> module = Cleaned(R"(HloModule m, num_partitions=2
+)",
+     .counts = {{Opcode::kAllReduce, 3}},
+     .check =
+         [](const Module& module) {
+           std::set<int64_t> channel_ids;
+           for (const Instruction* all_reduce : InstructionsWith(module, Opcode::kAllReduce))
+             if (all_reduce->channel_id) channel_ids.insert(*all_reduce->channel_id);
+           EXPECT_EQ(channel_ids, (std::set<int64_t>{1, 3}));
+           const Instruction* root = module.entry()->root();
+           EXPECT_EQ(root->operand(0), root->operand(1));
+           EXPECT_NE(root->operand(0), root->operand(2));
+         }},
+    {.name = "EntryRootKeepsItsSharding",
+     .hlo = R"(HloModule m, num_partitions=2
 ENTRY %main (x: f32[8]) -> f32[8] {
   %x = f32[8]{0} parameter(0), sharding={replicated}
   %n1 = f32[8]{0} negate(%x)
@@ -145,16 +119,15 @@ ENTRY %main (x: f32[8]) -> f32[8] {
   %use = f32[8]{0} add(%n1, %n2)
   ROOT %n3 = f32[8]{0} negate(%use), sharding={devices=[2]<=[2]}
 }
-)");
-  EXPECT_EQ(Count(*module, Opcode::kNegate), 3u);
-  ASSERT_TRUE(module->entry()->root()->sharding().has_value());
-  EXPECT_EQ(module->entry()->root()->sharding()->ToString(), "{devices=[2]<=[2]}");
-}
-
-// ---- Identity collectives ----
-
-TEST(CleanupTest, RemovesCollectivesOverOneMemberGroups) {
-  std::unique_ptr<Module> module = Cleaned(std::string("HloModule m, num_partitions=4\n") + kSum + R"(
+)",
+     .counts = {{Opcode::kNegate, 3}},
+     .check =
+         [](const Module& module) {
+           ASSERT_TRUE(module.entry()->root()->sharding().has_value());
+           EXPECT_EQ(module.entry()->root()->sharding()->ToString(), "{devices=[2]<=[2]}");
+         }},
+    {.name = "RemovesCollectivesOverOneMemberGroups",
+     .hlo = std::string("HloModule m, num_partitions=4\n") + kSum + R"(
 ENTRY %main (x: f32[8,4]) -> f32[8,4] {
   %x = f32[8,4]{1,0} parameter(0)
   %ar = f32[8,4]{1,0} all-reduce(%x), channel_id=1, replica_groups={{0},{1},{2},{3}}, use_global_device_ids=true, to_apply=%sum
@@ -164,19 +137,17 @@ ENTRY %main (x: f32[8,4]) -> f32[8,4] {
   %cp = f32[8,4]{1,0} collective-permute(%a2a), channel_id=5, source_target_pairs={{0,0},{1,1},{2,2},{3,3}}
   ROOT %n = f32[8,4]{1,0} negate(%cp)
 }
-)");
-  EXPECT_EQ(Count(*module, Opcode::kAllReduce), 0u);
-  EXPECT_EQ(Count(*module, Opcode::kAllGather), 0u);
-  EXPECT_EQ(Count(*module, Opcode::kReduceScatter), 0u);
-  EXPECT_EQ(Count(*module, Opcode::kAllToAll), 0u);
-  EXPECT_EQ(Count(*module, Opcode::kCollectivePermute), 0u);
-  EXPECT_EQ(module->entry()->root()->operand(0)->opcode(), Opcode::kParameter);
-  // The reducer nothing calls any more is gone.
-  EXPECT_EQ(module->computations().size(), 1u);
-}
-
-TEST(CleanupTest, KeepsCollectivesThatMoveData) {
-  std::unique_ptr<Module> module = Cleaned(std::string("HloModule m, num_partitions=4\n") + kSum + R"(
+)",
+     .counts = {{Opcode::kAllReduce, 0}, {Opcode::kAllGather, 0}, {Opcode::kReduceScatter, 0},
+                {Opcode::kAllToAll, 0}, {Opcode::kCollectivePermute, 0}},
+     .check =
+         [](const Module& module) {
+           EXPECT_EQ(module.entry()->root()->operand(0)->opcode(), Opcode::kParameter);
+           // The reducer nothing calls any more is gone.
+           EXPECT_EQ(module.computations().size(), 1u);
+         }},
+    {.name = "KeepsCollectivesThatMoveData",
+     .hlo = std::string("HloModule m, num_partitions=4\n") + kSum + R"(
 ENTRY %main (x: f32[8]) -> (f32[8], f32[8], f32[8], f32[8], f32[8], f32[8]) {
   %x = f32[8]{0} parameter(0)
   %two = f32[8]{0} all-reduce(%x), channel_id=1, replica_groups={{0,1},{2,3}}, use_global_device_ids=true, to_apply=%sum
@@ -187,51 +158,45 @@ ENTRY %main (x: f32[8]) -> (f32[8], f32[8], f32[8], f32[8], f32[8], f32[8]) {
   %shift = f32[8]{0} collective-permute(%x), channel_id=6, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
   ROOT %t = (f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}, f32[8]{0}) tuple(%two, %all, %cross, %partial_self, %no_pairs, %shift)
 }
-)");
-  // {{0}} with a channel_id but without use_global_device_ids is a group of replica ids that
-  // spans every partition (cross-replica-and-partition): not an identity with 4 partitions.
-  EXPECT_EQ(Count(*module, Opcode::kAllReduce), 3u);
-  EXPECT_EQ(Count(*module, Opcode::kCollectivePermute), 3u);
-}
-
-TEST(CleanupTest, CrossReplicaCollectiveOnOneReplicaIsIdentity) {
-  std::unique_ptr<Module> module = Cleaned(std::string("HloModule m, num_partitions=4\n") + kSum + R"(
+)",
+     // {{0}} with a channel_id but without use_global_device_ids is a group of replica ids that
+     // spans every partition (cross-replica-and-partition): not an identity with 4 partitions.
+     .counts = {{Opcode::kAllReduce, 3}, {Opcode::kCollectivePermute, 3}}},
+    {.name = "CrossReplicaCollectiveOnOneReplicaIsIdentity",
+     .hlo = std::string("HloModule m, num_partitions=4\n") + kSum + R"(
 ENTRY %main (x: f32[8]) -> f32[8] {
   %x = f32[8]{0} parameter(0)
   %ar = f32[8]{0} all-reduce(%x), replica_groups={}, to_apply=%sum
   ROOT %n = f32[8]{0} negate(%ar)
 }
-)");
-  EXPECT_EQ(Count(*module, Opcode::kAllReduce), 0u);
-}
-
-TEST(CleanupTest, IdentityCollectiveAtTheRootHandsOverTheSharding) {
-  std::unique_ptr<Module> module = Cleaned(std::string("HloModule m, num_partitions=4\n") + kSum + R"(
+)",
+     .counts = {{Opcode::kAllReduce, 0}}},
+    {.name = "IdentityCollectiveAtTheRootHandsOverTheSharding",
+     .hlo = std::string("HloModule m, num_partitions=4\n") + kSum + R"(
 ENTRY %main (x: f32[8]) -> f32[8] {
   %x = f32[8]{0} parameter(0), sharding={devices=[4]<=[4]}
   %n = f32[8]{0} negate(%x)
   ROOT %ar = f32[8]{0} all-reduce(%n), channel_id=1, replica_groups=[4,1]<=[4], use_global_device_ids=true, to_apply=%sum, sharding={devices=[4]<=[4]}
 }
-)");
-  EXPECT_EQ(Count(*module, Opcode::kAllReduce), 0u);
-  const Instruction* root = module->entry()->root();
-  EXPECT_EQ(root->opcode(), Opcode::kNegate);
-  ASSERT_TRUE(root->sharding().has_value());
-  EXPECT_EQ(root->sharding()->ToString(), "{devices=[4]<=[4]}");
-}
-
-TEST(CleanupTest, IdentityCollectiveOfAParameterRootStays) {
-  std::unique_ptr<Module> module = Cleaned(std::string("HloModule m, num_partitions=4\n") + kSum + R"(
+)",
+     .counts = {{Opcode::kAllReduce, 0}},
+     .check =
+         [](const Module& module) {
+           const Instruction* root = module.entry()->root();
+           EXPECT_EQ(root->opcode(), Opcode::kNegate);
+           ASSERT_TRUE(root->sharding().has_value());
+           EXPECT_EQ(root->sharding()->ToString(), "{devices=[4]<=[4]}");
+         }},
+    {.name = "IdentityCollectiveOfAParameterRootStays",
+     .hlo = std::string("HloModule m, num_partitions=4\n") + kSum + R"(
 ENTRY %main (x: f32[8]) -> f32[8] {
   %x = f32[8]{0} parameter(0), sharding={devices=[4]<=[4]}
   ROOT %ar = f32[8]{0} all-reduce(%x), channel_id=1, replica_groups=[4,1]<=[4], use_global_device_ids=true, to_apply=%sum, sharding={devices=[4]<=[4]}
 }
-)");
-  EXPECT_EQ(Count(*module, Opcode::kAllReduce), 1u);
-}
-
-TEST(CleanupTest, CleansInsideLoopBodies) {
-  std::unique_ptr<Module> module = Cleaned(std::string("HloModule m, num_partitions=2\n") + kSum + R"(
+)",
+     .counts = {{Opcode::kAllReduce, 1}}},
+    {.name = "CleansInsideLoopBodies",
+     .hlo = std::string("HloModule m, num_partitions=2\n") + kSum + R"(
 %body (p: (s32[], f32[8])) -> (s32[], f32[8]) {
   %p = (s32[], f32[8]{0}) parameter(0)
   %i = s32[] get-tuple-element(%p), index=0
@@ -258,13 +223,32 @@ ENTRY %main (x: f32[8]) -> f32[8] {
   %w = (s32[], f32[8]{0}) while(%init), condition=%cond, body=%body
   ROOT %out = f32[8]{0} get-tuple-element(%w), index=1
 }
-)");
-  EXPECT_EQ(Count(*module, Opcode::kAllReduce), 0u);
-  const Computation* body = module->FindComputation("body");
-  ASSERT_NE(body, nullptr);
-  const Instruction* sum2 = body->root()->operand(1);
-  EXPECT_EQ(sum2->operand(0), sum2->operand(1));
+)",
+     .counts = {{Opcode::kAllReduce, 0}},
+     .check =
+         [](const Module& module) {
+           const Computation* body = module.FindComputation("body");
+           ASSERT_NE(body, nullptr);
+           const Instruction* sum2 = body->root()->operand(1);
+           EXPECT_EQ(sum2->operand(0), sum2->operand(1));
+         }},
+};
+
+class CleanupTest : public ::testing::TestWithParam<CleanupCase> {};
+
+TEST_P(CleanupTest, Case) {
+  const CleanupCase& c = GetParam();
+  std::unique_ptr<Module> module = ParseModule(c.hlo);
+  CleanupPartitionedModule(*module);
+  // The result still prints and parses.
+  const std::string text = PrintModule(*module);
+  module = ParseModule(text, "cleaned.hlo");
+  ExpectStructure(*module, text, {.counts = c.counts});
+  if (c.check != nullptr) c.check(*module);
 }
+
+INSTANTIATE_TEST_SUITE_P(Table, CleanupTest, ::testing::ValuesIn(kCases),
+                         [](const ::testing::TestParamInfo<CleanupCase>& info) { return info.param.name; });
 
 // ---- Through PartitionModule ----
 
@@ -284,8 +268,8 @@ ENTRY %main (x: f32[16,32]) -> (f32[1,32], f32[16,32]) {
 )");
   PartitionResult result = PartitionModule(*module);
   EXPECT_TRUE(result.warnings.empty());
-  std::vector<const Instruction*> all_reduces = All(*result.module, Opcode::kAllReduce);
-  std::vector<const Instruction*> all_gathers = All(*result.module, Opcode::kAllGather);
+  std::vector<const Instruction*> all_reduces = InstructionsWith(*result.module, Opcode::kAllReduce);
+  std::vector<const Instruction*> all_gathers = InstructionsWith(*result.module, Opcode::kAllGather);
   ASSERT_EQ(all_reduces.size(), 1u) << PrintModule(*result.module);
   ASSERT_EQ(all_gathers.size(), 1u) << PrintModule(*result.module);
   EXPECT_EQ(all_reduces[0]->channel_id, 7);
@@ -354,9 +338,9 @@ ENTRY %main (x: f32[8,4]) -> (f32[8,4], f32[8,4]) {
 }
 )");
   PartitionResult result = PartitionModule(*module);
-  EXPECT_EQ(Count(*result.module, Opcode::kAllGather), 1u) << PrintModule(*result.module);
-  EXPECT_EQ(Count(*result.module, Opcode::kNegate), 1u) << PrintModule(*result.module);
+  EXPECT_EQ(CountOf(*result.module, Opcode::kAllGather), 1) << PrintModule(*result.module);
+  EXPECT_EQ(CountOf(*result.module, Opcode::kNegate), 1) << PrintModule(*result.module);
 }
 
 }  // namespace
-}  // namespace gspmd
+}  // namespace gspmd::partition_test

@@ -3,18 +3,15 @@
 // The interpreter cannot run manual regions on one device, so expected values are computed
 // here by hand (or read from the reference corpus).
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "io/npy.h"
-#include "control_flow_test_util.h"
+#include "partitioner/partition_test_harness.h"
 
-namespace gspmd {
+namespace gspmd::partition_test {
 namespace {
-
-using namespace control_flow_test;  // NOLINT: test helpers
 
 // A literal of `shape` whose element at (row, column) is f(row, column) (rank 2).
 Literal Table(const Shape& shape, const std::function<double(int64_t, int64_t)>& f) {
@@ -26,108 +23,6 @@ Literal Table(const Shape& shape, const std::function<double(int64_t, int64_t)>&
 
 double At(const Literal& literal, int64_t row, int64_t column) {
   return literal.GetAsDouble(row * literal.shape().dim(1) + column);
-}
-
-constexpr const char* kSum = R"(
-%sum (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %s = f32[] add(%a, %b)
-}
-)";
-
-TEST(ManualPartitionTest, FullToShardAndBackKeepsTheUserAllReduce) {
-  Partitioned p = Partition(std::string("HloModule m, num_partitions=8\n") + kSum + R"(
-ENTRY %main (x: f32[16,32]) -> f32[1,32] {
-  %x = f32[16,32]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
-  %cp = f32[16,32]{1,0} copy(%x), sharding={devices=[8,1]<=[8]}
-  %local = f32[2,32]{1,0} custom-call(%cp), custom_call_target="SPMDFullToShardShape", sharding={manual}
-  %zero = f32[] constant(0), sharding={manual}
-  %r = f32[32]{0} reduce(%local, %zero), dimensions={0}, to_apply=%sum, sharding={manual}
-  %rs = f32[1,32]{1,0} reshape(%r), sharding={manual}
-  %ar = f32[1,32]{1,0} all-reduce(%rs), channel_id=1, replica_groups={{0,1,2,3,4,5,6,7}}, use_global_device_ids=true, to_apply=%sum, sharding={manual}
-  ROOT %full = f32[1,32]{1,0} custom-call(%ar), custom_call_target="SPMDShardToFullShape", sharding={replicated}
-}
-)");
-  ExpectNoWarnings(p);
-  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
-  auto all_reduces = Find(*p.module, Opcode::kAllReduce);
-  ASSERT_EQ(all_reduces.size(), 1u);
-  EXPECT_TRUE(all_reduces[0]->use_global_device_ids);
-  EXPECT_EQ(all_reduces[0]->replica_groups().ToString(), "{{0,1,2,3,4,5,6,7}}") << p.text;
-  auto reduces = Find(*p.module, Opcode::kReduce);
-  ASSERT_EQ(reduces.size(), 1u);
-  EXPECT_EQ(reduces[0]->operand(0)->shape().dims(), (std::vector<int64_t>{2, 32}));
-  EXPECT_TRUE(Find(*p.module, Opcode::kCustomCall).empty()) << p.text;
-  Literal x = Values(Shape(ElementType::kF32, {16, 32}), 0);
-  Literal expected = Table(Shape(ElementType::kF32, {1, 32}), [&](int64_t, int64_t c) {
-    double total = 0;
-    for (int64_t r = 0; r < 16; ++r) total += At(x, r, c);
-    return total;
-  });
-  std::vector<Literal> inputs;
-  inputs.push_back(std::move(x));
-  ExpectResult(p, inputs, expected);
-}
-
-TEST(ManualPartitionTest, ShardToFullIntoATiledResultNeedsNoCommunication) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=8
-ENTRY %main (x: f32[16,32]) -> f32[16,32] {
-  %x = f32[16,32]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
-  %local = f32[2,32]{1,0} custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
-  %double = f32[2,32]{1,0} add(%local, %local), sharding={manual}
-  ROOT %full = f32[16,32]{1,0} custom-call(%double), custom_call_target="SPMDShardToFullShape", sharding={devices=[8,1]<=[8]}
-}
-)");
-  ExpectNoWarnings(p);
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  Literal x = Values(Shape(ElementType::kF32, {16, 32}), 0);
-  Literal expected = Table(x.shape(), [&](int64_t r, int64_t c) { return 2 * At(x, r, c); });
-  std::vector<Literal> inputs;
-  inputs.push_back(std::move(x));
-  ExpectResult(p, inputs, expected);
-}
-
-TEST(ManualPartitionTest, FullToShardReshardsAnOperandInAnotherLayout) {
-  // x is column-sharded, but the manual region wants 2-row blocks: one all-to-all.
-  Partitioned p = Partition(std::string("HloModule m, num_partitions=8\n") + kSum + R"(
-ENTRY %main (x: f32[16,32]) -> f32[8,32] {
-  %x = f32[16,32]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
-  %local = f32[2,32]{1,0} custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
-  %zero = f32[] constant(0), sharding={manual}
-  %r = f32[32]{0} reduce(%local, %zero), dimensions={0}, to_apply=%sum, sharding={manual}
-  %rs = f32[1,32]{1,0} reshape(%r), sharding={manual}
-  ROOT %full = f32[8,32]{1,0} custom-call(%rs), custom_call_target="SPMDShardToFullShape", sharding={devices=[8,1]<=[8]}
-}
-)");
-  ExpectNoWarnings(p);
-  EXPECT_GE(CountOf(p, Opcode::kAllToAll), 1) << p.text;
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  Literal x = Values(Shape(ElementType::kF32, {16, 32}), 0);
-  Literal expected = Table(Shape(ElementType::kF32, {8, 32}),
-                           [&](int64_t r, int64_t c) { return At(x, 2 * r, c) + At(x, 2 * r + 1, c); });
-  std::vector<Literal> inputs;
-  inputs.push_back(std::move(x));
-  ExpectResult(p, inputs, expected);
-}
-
-TEST(ManualPartitionTest, ReplicatedInputEntersWhole) {
-  // in_specs P(): every device gets the whole value; the region's result is replicated.
-  Partitioned p = Partition(R"(HloModule m, num_partitions=4
-ENTRY %main (x: f32[6,5]) -> f32[6,5] {
-  %x = f32[6,5]{1,0} parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
-  %local = f32[6,5]{1,0} custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
-  %m = f32[6,5]{1,0} multiply(%local, %local), sharding={manual}
-  ROOT %full = f32[6,5]{1,0} custom-call(%m), custom_call_target="SPMDShardToFullShape", sharding={replicated}
-}
-)");
-  ExpectNoWarnings(p);
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 1) << p.text;
-  Literal x = Values(Shape(ElementType::kF32, {6, 5}), 0);
-  Literal expected = Table(x.shape(), [&](int64_t r, int64_t c) { return At(x, r, c) * At(x, r, c); });
-  std::vector<Literal> inputs;
-  inputs.push_back(std::move(x));
-  ExpectResult(p, inputs, expected);
 }
 
 // 2x4 mesh (a=2 major, b=4 minor); the region is manual over a, b stays automatic.
@@ -143,68 +38,139 @@ ENTRY %main (x: f32[8,16]) -> )" + result_shape + R"( {
   return text;
 }
 
-TEST(ManualPartitionTest, PartiallyManualRegionWithUserAllReduce) {
-  Partitioned p = Partition(PartiallyManual(R"(  %sq = f32[4,16]{1,0} multiply(%local, %local), sharding=LOCAL
+const std::vector<PartitionCase> kCases = {
+    {.name = "FullToShardAndBackKeepsTheUserAllReduce",
+     .hlo = std::string("HloModule m, num_partitions=8\n") + kSum + R"(
+ENTRY %main (x: f32[16,32]) -> f32[1,32] {
+  %x = f32[16,32]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  %cp = f32[16,32]{1,0} copy(%x), sharding={devices=[8,1]<=[8]}
+  %local = f32[2,32]{1,0} custom-call(%cp), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %zero = f32[] constant(0), sharding={manual}
+  %r = f32[32]{0} reduce(%local, %zero), dimensions={0}, to_apply=%sum, sharding={manual}
+  %rs = f32[1,32]{1,0} reshape(%r), sharding={manual}
+  %ar = f32[1,32]{1,0} all-reduce(%rs), channel_id=1, replica_groups={{0,1,2,3,4,5,6,7}}, use_global_device_ids=true, to_apply=%sum, sharding={manual}
+  ROOT %full = f32[1,32]{1,0} custom-call(%ar), custom_call_target="SPMDShardToFullShape", sharding={replicated}
+}
+)",
+     .expect = {.collectives = 1, .counts = {{Opcode::kCustomCall, 0}}},
+     .check =
+         [](const Partitioned& p) {
+           const Instruction* all_reduce = TheOnly(p, Opcode::kAllReduce);
+           if (all_reduce != nullptr) {
+             EXPECT_TRUE(all_reduce->use_global_device_ids);
+             EXPECT_EQ(all_reduce->replica_groups().ToString(), "{{0,1,2,3,4,5,6,7}}") << p.text;
+           }
+           const Instruction* reduce = TheOnly(p, Opcode::kReduce);
+           if (reduce != nullptr) EXPECT_EQ(reduce->operand(0)->shape().dims(), (Dims{2, 32}));
+         },
+     .expected =
+         [](const std::vector<Literal>& in) {
+           return Table(Shape(ElementType::kF32, {1, 32}), [&](int64_t, int64_t c) {
+             double total = 0;
+             for (int64_t r = 0; r < 16; ++r) total += At(in[0], r, c);
+             return total;
+           });
+         }},
+    {.name = "ShardToFullIntoATiledResultNeedsNoCommunication",
+     .hlo = R"(HloModule m, num_partitions=8
+ENTRY %main (x: f32[16,32]) -> f32[16,32] {
+  %x = f32[16,32]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  %local = f32[2,32]{1,0} custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %double = f32[2,32]{1,0} add(%local, %local), sharding={manual}
+  ROOT %full = f32[16,32]{1,0} custom-call(%double), custom_call_target="SPMDShardToFullShape", sharding={devices=[8,1]<=[8]}
+}
+)",
+     .expect = {.collectives = 0},
+     .expected =
+         [](const std::vector<Literal>& in) {
+           return Table(in[0].shape(), [&](int64_t r, int64_t c) { return 2 * At(in[0], r, c); });
+         }},
+    // x is column-sharded, but the manual region wants 2-row blocks: one all-to-all.
+    {.name = "FullToShardReshardsAnOperandInAnotherLayout",
+     .hlo = std::string("HloModule m, num_partitions=8\n") + kSum + R"(
+ENTRY %main (x: f32[16,32]) -> f32[8,32] {
+  %x = f32[16,32]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  %local = f32[2,32]{1,0} custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %zero = f32[] constant(0), sharding={manual}
+  %r = f32[32]{0} reduce(%local, %zero), dimensions={0}, to_apply=%sum, sharding={manual}
+  %rs = f32[1,32]{1,0} reshape(%r), sharding={manual}
+  ROOT %full = f32[8,32]{1,0} custom-call(%rs), custom_call_target="SPMDShardToFullShape", sharding={devices=[8,1]<=[8]}
+}
+)",
+     .expect = {.counts = {{Opcode::kAllGather, 0}}, .at_least = {{Opcode::kAllToAll, 1}}},
+     .expected =
+         [](const std::vector<Literal>& in) {
+           return Table(Shape(ElementType::kF32, {8, 32}),
+                        [&](int64_t r, int64_t c) { return At(in[0], 2 * r, c) + At(in[0], 2 * r + 1, c); });
+         }},
+    // in_specs P(): every device gets the whole value; the region's result is replicated.
+    {.name = "ReplicatedInputEntersWhole",
+     .hlo = R"(HloModule m, num_partitions=4
+ENTRY %main (x: f32[6,5]) -> f32[6,5] {
+  %x = f32[6,5]{1,0} parameter(0), sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}
+  %local = f32[6,5]{1,0} custom-call(%x), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  %m = f32[6,5]{1,0} multiply(%local, %local), sharding={manual}
+  ROOT %full = f32[6,5]{1,0} custom-call(%m), custom_call_target="SPMDShardToFullShape", sharding={replicated}
+}
+)",
+     .expect = {.counts = {{Opcode::kAllGather, 1}}},
+     .expected =
+         [](const std::vector<Literal>& in) {
+           return Table(in[0].shape(), [&](int64_t r, int64_t c) { return At(in[0], r, c) * At(in[0], r, c); });
+         }},
+    {.name = "PartiallyManualRegionWithUserAllReduce",
+     .hlo = PartiallyManual(R"(  %sq = f32[4,16]{1,0} multiply(%local, %local), sharding=LOCAL
   %ar = f32[4,16]{1,0} all-reduce(%sq), channel_id=1, replica_groups={{0,4},{1,5},{2,6},{3,7}}, use_global_device_ids=true, to_apply=%sum, sharding=LOCAL
   ROOT %full = f32[8,16]{1,0} custom-call(%ar), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,4]<=[8]}
-)", "f32[8,16]"));
-  ExpectNoWarnings(p);
-  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
-  auto all_reduces = Find(*p.module, Opcode::kAllReduce);
-  ASSERT_EQ(all_reduces.size(), 1u);
-  EXPECT_EQ(all_reduces[0]->shape().dims(), (std::vector<int64_t>{4, 4})) << p.text;
-  EXPECT_EQ(all_reduces[0]->replica_groups().ToString(), "{{0,4},{1,5},{2,6},{3,7}}") << p.text;
-  Literal x = Values(Shape(ElementType::kF32, {8, 16}), 0);
-  Literal expected = Table(x.shape(), [&](int64_t r, int64_t c) {
-    double a = At(x, r % 4, c), b = At(x, r % 4 + 4, c);
-    return a * a + b * b;
-  });
-  std::vector<Literal> inputs;
-  inputs.push_back(std::move(x));
-  ExpectResult(p, inputs, expected);
-}
-
-TEST(ManualPartitionTest, PartiallyManualAllGatherAlongAnAutomaticallyShardedDim) {
-  // The user gathers dim 1 over the manual axis while b splits dim 1: b's split is undone
-  // around the user's all-gather and redone after it.
-  Partitioned p = Partition(PartiallyManual(R"(  %ag = f32[4,32]{1,0} all-gather(%local), channel_id=1, replica_groups={{0,4},{1,5},{2,6},{3,7}}, dimensions={1}, use_global_device_ids=true, sharding=LOCAL
+)", "f32[8,16]"),
+     .expect = {.collectives = 1},
+     .check =
+         [](const Partitioned& p) {
+           const Instruction* all_reduce = TheOnly(p, Opcode::kAllReduce);
+           if (all_reduce == nullptr) return;
+           EXPECT_EQ(all_reduce->shape().dims(), (Dims{4, 4})) << p.text;
+           EXPECT_EQ(all_reduce->replica_groups().ToString(), "{{0,4},{1,5},{2,6},{3,7}}") << p.text;
+         },
+     .expected =
+         [](const std::vector<Literal>& in) {
+           return Table(in[0].shape(), [&](int64_t r, int64_t c) {
+             double a = At(in[0], r % 4, c), b = At(in[0], r % 4 + 4, c);
+             return a * a + b * b;
+           });
+         }},
+    // The user gathers dim 1 over the manual axis while b splits dim 1: b's split is undone
+    // around the user's all-gather and redone after it.
+    {.name = "PartiallyManualAllGatherAlongAnAutomaticallyShardedDim",
+     .hlo = PartiallyManual(R"(  %ag = f32[4,32]{1,0} all-gather(%local), channel_id=1, replica_groups={{0,4},{1,5},{2,6},{3,7}}, dimensions={1}, use_global_device_ids=true, sharding=LOCAL
   ROOT %full = f32[8,32]{1,0} custom-call(%ag), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,4]<=[8]}
-)", "f32[8,32]"));
-  ExpectNoWarnings(p);
-  auto gathers = Find(*p.module, Opcode::kAllGather);
-  bool kept = false;
-  for (const Instruction* gather : gathers)
-    kept = kept || gather->replica_groups().ToString() == "{{0,4},{1,5},{2,6},{3,7}}";
-  EXPECT_TRUE(kept) << p.text;
-  Literal x = Values(Shape(ElementType::kF32, {8, 16}), 0);
-  Literal expected = Table(Shape(ElementType::kF32, {8, 32}), [&](int64_t r, int64_t c) {
-    return c < 16 ? At(x, r % 4, c) : At(x, r % 4 + 4, c - 16);
-  });
-  std::vector<Literal> inputs;
-  inputs.push_back(std::move(x));
-  ExpectResult(p, inputs, expected);
-}
-
-TEST(ManualPartitionTest, PartiallyManualOpReplicatedOverTheAutomaticAxis) {
-  // %n holds each manual group's whole local value (replicated over b): b's split of dim 1
-  // is gathered before it, and the exit slices the result back.
-  Partitioned p = Partition(PartiallyManual(R"(  %n = f32[4,16]{1,0} negate(%local), sharding={devices=[1,1,2,4]<=[8] last_tile_dims={manual, replicated}}
+)", "f32[8,32]"),
+     .check =
+         [](const Partitioned& p) {
+           bool kept = false;
+           for (const Instruction* gather : InstructionsWith(*p.module, Opcode::kAllGather))
+             kept = kept || gather->replica_groups().ToString() == "{{0,4},{1,5},{2,6},{3,7}}";
+           EXPECT_TRUE(kept) << p.text;
+         },
+     .expected =
+         [](const std::vector<Literal>& in) {
+           return Table(Shape(ElementType::kF32, {8, 32}), [&](int64_t r, int64_t c) {
+             return c < 16 ? At(in[0], r % 4, c) : At(in[0], r % 4 + 4, c - 16);
+           });
+         }},
+    // %n holds each manual group's whole local value (replicated over b): b's split of dim 1
+    // is gathered before it, and the exit slices the result back.
+    {.name = "PartiallyManualOpReplicatedOverTheAutomaticAxis",
+     .hlo = PartiallyManual(R"(  %n = f32[4,16]{1,0} negate(%local), sharding={devices=[1,1,2,4]<=[8] last_tile_dims={manual, replicated}}
   ROOT %full = f32[8,16]{1,0} custom-call(%n), custom_call_target="SPMDShardToFullShape", sharding={devices=[2,4]<=[8]}
-)", "f32[8,16]"));
-  ExpectNoWarnings(p);
-  auto negates = Find(*p.module, Opcode::kNegate);
-  ASSERT_EQ(negates.size(), 1u);
-  EXPECT_EQ(negates[0]->shape().dims(), (std::vector<int64_t>{4, 16})) << p.text;
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 1) << p.text;
-  Literal x = Values(Shape(ElementType::kF32, {8, 16}), 0);
-  Literal expected = Table(x.shape(), [&](int64_t r, int64_t c) { return -At(x, r, c); });
-  std::vector<Literal> inputs;
-  inputs.push_back(std::move(x));
-  ExpectResult(p, inputs, expected);
-}
-
-TEST(ManualPartitionTest, WhileLoopInsideAManualRegion) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+)", "f32[8,16]"),
+     .expect = {.counts = {{Opcode::kAllGather, 1}}},
+     .check = [](const Partitioned& p) { EXPECT_EQ(DimsOfOnly(p, Opcode::kNegate), (Dims{4, 16})); },
+     .expected =
+         [](const std::vector<Literal>& in) {
+           return Table(in[0].shape(), [&](int64_t r, int64_t c) { return -At(in[0], r, c); });
+         }},
+    {.name = "WhileLoopInsideAManualRegion",
+     .hlo = R"(HloModule m, num_partitions=4
 
 %body (p: (s32[], f32[2,6])) -> (s32[], f32[2,6]) {
   %p = (s32[], f32[2,6]{1,0}) parameter(0), sharding={{manual}, {manual}}
@@ -233,25 +199,23 @@ ENTRY %main (x: f32[8,6]) -> f32[8,6] {
   %res = f32[2,6]{1,0} get-tuple-element(%loop), index=1, sharding={manual}
   ROOT %full = f32[8,6]{1,0} custom-call(%res), custom_call_target="SPMDShardToFullShape", sharding={devices=[4,1]<=[4]}
 }
-)");
-  ExpectNoWarnings(p);
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  auto loops = Find(*p.module, Opcode::kWhile);
-  ASSERT_EQ(loops.size(), 1u);
-  EXPECT_EQ(loops[0]->shape().tuple_shape(1).dims(), (std::vector<int64_t>{2, 6}));
-  Literal x = Values(Shape(ElementType::kF32, {8, 6}), 0);
-  Literal expected = Table(x.shape(), [&](int64_t r, int64_t c) {
-    float v = static_cast<float>(At(x, r, c));
-    for (int step = 0; step < 3; ++step) v = v * v - v;
-    return static_cast<double>(v);
-  });
-  std::vector<Literal> inputs;
-  inputs.push_back(std::move(x));
-  ExpectResult(p, inputs, expected);
-}
-
-TEST(ManualPartitionTest, ShardyRegionWithTwoOperandsAndAPartiallyManualMesh) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=8, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["a"=2, "b"=4]>}}
+)",
+     .expect = {.collectives = 0},
+     .check =
+         [](const Partitioned& p) {
+           const Instruction* loop = TheOnly(p, Opcode::kWhile);
+           if (loop != nullptr) EXPECT_EQ(loop->shape().tuple_shape(1).dims(), (Dims{2, 6}));
+         },
+     .expected =
+         [](const std::vector<Literal>& in) {
+           return Table(in[0].shape(), [&](int64_t r, int64_t c) {
+             float v = static_cast<float>(At(in[0], r, c));
+             for (int step = 0; step < 3; ++step) v = v * v - v;
+             return static_cast<double>(v);
+           });
+         }},
+    {.name = "ShardyRegionWithTwoOperandsAndAPartiallyManualMesh",
+     .hlo = R"(HloModule m, num_partitions=8, frontend_attributes={xla.sdy.meshes={mesh = #sdy.mesh<["a"=2, "b"=4]>}}
 
 %xla.sdy.manual_computation_body (l: f32[4,16], s: f32[4,16]) -> f32[4,16] {
   %l = f32[4,16]{1,0} parameter(0), sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dims={manual}}
@@ -268,20 +232,16 @@ ENTRY %main (x: f32[8,16], y: f32[4,16]) -> f32[8,16] {
   %c = f32[4,16]{1,0} call(%g0, %g1), to_apply=%xla.sdy.manual_computation_body, frontend_attributes={inlineable="xla_late"}, sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dims={manual}}
   ROOT %out = f32[8,16]{1,0} custom-call(%c), custom_call_target="xla.sdy.LocalToGlobalShape", custom_call_has_side_effect=true, frontend_attributes={xla.sdy.manual_axes="#sdy<manual_axes{\"a\"}>",xla.sdy.out_shardings="#sdy.sharding_per_value<[<@mesh, [{\"a\"}, {\"b\"}]>]>"}, sharding={devices=[2,4]<=[8]}
 }
-)");
-  ExpectNoWarnings(p);
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  auto calls = Find(*p.module, Opcode::kCall);
-  ASSERT_EQ(calls.size(), 1u);
-  EXPECT_EQ(calls[0]->shape().dims(), (std::vector<int64_t>{4, 4})) << p.text;
-  Literal x = Values(Shape(ElementType::kF32, {8, 16}), 0);
-  Literal y = Values(Shape(ElementType::kF32, {4, 16}), 1);
-  Literal expected = Table(x.shape(), [&](int64_t r, int64_t c) { return At(x, r, c) * At(y, r % 4, c); });
-  std::vector<Literal> inputs;
-  inputs.push_back(std::move(x));
-  inputs.push_back(std::move(y));
-  ExpectResult(p, inputs, expected);
-}
+)",
+     .expect = {.collectives = 0},
+     .check = [](const Partitioned& p) { EXPECT_EQ(DimsOfOnly(p, Opcode::kCall), (Dims{4, 4})); },
+     .expected =
+         [](const std::vector<Literal>& in) {
+           return Table(in[0].shape(), [&](int64_t r, int64_t c) { return At(in[0], r, c) * At(in[1], r % 4, c); });
+         }},
+};
+
+PARTITION_CASE_TESTS(ManualPartitionTest, kCases);
 
 TEST(ManualPartitionTest, ShardyPreFormOfTheCorpusRunsToTheReferenceOutput) {
   // pre.hlo: xla.sdy.GlobalToLocalShape / LocalToGlobalShape around the body call, with the
@@ -290,7 +250,6 @@ TEST(ManualPartitionTest, ShardyPreFormOfTheCorpusRunsToTheReferenceOutput) {
   std::unique_ptr<Module> pre = ParseModuleFile(dir + "pre.hlo");
   pre->set_num_partitions(8);
   Partitioned p = PartitionParsed(std::move(pre));
-  ExpectNoWarnings(p);
   EXPECT_EQ(CollectiveCount(p), 1) << p.text;  // the user's psum only
   std::vector<Literal> inputs;
   inputs.push_back(ReadNpy(dir + "in0.npy"));
@@ -313,4 +272,4 @@ ENTRY %main (x: f32[4]) -> f32[2] {
 }
 
 }  // namespace
-}  // namespace gspmd
+}  // namespace gspmd::partition_test

@@ -2,7 +2,7 @@
 // rescaled program partitions without offset tables that grow with the device count.
 #include <gtest/gtest.h>
 
-#include "partition_test_harness.h"
+#include "partitioner/partition_test_harness.h"
 #include "partitioner/mesh_rewrite.h"
 #include "sharding/sharding_text.h"
 #include "support/diagnostic.h"

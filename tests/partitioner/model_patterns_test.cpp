@@ -2,15 +2,12 @@
 // training step (conv, max-pool and their gradients with batch and spatial sharding), a dot on
 // a 3-D mesh, and a pipeline loop that shifts a stage-sharded state each step.
 #include <string>
+#include <vector>
 
-#include <gtest/gtest.h>
+#include "partitioner/partition_test_harness.h"
 
-#include "partition_test_harness.h"
-
-namespace gspmd {
+namespace gspmd::partition_test {
 namespace {
-
-using namespace partition_test;  // NOLINT: test helpers
 
 // NHWC conv net piece on a 2x4 mesh: batch over 2 devices, image rows over 4.
 const char* kConvNetStep = R"(HloModule convnet, num_partitions=8
@@ -54,16 +51,6 @@ ENTRY %main (x: f32[8,16,16,4], k: f32[3,3,4,8], gy: f32[8,8,8,8]) -> (f32[3,3,4
 }
 )";
 
-TEST(ModelPatternsTest, ConvNetStepWithBatchAndSpatialSharding) {
-  Partitioned p = Partition(kConvNetStep);
-  ExpectSameNumbers(p);
-  // The filter gradient sums over batch and rows: one all-reduce of the small filter, not a
-  // gather of the activations.
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  EXPECT_GE(CountOf(p, Opcode::kCollectivePermute), 1) << p.text;  // row halos
-  EXPECT_LE(CommBytes(p), 3 * 3 * 4 * 8 * 4 * 2.0 + 16 * 1024) << p.text;
-}
-
 // x[b,s,d] . w[d,f] on a 2x2x2 mesh: b over a0, d (contracting) over a1, f over a2.
 const char* kDot3DMesh = R"(HloModule dot3d, num_partitions=8
 
@@ -73,15 +60,6 @@ ENTRY %main (x: f32[8,4,32], w: f32[32,16]) -> f32[8,4,16] {
   ROOT %y = f32[8,4,16]{2,1,0} dot(%x, %w), lhs_contracting_dims={2}, rhs_contracting_dims={0}, sharding={devices=[2,1,2,2]<=[2,2,2]T(0,2,1) last_tile_dim_replicate}
 }
 )";
-
-TEST(ModelPatternsTest, DotOn3DMeshReducesOverTheContractingAxisOnly) {
-  Partitioned p = Partition(kDot3DMesh);
-  ExpectSameNumbers(p);
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  ASSERT_EQ(CountOf(p, Opcode::kAllReduce), 1) << p.text;
-  // Local result [4,4,8] f32 = 512 bytes, all-reduced over pairs: 2*(1/2)*512.
-  EXPECT_DOUBLE_EQ(CommBytes(p), 512.0) << p.text;
-}
 
 // A 4-stage pipeline: the state [stage, micro, d] is sharded by stage; every step each stage
 // applies its own weights, then the state shifts one stage along (a roll of the stage dim).
@@ -119,14 +97,25 @@ ENTRY %main (x: f32[4,8,16], w: f32[4,16,16]) -> f32[4,8,16] {
 }
 )";
 
-TEST(ModelPatternsTest, PipelineShiftIsOneCollectivePermutePerStep) {
-  Partitioned p = Partition(kPipelineLoop);
-  ExpectSameNumbers(p);
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 0) << p.text;
-  // Each step sends one stage's [1,8,16] f32 block to the next stage: 512 bytes, 6 steps.
-  EXPECT_DOUBLE_EQ(CommBytes(p), 6 * 512.0) << p.text;
-}
+const std::vector<PartitionCase> kCases = {
+    // The filter gradient sums over batch and rows: one all-reduce of the small filter, not a
+    // gather of the activations; row halos move with collective-permutes.
+    {.name = "ConvNetStepWithBatchAndSpatialSharding",
+     .hlo = kConvNetStep,
+     .expect = {.counts = {{Opcode::kAllGather, 0}},
+                .at_least = {{Opcode::kCollectivePermute, 1}},
+                .max_comm_bytes = 3 * 3 * 4 * 8 * 4 * 2.0 + 16 * 1024}},
+    // Local result [4,4,8] f32 = 512 bytes, all-reduced over pairs: 2*(1/2)*512.
+    {.name = "DotOn3DMeshReducesOverTheContractingAxisOnly",
+     .hlo = kDot3DMesh,
+     .expect = {.counts = {{Opcode::kAllGather, 0}, {Opcode::kAllReduce, 1}}, .comm_bytes = 512.0}},
+    // Each step sends one stage's [1,8,16] f32 block to the next stage: 512 bytes, 6 steps.
+    {.name = "PipelineShiftIsOneCollectivePermutePerStep",
+     .hlo = kPipelineLoop,
+     .expect = {.counts = {{Opcode::kAllGather, 0}, {Opcode::kAllReduce, 0}}, .comm_bytes = 6 * 512.0}},
+};
+
+PARTITION_CASE_TESTS(ModelPatternsTest, kCases);
 
 }  // namespace
-}  // namespace gspmd
+}  // namespace gspmd::partition_test

@@ -230,10 +230,9 @@ bool Generator::GenClamp() {
 
 bool Generator::GenWindowedGather() {
   if (!scope().allows_parameters) return false;
-  Value& operand = PickOrCreate([](const Value& v) { return IsNumeric(v) && v.rank() >= 1 && v.rank() <= 3; },
-                                Chance(0.8) ? kF32 : kS32, 1, 3);
+  Value& operand = PickIndexedOperand(1, 3);
   int64_t count = Uniform(1, 5);
-  Dims out = {count}, offset_dims, slice_sizes = operand.dims, collapsed, start_map;
+  Dims slice_sizes = operand.dims, collapsed, start_map;
   int64_t high = 0;
   if (operand.rank() >= 2 && Chance(0.4)) {
     // Two collapsed index dims: start_index_map in a random order.
@@ -249,69 +248,51 @@ bool Generator::GenWindowedGather() {
     slice_sizes[axis] = Uniform(1, operand.dims[axis]);
     high = operand.dims[axis] - slice_sizes[axis];
   }
+  Windowed out{{count}, {}};
   for (int64_t i = 0; i < operand.rank(); ++i) {
     if (std::find(collapsed.begin(), collapsed.end(), i) != collapsed.end()) continue;
-    offset_dims.push_back(static_cast<int64_t>(out.size()));
-    out.push_back(slice_sizes[i]);
+    out.window_dims.push_back(static_cast<int64_t>(out.dims.size()));
+    out.dims.push_back(slice_sizes[i]);
   }
-  if (!Fits(out)) return false;
+  if (!Fits(out.dims)) return false;
   bool wide = Chance(0.15);
   Value& indices = NewParameter(kS32, {count, static_cast<int64_t>(start_map.size())}, wide ? -2 : 0,
                                 wide ? high + 2 : high);
-  std::string op = "gather(" + Use(operand) + ", " + Use(indices) + "), offset_dims={" + Join(offset_dims) +
-                   "}, collapsed_slice_dims={" + Join(collapsed) + "}, start_index_map={" + Join(start_map) +
-                   "}, index_vector_dim=1, slice_sizes={" + Join(slice_sizes) + "}";
-  Emit("wgather", operand.type, out, op, operand.exact, RandomSharding(static_cast<int64_t>(out.size())));
+  EmitGather("wgather", operand, indices, out, collapsed, start_map, "index_vector_dim=1", slice_sizes);
   return true;
 }
 
 bool Generator::GenBatchedGather() {
   if (!scope().allows_parameters) return false;
-  Value& operand = PickOrCreate([](const Value& v) { return IsNumeric(v) && v.rank() >= 2 && v.rank() <= 3; },
-                                Chance(0.8) ? kF32 : kS32, 2, 3);
+  Value& operand = PickIndexedOperand(2, 3);
   Dims axes = RandomPermutation(operand.rank());
   int64_t batch = axes[0], axis = axes[1];
   int64_t count = Uniform(1, 5);
-  Dims out = {operand.dims[batch], count}, offset_dims, slice_sizes = operand.dims;
+  Windowed out = AroundIndexed(operand, {operand.dims[batch], count}, axis, batch);
+  if (!Fits(out.dims)) return false;
+  Dims slice_sizes = operand.dims;
   slice_sizes[batch] = 1;
   slice_sizes[axis] = 1;
-  for (int64_t i = 0; i < operand.rank(); ++i) {
-    if (i == batch || i == axis) continue;
-    offset_dims.push_back(static_cast<int64_t>(out.size()));
-    out.push_back(operand.dims[i]);
-  }
-  if (!Fits(out)) return false;
   Value& indices = NewParameter(kS32, {operand.dims[batch], count}, 0, operand.dims[axis] - 1);
-  std::string op = "gather(" + Use(operand) + ", " + Use(indices) + "), offset_dims={" + Join(offset_dims) +
-                   "}, collapsed_slice_dims={" + std::to_string(axis) + "}, start_index_map={" + std::to_string(axis) +
-                   "}, operand_batching_dims={" + std::to_string(batch) +
-                   "}, start_indices_batching_dims={0}, index_vector_dim=2, slice_sizes={" + Join(slice_sizes) + "}";
-  Emit("bgather", operand.type, out, op, operand.exact, RandomSharding(static_cast<int64_t>(out.size())));
+  EmitGather("bgather", operand, indices, out, {axis}, {axis},
+             "operand_batching_dims={" + std::to_string(batch) +
+                 "}, start_indices_batching_dims={0}, index_vector_dim=2",
+             slice_sizes);
   return true;
 }
 
 bool Generator::GenBatchedScatter() {
   if (!scope().allows_parameters) return false;
-  Value& operand = PickOrCreate([](const Value& v) { return IsNumeric(v) && v.rank() >= 2 && v.rank() <= 3; },
-                                Chance(0.8) ? kF32 : kS32, 2, 3);
+  Value& operand = PickIndexedOperand(2, 3);
   Dims axes = RandomPermutation(operand.rank());
   int64_t batch = axes[0], axis = axes[1];
   int64_t count = Uniform(1, 5);
-  Dims update_dims = {operand.dims[batch], count}, window_dims;
-  for (int64_t i = 0; i < operand.rank(); ++i) {
-    if (i == batch || i == axis) continue;
-    window_dims.push_back(static_cast<int64_t>(update_dims.size()));
-    update_dims.push_back(operand.dims[i]);
-  }
+  Windowed updates = AroundIndexed(operand, {operand.dims[batch], count}, axis, batch);
   Value& indices = NewParameter(kS32, {operand.dims[batch], count}, 0, operand.dims[axis] - 1);
-  Value& updates = OperandLike(operand.type, update_dims, false);
-  std::string op = "scatter(" + Use(operand) + ", " + Use(indices) + ", " + Use(updates) + "), update_window_dims={" +
-                   Join(window_dims) + "}, inserted_window_dims={" + std::to_string(axis) +
-                   "}, scatter_dims_to_operand_dims={" + std::to_string(axis) + "}, input_batching_dims={" +
-                   std::to_string(batch) + "}, scatter_indices_batching_dims={0}, index_vector_dim=2, to_apply=%" +
-                   Region("add", operand.type);
-  bool exact = operand.type == kS32 && operand.exact && updates.exact;
-  Emit("bscatter", operand.type, operand.dims, op, exact, ShardingFor(operand.rank(), &operand));
+  Value& update_values = OperandLike(operand.type, updates.dims, false);
+  EmitAddScatter("bscatter", operand, indices, update_values, updates.window_dims, axis,
+                 "input_batching_dims={" + std::to_string(batch) +
+                     "}, scatter_indices_batching_dims={0}, index_vector_dim=2");
   return true;
 }
 

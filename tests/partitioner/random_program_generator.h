@@ -166,6 +166,31 @@ class Generator {
   Value& PickOrCreate(const std::function<bool(const Value&)>& accept, ElementType type, int64_t min_rank,
                       int64_t max_rank);
   std::string Region(const std::string& kind, ElementType type);
+  // --- pieces the op generators share (random_program_ops.cpp)
+  // A numeric operand of rank in [min_rank, max_rank] for a gather or scatter to index.
+  Value& PickIndexedOperand(int64_t min_rank, int64_t max_rank);
+  // The dims of a gather result or scatter update: `lead`, then the operand's dims other than
+  // `axis` and `batch` (-1: none); `window_dims` are the positions of those.
+  struct Windowed {
+    Dims dims;
+    Dims window_dims;
+  };
+  static Windowed AroundIndexed(const Value& operand, Dims lead, int64_t axis, int64_t batch = -1);
+  // gather(operand, indices) emitted as `base` with a random sharding; `index_attributes` are the
+  // batching dims and index_vector_dim.
+  void EmitGather(const std::string& base, Value& operand, Value& indices, const Windowed& result,
+                  const Dims& collapsed, const Dims& start_map, const std::string& index_attributes,
+                  const Dims& slice_sizes);
+  // A stable sort of `x` along `dim` with its positions as values; the keys and the permutation
+  // are unpacked.
+  struct KeysAndPermutation {
+    Value& keys;
+    Value& permutation;
+  };
+  KeysAndPermutation EmitKeyValueSort(Value& x, int64_t dim);
+  // scatter(operand, indices, updates) adding the updates in along `axis`, emitted as `base`.
+  void EmitAddScatter(const std::string& base, Value& operand, Value& indices, Value& updates,
+                      const Dims& window_dims, int64_t axis, const std::string& index_attributes);
   std::string InitFor(const std::string& reducer, ElementType type);
   bool Fits(const Dims& dims) const { return Product(dims) <= options_.max_elements; }
 

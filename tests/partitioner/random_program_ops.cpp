@@ -213,10 +213,44 @@ bool Generator::GenDynamicUpdateSlice() {
   return true;
 }
 
+Value& Generator::PickIndexedOperand(int64_t min_rank, int64_t max_rank) {
+  return PickOrCreate(
+      [=](const Value& v) { return IsNumeric(v) && v.rank() >= min_rank && v.rank() <= max_rank; },
+      Chance(0.8) ? kF32 : kS32, min_rank, max_rank);
+}
+
+Generator::Windowed Generator::AroundIndexed(const Value& operand, Dims lead, int64_t axis, int64_t batch) {
+  Windowed result{std::move(lead), {}};
+  for (int64_t i = 0; i < operand.rank(); ++i) {
+    if (i == axis || i == batch) continue;
+    result.window_dims.push_back(static_cast<int64_t>(result.dims.size()));
+    result.dims.push_back(operand.dims[i]);
+  }
+  return result;
+}
+
+void Generator::EmitGather(const std::string& base, Value& operand, Value& indices, const Windowed& result,
+                           const Dims& collapsed, const Dims& start_map, const std::string& index_attributes,
+                           const Dims& slice_sizes) {
+  std::string op = "gather(" + Use(operand) + ", " + Use(indices) + "), offset_dims={" + Join(result.window_dims) +
+                   "}, collapsed_slice_dims={" + Join(collapsed) + "}, start_index_map={" + Join(start_map) + "}, " +
+                   index_attributes + ", slice_sizes={" + Join(slice_sizes) + "}";
+  Emit(base, operand.type, result.dims, op, operand.exact, RandomSharding(static_cast<int64_t>(result.dims.size())));
+}
+
+void Generator::EmitAddScatter(const std::string& base, Value& operand, Value& indices, Value& updates,
+                               const Dims& window_dims, int64_t axis, const std::string& index_attributes) {
+  std::string op = "scatter(" + Use(operand) + ", " + Use(indices) + ", " + Use(updates) + "), update_window_dims={" +
+                   Join(window_dims) + "}, inserted_window_dims={" + std::to_string(axis) +
+                   "}, scatter_dims_to_operand_dims={" + std::to_string(axis) + "}, " + index_attributes +
+                   ", to_apply=%" + Region("add", operand.type);
+  bool exact = operand.type == kS32 && operand.exact && updates.exact;
+  Emit(base, operand.type, operand.dims, op, exact, ShardingFor(operand.rank(), &operand));
+}
+
 bool Generator::GenGather() {
   if (!scope().allows_parameters) return false;
-  Value& operand = PickOrCreate([](const Value& v) { return IsNumeric(v) && v.rank() >= 1 && v.rank() <= 3; },
-                                Chance(0.8) ? kF32 : kS32, 1, 3);
+  Value& operand = PickIndexedOperand(1, 3);
   int64_t axis = Uniform(0, operand.rank() - 1);
   int64_t size = operand.dims[axis];
   Dims index_dims = {Uniform(1, 6)};
@@ -224,48 +258,30 @@ bool Generator::GenGather() {
   int64_t batch_rank = static_cast<int64_t>(index_dims.size());
   bool explicit_vector = Chance(0.3);
   if (explicit_vector) index_dims.push_back(1);
-  Dims out = Dims(index_dims.begin(), index_dims.begin() + batch_rank);
-  Dims offset_dims, slice_sizes;
-  for (int64_t i = 0; i < operand.rank(); ++i) {
-    slice_sizes.push_back(i == axis ? 1 : operand.dims[i]);
-    if (i == axis) continue;
-    offset_dims.push_back(static_cast<int64_t>(out.size()));
-    out.push_back(operand.dims[i]);
-  }
-  if (!Fits(out)) return false;
+  Windowed out = AroundIndexed(operand, Dims(index_dims.begin(), index_dims.begin() + batch_rank), axis);
+  if (!Fits(out.dims)) return false;
+  Dims slice_sizes = operand.dims;
+  slice_sizes[axis] = 1;
   bool wide = Chance(0.15);
   Value& indices = NewParameter(kS32, index_dims, wide ? -2 : 0, wide ? size + 1 : size - 1);
-  std::string op = "gather(" + Use(operand) + ", " + Use(indices) + "), offset_dims={" + Join(offset_dims) +
-                   "}, collapsed_slice_dims={" + std::to_string(axis) + "}, start_index_map={" + std::to_string(axis) +
-                   "}, index_vector_dim=" + std::to_string(batch_rank) + ", slice_sizes={" + Join(slice_sizes) + "}";
-  Emit("gather", operand.type, out, op, operand.exact, RandomSharding(static_cast<int64_t>(out.size())));
+  EmitGather("gather", operand, indices, out, {axis}, {axis}, "index_vector_dim=" + std::to_string(batch_rank),
+             slice_sizes);
   return true;
 }
 
 bool Generator::GenScatter() {
   if (!scope().allows_parameters) return false;
-  Value& operand = PickOrCreate([](const Value& v) { return IsNumeric(v) && v.rank() >= 1 && v.rank() <= 3; },
-                                Chance(0.8) ? kF32 : kS32, 1, 3);
+  Value& operand = PickIndexedOperand(1, 3);
   int64_t axis = Uniform(0, operand.rank() - 1);
   int64_t size = operand.dims[axis];
   int64_t count = Uniform(1, 6);
   Dims index_dims = {count};
   if (Chance(0.3)) index_dims.push_back(1);
-  Dims update_dims = {count}, window_dims;
-  for (int64_t i = 0; i < operand.rank(); ++i) {
-    if (i == axis) continue;
-    window_dims.push_back(static_cast<int64_t>(update_dims.size()));
-    update_dims.push_back(operand.dims[i]);
-  }
+  Windowed updates = AroundIndexed(operand, {count}, axis);
   bool wide = Chance(0.1);  // out-of-range updates are dropped
   Value& indices = NewParameter(kS32, index_dims, wide ? -1 : 0, wide ? size : size - 1);
-  Value& updates = OperandLike(operand.type, update_dims, false);
-  std::string op = "scatter(" + Use(operand) + ", " + Use(indices) + ", " + Use(updates) + "), update_window_dims={" +
-                   Join(window_dims) + "}, inserted_window_dims={" + std::to_string(axis) +
-                   "}, scatter_dims_to_operand_dims={" + std::to_string(axis) + "}, index_vector_dim=1, to_apply=%" +
-                   Region("add", operand.type);
-  bool exact = operand.type == kS32 && operand.exact && updates.exact;
-  Emit("scatter", operand.type, operand.dims, op, exact, ShardingFor(operand.rank(), &operand));
+  Value& update_values = OperandLike(operand.type, updates.dims, false);
+  EmitAddScatter("scatter", operand, indices, update_values, updates.window_dims, axis, "index_vector_dim=1");
   return true;
 }
 
@@ -283,18 +299,21 @@ bool Generator::GenSort() {
     Emit("sort", x->type, x->dims, op, x->exact, ShardingFor(x->rank(), x));
     return true;
   }
-  // Key-value sort (stable): the values are the positions along the sort dim.
-  Value& positions = Emit("iota", kS32, x->dims, "iota(), iota_dimension=" + std::to_string(dim), true,
-                          ShardingFor(x->rank(), x));
-  std::string key_sharding = ShardingFor(x->rank(), x);
-  std::string value_sharding = Chance(0.7) ? key_sharding : RandomSharding(x->rank());
-  std::string op = "sort(" + Use(*x) + ", " + Use(positions) + "), " + dimension + ", is_stable=true, to_apply=%" +
-                   Region("less2", x->type);
-  Value keys_value = *x;
-  Value tuple = EmitTuple("sort", {keys_value, positions}, op, "{" + key_sharding + ", " + value_sharding + "}");
-  Emit("keys", x->type, x->dims, "get-tuple-element(%" + tuple.name + "), index=0", true, key_sharding);
-  Emit("perm", kS32, x->dims, "get-tuple-element(%" + tuple.name + "), index=1", true, value_sharding);
+  EmitKeyValueSort(*x, dim);
   return true;
+}
+
+Generator::KeysAndPermutation Generator::EmitKeyValueSort(Value& x, int64_t dim) {
+  Value& positions = Emit("iota", kS32, x.dims, "iota(), iota_dimension=" + std::to_string(dim), true,
+                          ShardingFor(x.rank(), &x));
+  std::string key_sharding = ShardingFor(x.rank(), &x);
+  std::string value_sharding = Chance(0.7) ? key_sharding : RandomSharding(x.rank());
+  std::string op = "sort(" + Use(x) + ", " + Use(positions) + "), dimensions={" + std::to_string(dim) +
+                   "}, is_stable=true, to_apply=%" + Region("less2", x.type);
+  Value tuple = EmitTuple("sort", {x, positions}, op, "{" + key_sharding + ", " + value_sharding + "}");
+  Value& keys = Emit("keys", x.type, x.dims, "get-tuple-element(%" + tuple.name + "), index=0", true, key_sharding);
+  Value& perm = Emit("perm", kS32, x.dims, "get-tuple-element(%" + tuple.name + "), index=1", true, value_sharding);
+  return {keys, perm};
 }
 
 // A sort of which only a prefix along the sort dim is read (top-k written as sort + slice).
@@ -323,15 +342,7 @@ bool Generator::GenSortPrefix() {
     if (Chance(0.3)) prefix_slice(sorted, x->type);
     return true;
   }
-  Value& positions = Emit("iota", kS32, x->dims, "iota(), iota_dimension=" + std::to_string(dim), true,
-                          ShardingFor(x->rank(), x));
-  std::string key_sharding = ShardingFor(x->rank(), x);
-  std::string value_sharding = Chance(0.7) ? key_sharding : RandomSharding(x->rank());
-  std::string op = "sort(" + Use(*x) + ", " + Use(positions) + "), " + dimension + ", is_stable=true, to_apply=%" +
-                   Region("less2", x->type);
-  Value tuple = EmitTuple("sort", {*x, positions}, op, "{" + key_sharding + ", " + value_sharding + "}");
-  Value& keys = Emit("keys", x->type, x->dims, "get-tuple-element(%" + tuple.name + "), index=0", true, key_sharding);
-  Value& perm = Emit("perm", kS32, x->dims, "get-tuple-element(%" + tuple.name + "), index=1", true, value_sharding);
+  auto [keys, perm] = EmitKeyValueSort(*x, dim);
   keys.hidden = perm.hidden = true;
   prefix_slice(keys, x->type);
   prefix_slice(perm, kS32);

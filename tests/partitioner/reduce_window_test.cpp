@@ -1,59 +1,20 @@
 // Tests of the reduce-window and select-and-scatter handlers: local windows, halo exchanges
 // along sharded dims, cumulative windows as a local scan plus an all-gather of shard totals,
 // and that the partitioned program computes the same numbers as the unpartitioned one.
-#include <cmath>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "analysis/comm_report.h"
-#include "analysis/literal_compare.h"
-#include "partitioner/partitioner.h"
-#include "runtime/interp/evaluator.h"
-#include "runtime/spmd/like_module.h"
-#include "runtime/spmd/spmd_executor.h"
-#include "text/parser.h"
-#include "text/printer.h"
 #include "partitioner/partition_test_harness.h"
 
-namespace gspmd {
+namespace gspmd::partition_test {
 namespace {
 
-using namespace partition_test;  // NOLINT: the shared test harness
-
-const char* kRegions = R"(
-%add (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %r = f32[] add(%a, %b)
-}
-%add_s32 (a: s32[], b: s32[]) -> s32[] {
+const std::string kRegions = std::string("\n") + kAddF32 + R"(%add_s32 (a: s32[], b: s32[]) -> s32[] {
   %a = s32[] parameter(0)
   %b = s32[] parameter(1)
   ROOT %r = s32[] add(%a, %b)
 }
-%max (a: f32[], b: f32[]) -> f32[] {
-  %a = f32[] parameter(0)
-  %b = f32[] parameter(1)
-  ROOT %r = f32[] maximum(%a, %b)
-}
-%argmax (v0: f32[], i0: s32[], v1: f32[], i1: s32[]) -> (f32[], s32[]) {
-  %v0 = f32[] parameter(0)
-  %i0 = s32[] parameter(1)
-  %v1 = f32[] parameter(2)
-  %i1 = s32[] parameter(3)
-  %gt = pred[] compare(%v0, %v1), direction=GT
-  %eq = pred[] compare(%v0, %v1), direction=EQ
-  %lt = pred[] compare(%i0, %i1), direction=LT
-  %tie = pred[] and(%eq, %lt)
-  %pick = pred[] or(%gt, %tie)
-  %v = f32[] select(%pick, %v0, %v1)
-  %i = s32[] select(%pick, %i0, %i1)
-  ROOT %r = (f32[], s32[]) tuple(%v, %i)
-}
-%ge (a: f32[], b: f32[]) -> pred[] {
+)" + kMaxF32 + kArgmaxF32S32 + R"(%ge (a: f32[], b: f32[]) -> pred[] {
   %a = f32[] parameter(0)
   %b = f32[] parameter(1)
   ROOT %r = pred[] compare(%a, %b), direction=GE
@@ -64,221 +25,166 @@ std::string Module(const std::string& entry) {
   return std::string("HloModule m, num_partitions=8\n") + kRegions + entry;
 }
 
-TEST(ReduceWindowPartitionTest, MoeCumsumAlongAnUnshardedDimIsLocal) {
-  // From moe_top2_alltoall: cumsum over the token dim, groups sharded.
-  Partitioned p = Partition(Module(R"(
+const std::vector<PartitionCase> kCases = {
+    // From moe_top2_alltoall: cumsum over the token dim, groups sharded.
+    {.name = "MoeCumsumAlongAnUnshardedDimIsLocal",
+     .hlo = Module(R"(
 ENTRY e {
   %x = s32[8,16,8]{2,1,0} parameter(0), sharding={devices=[8,1,1]<=[8]}
   %c = s32[] constant(0)
   ROOT %r = s32[8,16,8]{2,1,0} reduce-window(%x, %c), window={size=1x16x1 pad=0_0x15_0x0_0}, to_apply=%add_s32, sharding={devices=[8,1,1]<=[8]}
-})"));
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  EXPECT_EQ(InstructionsWith(*p.module, Opcode::kReduceWindow)[0]->shape().dims(), (std::vector<int64_t>{1, 16, 8}));
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, CumsumAlongAShardedDimGathersOnlyShardTotals) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.collectives = 0},
+     .check = [](const Partitioned& p) { EXPECT_EQ(DimsOfOnly(p, Opcode::kReduceWindow), (Dims{1, 16, 8})); }},
+    {.name = "CumsumAlongAShardedDimGathersOnlyShardTotals",
+     .hlo = Module(R"(
 ENTRY e {
   %x = s32[4,32]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
   %c = s32[] constant(0)
   ROOT %r = s32[4,32]{1,0} reduce-window(%x, %c), window={size=1x32 pad=0_0x31_0}, to_apply=%add_s32, sharding={devices=[1,8]<=[8]}
-})"));
-  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
-  auto gathers = InstructionsWith(*p.module, Opcode::kAllGather);
-  ASSERT_EQ(gathers.size(), 1u) << p.text;
-  EXPECT_EQ(gathers[0]->shape().dims(), (std::vector<int64_t>{4, 8}));
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, SuffixCumsumOverAnUnevenTwoDimensionalSharding) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.collectives = 1},
+     .check = [](const Partitioned& p) { EXPECT_EQ(DimsOfOnly(p, Opcode::kAllGather), (Dims{4, 8})); }},
+    {.name = "SuffixCumsumOverAnUnevenTwoDimensionalSharding",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[6,10]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
   %c = f32[] constant(0)
   ROOT %r = f32[6,10]{1,0} reduce-window(%x, %c), window={size=1x10 pad=0_0x0_9}, to_apply=%add, sharding={devices=[2,4]<=[8]}
-})"));
-  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, CumulativeMaxWithPartialReplication) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.collectives = 1}},
+    {.name = "CumulativeMaxWithPartialReplication",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[16,4]{1,0} parameter(0), sharding={devices=[4,1,2]<=[8] last_tile_dim_replicate}
   %c = f32[] constant(-inf)
   ROOT %r = f32[16,4]{1,0} reduce-window(%x, %c), window={size=16x1 pad=15_0x0_0}, to_apply=%max, sharding={devices=[4,1,2]<=[8] last_tile_dim_replicate}
-})"));
-  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, SmallWindowOnAShardedDimExchangesHalos) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.collectives = 1}},
+    {.name = "SmallWindowOnAShardedDimExchangesHalos",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[4,64]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
   %c = f32[] constant(-inf)
   ROOT %r = f32[4,64]{1,0} reduce-window(%x, %c), window={size=1x3 pad=0_0x1_1}, to_apply=%max, sharding={devices=[1,8]<=[8]}
-})"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  EXPECT_GE(CountOf(p, Opcode::kCollectivePermute), 1) << p.text;
-  // One element from each neighbour: far less than gathering the dim.
-  EXPECT_LE(CommBytes(p), 2 * 4 * 4) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, UnevenHaloExchange) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     // One element from each neighbour: far less than gathering the dim.
+     .expect = {.counts = {{Opcode::kAllGather, 0}},
+                .at_least = {{Opcode::kCollectivePermute, 1}},
+                .max_comm_bytes = 2 * 4 * 4}},
+    {.name = "UnevenHaloExchange",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[3,22]{1,0} parameter(0), sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
   %c = f32[] constant(0)
   ROOT %r = f32[3,22]{1,0} reduce-window(%x, %c), window={size=1x3 pad=0_0x1_1}, to_apply=%add, sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
-})"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, StridedPoolingOnATwoDimensionalMesh) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 0}}}},
+    {.name = "StridedPoolingOnATwoDimensionalMesh",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[2,16,16,3]{3,2,1,0} parameter(0), sharding={devices=[1,2,4,1]<=[8]}
   %c = f32[] constant(-inf)
   ROOT %r = f32[2,8,8,3]{3,2,1,0} reduce-window(%x, %c), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=%max, sharding={devices=[1,2,4,1]<=[8]}
-})"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, AlignedNonOverlappingWindowsNeedNoCommunication) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 0}}}},
+    {.name = "AlignedNonOverlappingWindowsNeedNoCommunication",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[4,32]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
   %c = f32[] constant(0)
   ROOT %r = f32[4,16]{1,0} reduce-window(%x, %c), window={size=1x2 stride=1x2}, to_apply=%add, sharding={devices=[1,8]<=[8]}
-})"));
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, BaseDilationGathersTheDim) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.collectives = 0}},
+    {.name = "BaseDilationGathersTheDim",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[4,8]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
   %c = f32[] constant(0)
   ROOT %r = f32[4,14]{1,0} reduce-window(%x, %c), window={size=1x2 lhs_dilate=1x2}, to_apply=%add, sharding={devices=[1,8]<=[8]}
-})"));
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, ReplicatedOperandSlicesTheResultOnly) {
-  Partitioned p = Partition(Module(R"(
+})")},
+    {.name = "ReplicatedOperandSlicesTheResultOnly",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[4,32]{1,0} parameter(0), sharding={replicated}
   %c = f32[] constant(0)
   ROOT %r = f32[4,32]{1,0} reduce-window(%x, %c), window={size=1x5 pad=0_0x2_2}, to_apply=%add, sharding={devices=[1,8]<=[8]}
-})"));
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, CumsumOfAReplicatedOperandIsComputedWhole) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.collectives = 0}},
+    {.name = "CumsumOfAReplicatedOperandIsComputedWhole",
+     .hlo = Module(R"(
 ENTRY e {
   %x = s32[4,32]{1,0} parameter(0), sharding={replicated}
   %c = s32[] constant(0)
   ROOT %r = s32[4,32]{1,0} reduce-window(%x, %c), window={size=1x32 pad=0_0x31_0}, to_apply=%add_s32, sharding={devices=[1,8]<=[8]}
-})"));
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, VariadicArgmaxPoolingExchangesHalosForBothInputs) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.collectives = 0}},
+    {.name = "VariadicArgmaxPoolingExchangesHalosForBothInputs",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[2,24]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
   %iota = s32[2,24]{1,0} iota(), iota_dimension=1, sharding={devices=[2,4]<=[8]}
   %ninf = f32[] constant(-inf)
   %zero = s32[] constant(0)
   ROOT %r = (f32[2,12]{1,0}, s32[2,12]{1,0}) reduce-window(%x, %iota, %ninf, %zero), window={size=1x3 stride=1x2 pad=0_0x1_0}, to_apply=%argmax, sharding={{devices=[2,4]<=[8]}, {devices=[2,4]<=[8]}}
-})"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, DilatedWindowOnAShardedDim) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 0}}}},
+    {.name = "DilatedWindowOnAShardedDim",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[3,40]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
   %c = f32[] constant(0)
   ROOT %r = f32[3,36]{1,0} reduce-window(%x, %c), window={size=1x3 rhs_dilate=1x2}, to_apply=%add, sharding={devices=[1,8]<=[8]}
-})"));
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, SelectAndScatterOnAShardedBatchDimIsLocal) {
-  Partitioned p = Partition(Module(R"(
+})")},
+    {.name = "SelectAndScatterOnAShardedBatchDimIsLocal",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[8,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
   %s = f32[8,4]{1,0} parameter(1), sharding={devices=[8,1]<=[8]}
   %c = f32[] constant(0)
   ROOT %r = f32[8,8]{1,0} select-and-scatter(%x, %s, %c), window={size=1x2 stride=1x2}, select=%ge, scatter=%add, sharding={devices=[8,1]<=[8]}
-})"));
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, SelectAndScatterOnAShardedWindowDimExchangesHalos) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.collectives = 0}},
+    {.name = "SelectAndScatterOnAShardedWindowDimExchangesHalos",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[2,16]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
   %s = f32[2,8]{1,0} parameter(1), sharding={devices=[2,4]<=[8]}
   %c = f32[] constant(0)
   ROOT %r = f32[2,16]{1,0} select-and-scatter(%x, %s, %c), window={size=1x3 stride=1x2 pad=0_0x1_0}, select=%ge, scatter=%add, sharding={devices=[2,4]<=[8]}
-})"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, MaxPoolGradientOnSpatiallyShardedImages) {
-  // The backward pass of a 3x3 stride-2 max pool, rows over 2 devices and columns over 4.
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 0}}}},
+    // The backward pass of a 3x3 stride-2 max pool, rows over 2 devices and columns over 4.
+    {.name = "MaxPoolGradientOnSpatiallyShardedImages",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[2,16,16,3]{3,2,1,0} parameter(0), sharding={devices=[1,2,4,1]<=[8]}
   %s = f32[2,8,8,3]{3,2,1,0} parameter(1), sharding={devices=[1,2,4,1]<=[8]}
   %c = f32[] constant(0)
   ROOT %r = f32[2,16,16,3]{3,2,1,0} select-and-scatter(%x, %s, %c), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, select=%ge, scatter=%add, sharding={devices=[1,2,4,1]<=[8]}
-})"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, SelectAndScatterOnAnUnevenShardedDim) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 0}}}},
+    {.name = "SelectAndScatterOnAnUnevenShardedDim",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[3,10]{1,0} parameter(0), sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
   %s = f32[3,5]{1,0} parameter(1), sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
   %c = f32[] constant(0)
   ROOT %r = f32[3,10]{1,0} select-and-scatter(%x, %s, %c), window={size=1x2 stride=1x2}, select=%ge, scatter=%add, sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
-})"));
-  ExpectSameNumbers(p);
-}
-
-TEST(ReduceWindowPartitionTest, SelectAndScatterWithOverlappingWindowsAndUnevenShards) {
-  Partitioned p = Partition(Module(R"(
+})")},
+    {.name = "SelectAndScatterWithOverlappingWindowsAndUnevenShards",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[2,13]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
   %s = f32[2,13]{1,0} parameter(1), sharding={devices=[1,8]<=[8]}
   %c = f32[] constant(0)
   ROOT %r = f32[2,13]{1,0} select-and-scatter(%x, %s, %c), window={size=1x3 pad=0_0x1_1}, select=%ge, scatter=%add, sharding={devices=[1,8]<=[8]}
-})"));
-  ExpectSameNumbers(p);
-}
-
-// Found by the randomized test (seed 2026338 of a soak run): the pads a device writes for
-// windows overhanging the array's start tie with real -inf elements, and a select that keeps
-// the first of equal elements (>=) then keeps the pad, dropping the source value.
-TEST(ReduceWindowPartitionTest, SelectAndScatterTiesWithMinusInfinityAtTheStart) {
-  Partitioned p = Partition(Module(R"(
+})")},
+    // Found by the randomized test (seed 2026338 of a soak run): the pads a device writes for
+    // windows overhanging the array's start tie with real -inf elements, and a select that keeps
+    // the first of equal elements (>=) then keeps the pad, dropping the source value.
+    {.name = "SelectAndScatterTiesWithMinusInfinityAtTheStart",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[14]{0} parameter(0), sharding={replicated}
   %ninf = f32[] constant(-inf)
@@ -286,14 +192,12 @@ ENTRY e {
   %s = f32[8]{0} parameter(1), sharding={devices=[8]<=[8]}
   %c = f32[] constant(0)
   ROOT %r = f32[16]{0} select-and-scatter(%a, %s, %c), window={size=3 stride=2 pad=1_0}, select=%ge, scatter=%add, sharding={devices=[8]<=[8]}
-})"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  ExpectSameNumbers(p);
-}
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 0}}}},
 
-// The same at the end for a select that keeps the last of equal elements (>).
-TEST(ReduceWindowPartitionTest, SelectAndScatterTiesWithMinusInfinityAtTheEnd) {
-  Partitioned p = Partition(Module(R"(
+    // The same at the end for a select that keeps the last of equal elements (>).
+    {.name = "SelectAndScatterTiesWithMinusInfinityAtTheEnd",
+     .hlo = Module(R"(
 %gt (a: f32[], b: f32[]) -> pred[] {
   %a = f32[] parameter(0)
   %b = f32[] parameter(1)
@@ -306,10 +210,11 @@ ENTRY e {
   %s = f32[3,8]{1,0} parameter(1), sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
   %c = f32[] constant(0)
   ROOT %r = f32[3,16]{1,0} select-and-scatter(%a, %s, %c), window={size=1x3 stride=1x2 pad=0_0x0_1}, select=%gt, scatter=%add, sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
-})"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  ExpectSameNumbers(p);
-}
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 0}}}},
+};
+
+PARTITION_CASE_TESTS(ReduceWindowPartitionTest, kCases);
 
 }  // namespace
-}  // namespace gspmd
+}  // namespace gspmd::partition_test

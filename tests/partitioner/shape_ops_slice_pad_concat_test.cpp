@@ -1,232 +1,180 @@
 // Partitioning tests for slice, pad and concatenate along sharded dims: halo exchanges with
 // collective-permutes (never a full replication), communication no more than XLA's on the
 // same programs, and the unpartitioned numbers.
-#include "partitioner/shape_ops_test_util.h"
+#include <string>
+#include <vector>
 
-namespace gspmd::shape_ops_test {
+#include "partitioner/partition_test_harness.h"
+
+namespace gspmd::partition_test {
 namespace {
 
-void ExpectOnlyPermutes(const Partitioned& p) {
-  EXPECT_TRUE(p.warnings.empty()) << p.warnings.front();
-  EXPECT_EQ(CollectiveCount(p), CountOf(p, Opcode::kCollectivePermute)) << p.text;
-}
-
-TEST(ShapeOpsSliceTest, ShiftedSliceExchangesBoundaryRows) {
-  // XLA sends one row from each of the next two devices (64 bytes).
-  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+const std::vector<PartitionCase> kSliceCases = {
+    // XLA sends one row from each of the next two devices (64 bytes).
+    {.name = "ShiftedSliceExchangesBoundaryRows",
+     .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
   %a = f32[16,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
   ROOT %s = f32[10,8]{1,0} slice(%a), slice={[3:13], [0:8]}, sharding={devices=[8,1]<=[8]}
-})");
-  ExpectOnlyPermutes(p);
-  EXPECT_LE(CommBytes(p), 64.0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsSliceTest, StridedSliceInsideEachShardIsLocal) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+})",
+     .expect = {.only = Opcode::kCollectivePermute, .max_comm_bytes = 64.0}},
+    {.name = "StridedSliceInsideEachShardIsLocal",
+     .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
   %a = f32[16,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
   ROOT %s = f32[8,8]{1,0} slice(%a), slice={[0:16:2], [0:8:1]}, sharding={devices=[8,1]<=[8]}
-})");
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsSliceTest, StridedSliceAcrossShards) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+})",
+     .expect = {.collectives = 0}},
+    {.name = "StridedSliceAcrossShards",
+     .hlo = R"(HloModule m, num_partitions=4
 ENTRY e {
   %a = f32[24,2]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
   ROOT %s = f32[7,2]{1,0} slice(%a), slice={[1:22:3], [0:2]}, sharding={devices=[4,1]<=[4]}
-})");
-  ExpectOnlyPermutes(p);
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsSliceTest, UnevenOperandAndResult) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+})",
+     .expect = {.only = Opcode::kCollectivePermute}},
+    {.name = "UnevenOperandAndResult",
+     .hlo = R"(HloModule m, num_partitions=4
 ENTRY e {
   %a = f32[10]{0} parameter(0), sharding={devices=[4]<=[4]}
   ROOT %s = f32[7]{0} slice(%a), slice={[2:9]}, sharding={devices=[4]<=[4]}
-})");
-  ExpectOnlyPermutes(p);
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsSliceTest, UnshardedDimIsSlicedLocally) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+})",
+     .expect = {.only = Opcode::kCollectivePermute}},
+    {.name = "UnshardedDimIsSlicedLocally",
+     .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
   %a = f32[16,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
   ROOT %s = f32[16,3]{1,0} slice(%a), slice={[0:16], [2:5]}, sharding={devices=[8,1]<=[8]}
-})");
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsSliceTest, BothDimsShardedOnTwoDimMesh) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+})",
+     .expect = {.collectives = 0}},
+    {.name = "BothDimsShardedOnTwoDimMesh",
+     .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
   %a = f32[16,12]{1,0} parameter(0), sharding={devices=[4,2]<=[8]}
   ROOT %s = f32[11,7]{1,0} slice(%a), slice={[3:14], [1:8]}, sharding={devices=[4,2]<=[8]}
-})");
-  ExpectOnlyPermutes(p);
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsSliceTest, PartiallyReplicatedOperand) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+})",
+     .expect = {.only = Opcode::kCollectivePermute}},
+    {.name = "PartiallyReplicatedOperand",
+     .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
   %a = f32[16,4]{1,0} parameter(0), sharding={devices=[4,1,2]<=[8] last_tile_dim_replicate}
   ROOT %s = f32[12,4]{1,0} slice(%a), slice={[1:13], [0:4]}, sharding={devices=[4,1,2]<=[8] last_tile_dim_replicate}
-})");
-  ExpectOnlyPermutes(p);
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsSliceTest, SingleRowFromTheLastDevice) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+})",
+     .expect = {.only = Opcode::kCollectivePermute}},
+    {.name = "SingleRowFromTheLastDevice",
+     .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
   %a = f32[16,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
   ROOT %s = f32[1,8]{1,0} slice(%a), slice={[15:16], [0:8]}, sharding={devices=[8,1]<=[8]}
-})");
-  ExpectOnlyPermutes(p);
-  EXPECT_LE(CommBytes(p), 32.0) << p.text;
-  ExpectSameNumbers(p);
-}
+})",
+     .expect = {.only = Opcode::kCollectivePermute, .max_comm_bytes = 32.0}},
+};
 
-TEST(ShapeOpsPadTest, PadAlongShardedDimUsesHaloExchange) {
-  // XLA exchanges 192 bytes for this pad.
-  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+PARTITION_CASE_TESTS(ShapeOpsSliceTest, kSliceCases, kDistinctNumbers);
+
+const std::vector<PartitionCase> kPadCases = {
+    // XLA exchanges 192 bytes for this pad.
+    {.name = "PadAlongShardedDimUsesHaloExchange",
+     .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
   %a = f32[16,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
   %z = f32[] constant(0)
   ROOT %p = f32[21,8]{1,0} pad(%a, %z), padding=2_3x0_0, sharding={devices=[8,1]<=[8]}
-})");
-  ExpectOnlyPermutes(p);
-  EXPECT_LE(CommBytes(p), 192.0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsPadTest, InteriorAndNegativePadding) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+})",
+     .expect = {.only = Opcode::kCollectivePermute, .max_comm_bytes = 192.0}},
+    {.name = "InteriorAndNegativePadding",
+     .hlo = R"(HloModule m, num_partitions=4
 ENTRY e {
   %a = f32[10,3]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
   %v = f32[] parameter(1), sharding={replicated}
   ROOT %p = f32[20,5]{1,0} pad(%a, %v), padding=-2_3_1x1_1, sharding={devices=[4,1]<=[4]}
-})");
-  ExpectOnlyPermutes(p);
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsPadTest, TwoShardedDimsOnTwoDimMesh) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+})",
+     .expect = {.only = Opcode::kCollectivePermute}},
+    {.name = "TwoShardedDimsOnTwoDimMesh",
+     .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
   %a = f32[8,6]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
   %z = f32[] constant(-1)
   ROOT %p = f32[11,9]{1,0} pad(%a, %z), padding=1_2x2_1, sharding={devices=[2,4]<=[8]}
-})");
-  ExpectOnlyPermutes(p);
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsPadTest, UnshardedDimPadsLocally) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+})",
+     .expect = {.only = Opcode::kCollectivePermute}},
+    {.name = "UnshardedDimPadsLocally",
+     .hlo = R"(HloModule m, num_partitions=4
 ENTRY e {
   %a = f32[8,6]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
   %z = f32[] constant(0)
   ROOT %p = f32[8,9]{1,0} pad(%a, %z), padding=0_0x1_2, sharding={devices=[4,1]<=[4]}
-})");
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  ExpectSameNumbers(p);
-}
+})",
+     .expect = {.collectives = 0}},
+};
 
-TEST(ShapeOpsConcatTest, ShardedConcatMovesLessThanXla) {
-  // XLA: three all-to-alls, 224 bytes.
-  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+PARTITION_CASE_TESTS(ShapeOpsPadTest, kPadCases, kDistinctNumbers);
+
+const std::vector<PartitionCase> kConcatCases = {
+    // XLA: three all-to-alls, 224 bytes.
+    {.name = "ShardedConcatMovesLessThanXla",
+     .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
   %a = f32[16,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
   %b = f32[16,8]{1,0} parameter(1), sharding={devices=[8,1]<=[8]}
   ROOT %c = f32[32,8]{1,0} concatenate(%a, %b), dimensions={0}, sharding={devices=[8,1]<=[8]}
-})");
-  ExpectOnlyPermutes(p);
-  EXPECT_LE(CommBytes(p), 224.0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsConcatTest, UnevenOperandsAndResult) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+})",
+     .expect = {.only = Opcode::kCollectivePermute, .max_comm_bytes = 224.0}},
+    {.name = "UnevenOperandsAndResult",
+     .hlo = R"(HloModule m, num_partitions=4
 ENTRY e {
   %a = f32[5,2]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
   %b = f32[11,2]{1,0} parameter(1), sharding={devices=[4,1]<=[4]}
   %c = f32[3,2]{1,0} parameter(2), sharding={replicated}
   ROOT %r = f32[19,2]{1,0} concatenate(%a, %b, %c), dimensions={0}, sharding={devices=[4,1]<=[4]}
-})");
-  EXPECT_TRUE(p.warnings.empty());
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsConcatTest, UnshardedConcatDimIsLocal) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+})"},
+    {.name = "UnshardedConcatDimIsLocal",
+     .hlo = R"(HloModule m, num_partitions=4
 ENTRY e {
   %a = f32[8,3]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
   %b = f32[8,5]{1,0} parameter(1), sharding={devices=[4,1]<=[4]}
   ROOT %r = f32[8,8]{1,0} concatenate(%a, %b), dimensions={1}, sharding={devices=[4,1]<=[4]}
-})");
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsConcatTest, RollPatternFromSlices) {
-  // jnp.roll by one: XLA sends one row per device (32 bytes).
-  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+})",
+     .expect = {.collectives = 0}},
+    // jnp.roll by one: XLA sends one row per device (32 bytes).
+    {.name = "RollPatternFromSlices",
+     .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
   %a = f32[16,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
   %s0 = f32[1,8]{1,0} slice(%a), slice={[15:16], [0:8]}, sharding={devices=[8,1]<=[8]}
   %s1 = f32[15,8]{1,0} slice(%a), slice={[0:15], [0:8]}, sharding={devices=[8,1]<=[8]}
   ROOT %c = f32[16,8]{1,0} concatenate(%s0, %s1), dimensions={0}, sharding={devices=[8,1]<=[8]}
-})");
-  ExpectOnlyPermutes(p);
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsConcatTest, PartiallyReplicatedTwoDimMesh) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+})",
+     .expect = {.only = Opcode::kCollectivePermute}},
+    {.name = "PartiallyReplicatedTwoDimMesh",
+     .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
   %a = f32[6,4]{1,0} parameter(0), sharding={devices=[2,2,2]<=[8] last_tile_dim_replicate}
   %b = f32[10,4]{1,0} parameter(1), sharding={devices=[2,2,2]<=[8] last_tile_dim_replicate}
   ROOT %r = f32[16,4]{1,0} concatenate(%a, %b), dimensions={0}, sharding={devices=[2,2,2]<=[8] last_tile_dim_replicate}
-})");
-  ExpectOnlyPermutes(p);
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsConcatTest, PipelineShiftIsOneCollectivePermute) {
-  // state = concat([input], state[:-1]) along the stage dim: every stage passes its piece on.
-  Partitioned p = Partition(R"(HloModule m, num_partitions=4
+})",
+     .expect = {.only = Opcode::kCollectivePermute}},
+    // state = concat([input], state[:-1]) along the stage dim: every stage passes its piece on.
+    {.name = "PipelineShiftIsOneCollectivePermute",
+     .hlo = R"(HloModule m, num_partitions=4
 ENTRY e {
   %state = f32[4,8]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
   %input = f32[1,8]{1,0} parameter(1), sharding={replicated}
   %head = f32[3,8]{1,0} slice(%state), slice={[0:3], [0:8]}, sharding={devices=[4,1]<=[4]}
   ROOT %next = f32[4,8]{1,0} concatenate(%input, %head), dimensions={0}, sharding={devices=[4,1]<=[4]}
-})");
-  ExpectOnlyPermutes(p);
-  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 1) << p.text;
-  EXPECT_DOUBLE_EQ(CommBytes(p), 32.0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ShapeOpsConcatTest, RotateOnTwoDimMesh) {
-  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+})",
+     .expect = {.counts = {{Opcode::kCollectivePermute, 1}}, .only = Opcode::kCollectivePermute, .comm_bytes = 32.0}},
+    {.name = "RotateOnTwoDimMesh",
+     .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
   %a = f32[8,6]{1,0} parameter(0), sharding={devices=[4,2]<=[8]}
   %s0 = f32[2,6]{1,0} slice(%a), slice={[6:8], [0:6]}, sharding={devices=[4,2]<=[8]}
   %s1 = f32[6,6]{1,0} slice(%a), slice={[0:6], [0:6]}, sharding={devices=[4,2]<=[8]}
   ROOT %c = f32[8,6]{1,0} concatenate(%s0, %s1), dimensions={0}, sharding={devices=[4,2]<=[8]}
-})");
-  ExpectOnlyPermutes(p);
-  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 1) << p.text;
-  ExpectSameNumbers(p);
-}
+})",
+     .expect = {.counts = {{Opcode::kCollectivePermute, 1}}, .only = Opcode::kCollectivePermute}},
+};
+
+PARTITION_CASE_TESTS(ShapeOpsConcatTest, kConcatCases, kDistinctNumbers);
 
 }  // namespace
-}  // namespace gspmd::shape_ops_test
+}  // namespace gspmd::partition_test

@@ -1,27 +1,13 @@
 // Tests of the sort and top-k handlers: the sort dim made whole (by all-to-all or gather),
 // top-k along a sharded dim through local candidates, and that the partitioned program
 // computes the same numbers as the unpartitioned one.
-#include <cmath>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "analysis/comm_report.h"
-#include "analysis/literal_compare.h"
-#include "partitioner/partitioner.h"
-#include "runtime/interp/evaluator.h"
-#include "runtime/spmd/like_module.h"
-#include "runtime/spmd/spmd_executor.h"
-#include "text/parser.h"
-#include "text/printer.h"
 #include "partitioner/partition_test_harness.h"
 
-namespace gspmd {
+namespace gspmd::partition_test {
 namespace {
-
-using namespace partition_test;  // NOLINT: the shared test harness
 
 const char* kRegions = R"(
 %less (a: f32[], b: f32[]) -> pred[] {
@@ -49,60 +35,46 @@ std::string Module(const std::string& entry) {
   return std::string("HloModule m, num_partitions=8\n") + kRegions + entry;
 }
 
-TEST(SortPartitionTest, UnshardedSortDimIsLocal) {
-  Partitioned p = Partition(Module(R"(
+const std::vector<PartitionCase> kSortCases = {
+    {.name = "UnshardedSortDimIsLocal",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[16,32]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
   ROOT %s = f32[16,32]{1,0} sort(%x), dimensions={1}, to_apply=%less, sharding={devices=[8,1]<=[8]}
-})"));
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(SortPartitionTest, ShardedSortDimMovesToAnotherDim) {
-  // The sort dim's axis moves to dim 0 and back with all-to-alls, cheaper than a gather.
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.collectives = 0}},
+    // The sort dim's axis moves to dim 0 and back with all-to-alls, cheaper than a gather.
+    {.name = "ShardedSortDimMovesToAnotherDim",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[16,32]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
   ROOT %s = f32[16,32]{1,0} sort(%x), dimensions={1}, to_apply=%less, sharding={devices=[1,8]<=[8]}
-})"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  EXPECT_GE(CountOf(p, Opcode::kAllToAll), 2) << p.text;
-  EXPECT_LE(CommBytes(p), 2 * 7.0 / 8 * 256) << p.text;  // one 8-way all-to-all each way
-  ExpectSameNumbers(p);
-}
-
-TEST(SortPartitionTest, ShardedSortDimWithReplicatedResultGathers) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 0}},
+                .at_least = {{Opcode::kAllToAll, 2}},
+                .max_comm_bytes = 2 * 7.0 / 8 * 256}},  // one 8-way all-to-all each way
+    {.name = "ShardedSortDimWithReplicatedResultGathers",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[4,24]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
   ROOT %s = f32[4,24]{1,0} sort(%x), dimensions={1}, to_apply=%less, sharding={replicated}
-})"));
-  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(SortPartitionTest, KeyValueSortOnATwoDimensionalMesh) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.collectives = 1}},
+    {.name = "KeyValueSortOnATwoDimensionalMesh",
+     .hlo = Module(R"(
 ENTRY e {
   %k = f32[8,12]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
   %v = s32[8,12]{1,0} parameter(1), sharding={devices=[2,4]<=[8]}
   ROOT %s = (f32[8,12]{1,0}, s32[8,12]{1,0}) sort(%k, %v), dimensions={1}, is_stable=true, to_apply=%less_kv, sharding={{devices=[2,1,4]<=[8] last_tile_dim_replicate}, {devices=[2,1,4]<=[8] last_tile_dim_replicate}}
-})"));
-  ExpectSameNumbers(p);
-}
-
-TEST(SortPartitionTest, UnevenSortDim) {
-  Partitioned p = Partition(Module(R"(
+})")},
+    {.name = "UnevenSortDim",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[3,10]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
   ROOT %s = f32[3,10]{1,0} sort(%x), dimensions={1}, to_apply=%less, sharding={devices=[1,8]<=[8]}
-})"));
-  ExpectSameNumbers(p);
-}
-
-TEST(SortPartitionTest, TopKWrittenAsSortAndSliceGathersOnlyCandidates) {
-  Partitioned p = Partition(Module(R"(
+})")},
+    {.name = "TopKWrittenAsSortAndSliceGathersOnlyCandidates",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[4,64]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
   %iota = s32[4,64]{1,0} iota(), iota_dimension=1, sharding={devices=[1,8]<=[8]}
@@ -113,31 +85,28 @@ ENTRY e {
   %ti = s32[4,3]{1,0} slice(%i), slice={[0:4], [0:3]}, sharding={replicated}
   %c = f32[4,3]{1,0} convert(%ti), sharding={replicated}
   ROOT %r = f32[4,3]{1,0} add(%tv, %c), sharding={replicated}
-})"));
-  auto gathers = InstructionsWith(*p.module, Opcode::kAllGather);
-  ASSERT_EQ(gathers.size(), 2u) << p.text;
-  for (const Instruction* gather : gathers) EXPECT_EQ(gather->shape().dims(), (std::vector<int64_t>{4, 24}));
-  EXPECT_EQ(CountOf(p, Opcode::kAllToAll), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(SortPartitionTest, SortPrefixOverAnUnevenDim) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.counts = {{Opcode::kAllToAll, 0}}},
+     .check = [](const Partitioned& p) { ExpectEachOf(p, Opcode::kAllGather, 2, Dims{4, 24}); }},
+    {.name = "SortPrefixOverAnUnevenDim",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[3,30]{1,0} parameter(0), sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
   %iota = s32[3,30]{1,0} iota(), iota_dimension=1, sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
   %s = (f32[3,30]{1,0}, s32[3,30]{1,0}) sort(%x, %iota), dimensions={1}, is_stable=true, to_apply=%greater_kv, sharding={{replicated}, {replicated}}
   %i = s32[3,30]{1,0} get-tuple-element(%s), index=1, sharding={replicated}
   ROOT %ti = s32[3,2]{1,0} slice(%i), slice={[0:3], [0:2]}, sharding={replicated}
-})"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 2) << p.text;
-  ExpectSameNumbers(p);
-}
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 2}}}},
+};
 
-TEST(TopKPartitionTest, ShardedBatchDimIsLocal) {
-  // As in moe_top2_alltoall: routing probabilities sharded over groups; the result is wanted
-  // replicated, so only the (small) results are gathered.
-  Partitioned p = Partition(Module(R"(
+PARTITION_CASE_TESTS(SortPartitionTest, kSortCases);
+
+const std::vector<PartitionCase> kTopKCases = {
+    // As in moe_top2_alltoall: routing probabilities sharded over groups; the result is wanted
+    // replicated, so only the (small) results are gathered.
+    {.name = "ShardedBatchDimIsLocal",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[8,16,8]{2,1,0} parameter(0), sharding={devices=[8,1,1]<=[8]}
   %t = (f32[8,16,2]{2,1,0}, s32[8,16,2]{2,1,0}) topk(%x), k=2, largest=true, is_stable=true
@@ -145,64 +114,51 @@ ENTRY e {
   %i = s32[8,16,2]{2,1,0} get-tuple-element(%t), index=1, sharding={replicated}
   %c = f32[8,16,2]{2,1,0} convert(%i), sharding={replicated}
   ROOT %a = f32[8,16,2]{2,1,0} add(%v, %c), sharding={replicated}
-})"));
-  EXPECT_EQ(InstructionsWith(*p.module, Opcode::kTopK)[0]->operand(0)->shape().dims(),
-            (std::vector<int64_t>{1, 16, 8}));
-  // XLA gathers the operand (3584 bytes); the results are half of that.
-  EXPECT_LE(CommBytes(p), 1792) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(TopKPartitionTest, ShardedLastDimUsesLocalCandidates) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.max_comm_bytes = 1792},  // XLA gathers the operand (3584 bytes); the results are half
+     .check =
+         [](const Partitioned& p) {
+           const Instruction* topk = TheOnly(p, Opcode::kTopK);
+           if (topk != nullptr) EXPECT_EQ(topk->operand(0)->shape().dims(), (Dims{1, 16, 8}));
+         }},
+    {.name = "ShardedLastDimUsesLocalCandidates",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[4,256]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
   ROOT %t = (f32[4,2]{1,0}, s32[4,2]{1,0}) topk(%x), k=2, largest=true, sharding={{replicated}, {replicated}}
-})"));
-  auto gathers = InstructionsWith(*p.module, Opcode::kAllGather);
-  ASSERT_EQ(gathers.size(), 2u) << p.text;
-  for (const Instruction* gather : gathers) EXPECT_EQ(gather->shape().dims(), (std::vector<int64_t>{4, 16}));
-  ExpectSameNumbers(p);
-}
-
-TEST(TopKPartitionTest, TiesKeepTheLowestGlobalIndex) {
-  // Integer-valued data with many ties across shards.
-  Partitioned p = Partition(Module(R"(
+})"),
+     .check = [](const Partitioned& p) { ExpectEachOf(p, Opcode::kAllGather, 2, Dims{4, 16}); }},
+    // Integer-valued data with many ties across shards.
+    {.name = "TiesKeepTheLowestGlobalIndex",
+     .hlo = Module(R"(
 ENTRY e {
   %x = s32[4,64]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
   ROOT %t = (s32[4,3]{1,0}, s32[4,3]{1,0}) topk(%x), k=3, largest=true, sharding={{replicated}, {replicated}}
-})"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 2) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(TopKPartitionTest, SmallestKOverAnUnevenTwoDimensionalSharding) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 2}}}},
+    {.name = "SmallestKOverAnUnevenTwoDimensionalSharding",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[6,50]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
   ROOT %t = (f32[6,3]{1,0}, s32[6,3]{1,0}) topk(%x), k=3, largest=false, sharding={{devices=[2,1,4]<=[8] last_tile_dim_replicate}, {devices=[2,1,4]<=[8] last_tile_dim_replicate}}
-})"));
-  ExpectSameNumbers(p);
-}
-
-TEST(TopKPartitionTest, TopKCustomCallOnAShardedLastDim) {
-  Partitioned p = Partition(Module(R"(
+})")},
+    {.name = "TopKCustomCallOnAShardedLastDim",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[2,128]{1,0} parameter(0), sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
   ROOT %t = (f32[2,4]{1,0}, s32[2,4]{1,0}) custom-call(%x), custom_call_target="TopK", sharding={{replicated}, {replicated}}
-})"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 2) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(TopKPartitionTest, LargeKGathersTheDim) {
-  Partitioned p = Partition(Module(R"(
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 2}}}},
+    {.name = "LargeKGathersTheDim",
+     .hlo = Module(R"(
 ENTRY e {
   %x = f32[4,16]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
   ROOT %t = (f32[4,12]{1,0}, s32[4,12]{1,0}) topk(%x), k=12, largest=true, sharding={{replicated}, {replicated}}
-})"));
-  ExpectSameNumbers(p);
-}
+})")},
+
+};
+
+PARTITION_CASE_TESTS(TopKPartitionTest, kTopKCases);
 
 }  // namespace
-}  // namespace gspmd
+}  // namespace gspmd::partition_test
