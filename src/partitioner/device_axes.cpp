@@ -296,6 +296,82 @@ std::optional<std::pair<AxisSharding, AxisSharding>> RefineToCommonAxes(const Ax
   return std::make_pair(SplitAxesAt(a, boundaries), SplitAxesAt(b, boundaries));
 }
 
+namespace {
+
+void AddBoundaries(std::set<int64_t>& boundaries, const AxisSharding& sharding) {
+  for (const DeviceAxis& axis : sharding.AllAxes()) {
+    boundaries.insert(axis.stride);
+    boundaries.insert(axis.stride * axis.size);
+  }
+}
+
+// Each boundary divides the next: the axes they cut are a common refinement.
+bool IsChain(const std::set<int64_t>& boundaries) {
+  int64_t previous = 0;
+  for (int64_t b : boundaries) {
+    if (previous != 0 && b % previous != 0) return false;
+    previous = b;
+  }
+  return true;
+}
+
+// `layout`'s tile counts and replication in a device order (its dims and its replication as
+// single digits, in some order) whose boundaries refine with `boundaries`.
+std::optional<AxisSharding> StandIn(const AxisSharding& layout, const std::set<int64_t>& boundaries) {
+  if (!layout.manual.empty()) return std::nullopt;
+  // Digits: dims with their tile counts, then the replication (index rank).
+  std::vector<std::pair<int64_t, int64_t>> digits;
+  for (int64_t d = 0; d < layout.rank(); ++d)
+    if (layout.TileCount(d) > 1) digits.push_back({d, layout.TileCount(d)});
+  int64_t replication = 1;
+  for (const DeviceAxis& axis : layout.replicated) replication *= axis.size;
+  if (replication > 1) digits.push_back({layout.rank(), replication});
+  std::sort(digits.begin(), digits.end());
+  do {
+    AxisSharding candidate;
+    candidate.dims.resize(layout.rank());
+    int64_t stride = 1;
+    for (auto it = digits.rbegin(); it != digits.rend(); ++it) {  // minor first
+      DeviceAxis axis{stride, it->second};
+      if (it->first == layout.rank()) candidate.replicated.push_back(axis);
+      else candidate.dims[it->first].push_back(axis);
+      stride *= it->second;
+    }
+    std::set<int64_t> merged = boundaries;
+    AddBoundaries(merged, candidate);
+    if (IsChain(merged)) return candidate;
+  } while (std::next_permutation(digits.begin(), digits.end()));
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::vector<AxisSharding>> RefineAllToCommonAxes(const std::vector<AxisSharding>& layouts,
+                                                                size_t anchor) {
+  std::set<int64_t> boundaries;
+  AddBoundaries(boundaries, layouts.at(anchor));
+  std::vector<AxisSharding> fitted = layouts;
+  std::vector<bool> fits(layouts.size(), false);
+  fits[anchor] = true;
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    std::set<int64_t> merged = boundaries;
+    AddBoundaries(merged, layouts[i]);
+    if (!IsChain(merged)) continue;
+    boundaries = std::move(merged);
+    fits[i] = true;
+  }
+  for (size_t i = 0; i < layouts.size(); ++i) {
+    if (fits[i]) continue;
+    std::optional<AxisSharding> stand_in = StandIn(layouts[i], boundaries);
+    if (!stand_in) return std::nullopt;
+    AddBoundaries(boundaries, *stand_in);
+    fitted[i] = std::move(*stand_in);
+  }
+  std::vector<int64_t> cuts(boundaries.begin(), boundaries.end());
+  for (AxisSharding& layout : fitted) layout = SplitAxesAt(layout, cuts);
+  return fitted;
+}
+
 std::vector<std::vector<int64_t>> GroupsOverAxes(const std::vector<DeviceAxis>& axes,
                                                  int64_t num_devices) {
   std::vector<std::vector<int64_t>> groups;

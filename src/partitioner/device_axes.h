@@ -62,6 +62,15 @@ std::optional<AxisSharding> DecomposeSharding(const Sharding& sharding, int64_t 
 std::optional<std::pair<AxisSharding, AxisSharding>> RefineToCommonAxes(const AxisSharding& a,
                                                                         const AxisSharding& b);
 
+// Writes all `layouts` over one set of axes that refines every one of them (as
+// RefineToCommonAxes does for two). Layouts whose digit boundaries do not refine with those of
+// `layouts[anchor]` (e.g. 2x3 against 3x2 on 6 devices) are first replaced by stand-ins: the
+// same tile counts per dim and the same replication, in a device order that does refine (the
+// reshard planner moves a value between a layout and its stand-in with a collective-permute).
+// nullopt when some layout has no stand-in (for example one with manual axes).
+std::optional<std::vector<AxisSharding>> RefineAllToCommonAxes(const std::vector<AxisSharding>& layouts,
+                                                                size_t anchor);
+
 // Splits every axis of `sharding` at the given strides (each boundary b with
 // axis.stride < b < axis.stride * axis.size cuts that axis in two).
 AxisSharding SplitAxesAt(const AxisSharding& sharding, const std::vector<int64_t>& boundaries);

@@ -28,7 +28,7 @@ class PlanEmitter {
   PlanEmitter(SpmdContext& context, HloBuilder& b, const ReshardPlan& plan, const Shape& global,
               Opcode reduction)
       : context_(context), b_(b), plan_(plan), global_(global), reduction_(reduction),
-        state_(plan.source) {}
+        axes_(&plan.axes), state_(plan.source) {}
 
   Instruction* Emit(Instruction* local) {
     Instruction* current = local;
@@ -40,26 +40,32 @@ class PlanEmitter {
   int64_t D(int64_t dim) const { return global_.dim(dim); }
   int64_t Tiles(int64_t dim) const {
     int64_t tiles = 1;
-    for (int64_t axis : state_.dims[dim]) tiles *= plan_.axes[axis].size;
+    for (int64_t axis : state_.dims[dim]) tiles *= (*axes_)[axis].size;
     return tiles;
   }
   std::vector<DeviceAxis> AxesOf(const std::vector<int64_t>& indices) const {
     std::vector<DeviceAxis> axes;
-    for (int64_t index : indices) axes.push_back(plan_.axes[index]);
+    for (int64_t index : indices) axes.push_back((*axes_)[index]);
     return axes;
   }
   int64_t SizeOf(const std::vector<int64_t>& indices) const {
     int64_t size = 1;
-    for (int64_t index : indices) size *= plan_.axes[index].size;
+    for (int64_t index : indices) size *= (*axes_)[index].size;
     return size;
   }
-  std::vector<int64_t> TileIndex(const AxisState& state, int64_t device) const {
+  // The tile index of `device` along each dim of `dims` (over `axes`), followed by the device's
+  // digits outside `axes` (its manual subgroup), which a collective-permute must keep.
+  static std::vector<int64_t> TileIndex(const std::vector<std::vector<int64_t>>& dims,
+                                        const std::vector<DeviceAxis>& axes, int64_t device) {
     std::vector<int64_t> index;
-    for (const auto& dim : state.dims) {
+    for (const auto& dim : dims) {
       int64_t tile = 0;
-      for (int64_t axis : dim) tile = tile * plan_.axes[axis].size + Digit(device, plan_.axes[axis]);
+      for (int64_t axis : dim) tile = tile * axes[axis].size + Digit(device, axes[axis]);
       index.push_back(tile);
     }
+    int64_t rest = device;
+    for (const DeviceAxis& axis : axes) rest -= Digit(device, axis) * axis.stride;
+    index.push_back(rest);
     return index;
   }
 
@@ -127,7 +133,7 @@ class PlanEmitter {
         return current;
       }
       case ReshardStep::Kind::kCollectivePermute:
-        return EmitPermute(current);
+        return EmitPermute(step, current);
     }
     return current;
   }
@@ -174,21 +180,26 @@ class PlanEmitter {
     return current;
   }
 
-  Instruction* EmitPermute(Instruction* current) {
+  // Sends every device the tile it holds in `step.permuted_to` (over the plan's target axes)
+  // from a device holding that tile now, itself when it can.
+  Instruction* EmitPermute(const ReshardStep& step, Instruction* current) {
+    int64_t devices = context_.num_devices();
     std::map<std::vector<int64_t>, std::vector<int64_t>> holders;
-    for (int64_t p = 0; p < context_.num_devices(); ++p) holders[TileIndex(state_, p)].push_back(p);
-    std::vector<bool> used(context_.num_devices(), false);
-    std::vector<int64_t> source_of(context_.num_devices(), -1);
-    for (int64_t q = 0; q < context_.num_devices(); ++q) {
-      const auto& candidates = holders[TileIndex(plan_.target, q)];
+    for (int64_t p = 0; p < devices; ++p) holders[TileIndex(state_.dims, *axes_, p)].push_back(p);
+    std::vector<std::vector<int64_t>> wanted;
+    for (int64_t q = 0; q < devices; ++q) wanted.push_back(TileIndex(step.permuted_to, plan_.target_axes, q));
+    std::vector<bool> used(devices, false);
+    std::vector<int64_t> source_of(devices, -1);
+    for (int64_t q = 0; q < devices; ++q) {
+      const auto& candidates = holders[wanted[q]];
       if (std::find(candidates.begin(), candidates.end(), q) != candidates.end()) {
         source_of[q] = q;
         used[q] = true;
       }
     }
-    for (int64_t q = 0; q < context_.num_devices(); ++q) {
+    for (int64_t q = 0; q < devices; ++q) {
       if (source_of[q] >= 0) continue;
-      for (int64_t p : holders[TileIndex(plan_.target, q)]) {
+      for (int64_t p : holders[wanted[q]]) {
         if (used[p]) continue;
         source_of[q] = p;
         used[p] = true;
@@ -196,10 +207,11 @@ class PlanEmitter {
       }
       GSPMD_CHECK(source_of[q] >= 0, "no source for device ", q, " in a collective-permute");
     }
-    state_ = plan_.target;
+    axes_ = &plan_.target_axes;
+    state_ = AxisState{step.permuted_to, {}};
     bool identity = true;
     std::vector<SourceTargetPair> pairs;
-    for (int64_t q = 0; q < context_.num_devices(); ++q) {
+    for (int64_t q = 0; q < devices; ++q) {
       pairs.push_back({source_of[q], q});
       identity = identity && source_of[q] == q;
     }
@@ -212,6 +224,7 @@ class PlanEmitter {
   const ReshardPlan& plan_;
   const Shape& global_;
   Opcode reduction_;
+  const std::vector<DeviceAxis>* axes_;  // the axes state_ is written over
   AxisState state_;
 };
 

@@ -11,24 +11,28 @@
 
 namespace gspmd {
 
-// One step of a reshard. Axes are indices into ReshardPlan::axes.
+// One step of a reshard. Axes are indices into ReshardPlan::axes (into ReshardPlan::target_axes
+// from a collective-permute on).
 //   kAllGather        [.., {a,b}, ..] -> [.., {a}, ..]          all-gather b along dim
 //   kGatherDim        [.., {a,b}, ..] -> [.., {}, ..]           all-gather a,b along dim
 //   kAllToAll         [{a}, {}]       -> [{}, {a}]              all-to-all a: dim -> to_dim
 //   kDynamicSlice     [{}, ..] rep{a} -> [{a}, ..]              local slice, no communication
 //   kAllReduce        partial{a,b}    -> rep{a,b}               all-reduce over a,b
 //   kReduceScatter    partial{a}      -> [.., {a}]              reduce-scatter a along dim
-//   kCollectivePermute same tile counts, other device order    collective-permute
+//   kCollectivePermute same tile counts per dim, other devices  collective-permute into
+//                                                                `permuted_to` (over target_axes)
 struct ReshardStep {
   enum class Kind {
     kAllGather, kGatherDim, kAllToAll, kDynamicSlice, kAllReduce, kReduceScatter,
     kCollectivePermute,
   };
-  Kind kind;
+  Kind kind = Kind::kAllGather;
   int64_t dim = -1;      // the tensor dim acted on (the source dim of an all-to-all)
   int64_t to_dim = -1;   // all-to-all's destination dim
   std::vector<int64_t> axes;
   double cost_bytes = 0;  // bytes each device sends (ring model)
+  // kCollectivePermute: the state after it, over ReshardPlan::target_axes.
+  std::vector<std::vector<int64_t>> permuted_to;
   std::string ToString() const;
 };
 
@@ -39,10 +43,15 @@ struct AxisState {
   bool operator==(const AxisState&) const = default;
 };
 
+// The steps up to a collective-permute act on `axes` (the source's axes), the later ones on
+// `target_axes`. Both are the same common axes unless the two shardings' device-id digits do
+// not refine each other (e.g. 2x3 against 3x2 on 6 devices): then only a collective-permute
+// gets from one to the other.
 struct ReshardPlan {
-  std::vector<DeviceAxis> axes;       // the common axes both shardings are written in
-  AxisState source;
-  AxisState target;
+  std::vector<DeviceAxis> axes;
+  std::vector<DeviceAxis> target_axes;
+  AxisState source;  // over axes
+  AxisState target;  // over target_axes
   std::vector<ReshardStep> steps;
   double total_cost_bytes = 0;
 };
@@ -58,8 +67,8 @@ struct ReshardProblem {
   std::vector<DeviceAxis> partial_axes;
 };
 
-// The cheapest plan (fewest bytes sent per device; ties: fewer steps), or nullopt when the two
-// shardings cannot be written over common axes or differ in their manual axes.
+// The cheapest plan found (fewest bytes sent per device; ties: fewer sequential ring steps), or
+// nullopt when the two shardings differ in their manual axes.
 std::optional<ReshardPlan> PlanReshard(const ReshardProblem& problem);
 
 // Size of the per-device piece of a dim of `size` split `tiles` ways: ceil(size / tiles).

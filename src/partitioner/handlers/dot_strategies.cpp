@@ -43,18 +43,12 @@ struct RefinedLayouts {
 };
 
 std::optional<RefinedLayouts> Refine(const DotProblem& problem) {
-  std::set<int64_t> boundary_set;
-  for (const AxisSharding* sharding : {&problem.lhs, &problem.rhs, &problem.out}) {
-    for (const DeviceAxis& axis : sharding->AllAxes()) {
-      boundary_set.insert(axis.stride);
-      boundary_set.insert(axis.stride * axis.size);
-    }
-  }
-  std::vector<int64_t> boundaries(boundary_set.begin(), boundary_set.end());
-  for (size_t i = 1; i < boundaries.size(); ++i)
-    if (boundaries[i] % boundaries[i - 1] != 0) return std::nullopt;
-  RefinedLayouts refined{SplitAxesAt(problem.lhs, boundaries), SplitAxesAt(problem.rhs, boundaries),
-                         SplitAxesAt(problem.out, boundaries), {}, {}};
+  // Operands in device orders that do not refine with the output's are searched as stand-ins in
+  // one that does; their costs still come from their real layouts.
+  std::optional<std::vector<AxisSharding>> common =
+      RefineAllToCommonAxes({problem.lhs, problem.rhs, problem.out}, 2);
+  if (!common) return std::nullopt;
+  RefinedLayouts refined{(*common)[0], (*common)[1], (*common)[2], {}, {}};
   if (refined.lhs.manual != refined.rhs.manual || refined.lhs.manual != refined.out.manual) return std::nullopt;
   refined.manual = refined.lhs.manual;
   for (const DeviceAxis& axis : refined.lhs.AllAxes())

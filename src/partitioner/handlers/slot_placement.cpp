@@ -30,21 +30,15 @@ struct Refined {
 };
 
 std::optional<Refined> Refine(const SlotProblem& problem) {
-  std::vector<const AxisSharding*> all;
-  for (const SlotTensor& input : problem.inputs) all.push_back(&input.layout);
-  all.push_back(&problem.result.layout);
-  std::set<int64_t> boundary_set;
-  for (const AxisSharding* layout : all) {
-    for (const DeviceAxis& axis : layout->AllAxes()) {
-      boundary_set.insert(axis.stride);
-      boundary_set.insert(axis.stride * axis.size);
-    }
-  }
-  std::vector<int64_t> boundaries(boundary_set.begin(), boundary_set.end());
-  for (size_t i = 1; i < boundaries.size(); ++i)
-    if (boundaries[i] % boundaries[i - 1] != 0) return std::nullopt;
+  std::vector<AxisSharding> all;
+  for (const SlotTensor& input : problem.inputs) all.push_back(input.layout);
+  all.push_back(problem.result.layout);
+  // Layouts in device orders that do not refine with the result's are searched as stand-ins in
+  // one that does; their costs still come from their real layouts.
+  std::optional<std::vector<AxisSharding>> common = RefineAllToCommonAxes(all, all.size() - 1);
+  if (!common) return std::nullopt;
   Refined refined;
-  for (const AxisSharding* layout : all) refined.layouts.push_back(SplitAxesAt(*layout, boundaries));
+  refined.layouts = std::move(*common);
   refined.manual = refined.layouts.front().manual;
   for (const AxisSharding& layout : refined.layouts)
     if (layout.manual != refined.manual) return std::nullopt;
