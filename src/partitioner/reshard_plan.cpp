@@ -185,19 +185,7 @@ bool Cheaper(const ReshardPlan& a, const ReshardPlan& b) {
 
 // Cuts every axis of `sharding` into prime-sized pieces.
 AxisSharding PrimeAxes(const AxisSharding& sharding) {
-  std::vector<int64_t> cuts;
-  for (const DeviceAxis& axis : sharding.AllAxes()) {
-    int64_t rest = axis.size, stride = axis.stride;
-    for (int64_t p = 2; p * p <= rest; ++p) {
-      while (rest % p == 0 && rest > p) {
-        stride *= p;
-        rest /= p;
-        cuts.push_back(stride);
-      }
-    }
-  }
-  std::sort(cuts.begin(), cuts.end());
-  return SplitAxesAt(sharding, cuts);
+  return SplitAxesAt(sharding, PrimeCuts(sharding.AllAxes()));
 }
 
 // Shardings whose device-id digits do not refine each other (2x3 against 3x2 on 6 devices):
