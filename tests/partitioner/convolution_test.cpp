@@ -4,95 +4,35 @@
 // the numbers of the unpartitioned one.
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
-#include "analysis/comm_report.h"
-#include "analysis/literal_compare.h"
+#include "partition_test_harness.h"
 #include "partitioner/halo_exchange.h"
-#include "partitioner/partitioner.h"
-#include "runtime/interp/evaluator.h"
-#include "runtime/spmd/like_module.h"
-#include "runtime/spmd/spmd_executor.h"
-#include "text/parser.h"
-#include "text/printer.h"
 
-namespace gspmd {
+namespace gspmd::partition_test {
 namespace {
 
-struct Partitioned {
-  std::unique_ptr<Module> original;
-  std::unique_ptr<Module> module;  // the printed per-device program, parsed again
-  std::string text;
-};
+// The convolution tests compare with the interpreter to 1e-4 (long sums of products).
+const NumberCheck kConvNumbers{.rtol = 1e-4};
 
-Partitioned Partition(const std::string& hlo) {
-  Partitioned out;
-  out.original = ParseModule(hlo);
-  PartitionResult result = PartitionModule(*out.original);
-  for (const std::string& warning : result.warnings) ADD_FAILURE() << warning;
-  out.text = PrintModule(*result.module);
-  out.module = ParseModule(out.text, "partitioned.hlo");
-  return out;
-}
-
-std::vector<const Instruction*> InstructionsWith(const Module& module, Opcode opcode) {
-  std::vector<const Instruction*> found;
-  for (const auto& computation : module.computations())
-    for (const auto& instruction : computation->instructions())
-      if (instruction->opcode() == opcode) found.push_back(instruction.get());
-  return found;
-}
-
-int64_t CountOf(const Partitioned& p, Opcode opcode) {
-  return static_cast<int64_t>(InstructionsWith(*p.module, opcode).size());
-}
-
-int64_t CollectiveCount(const Partitioned& p) {
-  int64_t count = 0;
-  for (Opcode opcode : {Opcode::kAllGather, Opcode::kAllReduce, Opcode::kReduceScatter, Opcode::kAllToAll,
-                        Opcode::kCollectivePermute})
-    count += CountOf(p, opcode);
-  return count;
-}
-
-std::vector<int64_t> LocalConvolutionDims(const Partitioned& p) {
-  auto convs = InstructionsWith(*p.module, Opcode::kConvolution);
-  EXPECT_EQ(convs.size(), 1u) << p.text;
-  if (convs.size() != 1) return {};
-  return convs[0]->shape().dims();
-}
-
-double CommBytes(const Partitioned& p) { return AnalyzeCommunication(*p.module).comm_bytes_per_device; }
-
-Literal Values(const Shape& shape, int64_t seed) {
-  Literal literal(shape);
-  for (int64_t e = 0; e < literal.element_count(); ++e)
-    literal.SetFromDouble(e, std::sin(0.37 * static_cast<double>(e + 1) + 1.3 * static_cast<double>(seed)));
-  return literal;
-}
-
-void ExpectSameNumbers(const Partitioned& p) {
-  std::vector<Literal> inputs;
-  const Computation* entry = p.original->entry();
-  for (int64_t i = 0; i < entry->num_parameters(); ++i) inputs.push_back(Values(entry->parameter(i)->shape(), i));
-  Literal expected = EvaluateModule(*p.original, inputs);
-  std::vector<Literal> outputs = RunSpmd(*p.module, inputs, OptionsFromLikeModule(*p.module, p.original.get()));
-  ASSERT_EQ(outputs.size(), 1u);
-  LiteralComparison comparison = CompareLiterals(outputs[0], expected, 1e-4);
-  EXPECT_TRUE(comparison.matches) << comparison.message << "\n" << p.text;
+// Exactly one local convolution, of shape `dims`.
+void ExpectLocalConvolution(const Partitioned& p, const Dims& dims) {
+  EXPECT_EQ(DimsOfOnly(p, Opcode::kConvolution), dims) << p.text;
 }
 
 // Runs the partitioned and the original program on `inputs` and compares (NaN and inf
 // positions must match); false on a mismatch.
 bool ExpectSameNumbersOn(const Partitioned& p, const std::vector<Literal>& inputs, const std::string& what) {
   Literal expected = EvaluateModule(*p.original, inputs);
-  std::vector<Literal> outputs = RunSpmd(*p.module, inputs, OptionsFromLikeModule(*p.module, p.original.get()));
-  EXPECT_EQ(outputs.size(), 1u);
-  if (outputs.size() != 1) return false;
-  LiteralComparison comparison = CompareLiterals(outputs[0], expected, 1e-4);
+  std::optional<std::vector<Literal>> outputs = RunPartitioned(p, inputs);
+  if (!outputs) return false;
+  EXPECT_EQ(outputs->size(), 1u) << what;
+  if (outputs->size() != 1) return false;
+  LiteralComparison comparison = CompareLiterals((*outputs)[0], expected, kConvNumbers.rtol);
   EXPECT_TRUE(comparison.matches) << what << ": " << comparison.message << "\n" << p.text;
   return comparison.matches;
 }
@@ -117,6 +57,12 @@ void ExpectSameNumbersWithNonFiniteSlices(const Partitioned& p, int64_t param, i
                                        " of dim " + std::to_string(dim) + " = " + std::to_string(value)))
       return;
   }
+}
+
+// A per-case check: the non-finite runs above along each of the input's (parameter 0's) `dims`.
+template <int64_t... dims>
+void PoisonInputAlong(const Partitioned& p) {
+  (ExpectSameNumbersWithNonFiniteSlices(p, 0, dims), ...);
 }
 
 // A module with one convolution of `lhs` and `rhs` giving `out`, with the given shardings.
@@ -182,247 +128,149 @@ TEST(HaloExchangeTest, HalosLongerThanAShardTakeSeveralHops) { ExpectHaloWindows
 TEST(HaloExchangeTest, NegativeAmountsTrim) { ExpectHaloWindows(16, 4, -1, 2, 1); }
 TEST(HaloExchangeTest, ReplicatedDimIsPaddedWithoutCommunication) { ExpectHaloWindows(5, 1, 2, 2, 0); }
 
-TEST(ConvolutionPartitionTest, SpatialHaloMatchesXlaCorpusCase) {
-  // tests/data/corpus/gspmd/conv_spatial_halo: XLA uses 2 collective-permutes, 2048 bytes.
-  Partitioned p = Partition(ConvModule(8, "f32[2,32,32,4]", "{devices=[1,8,1,1]<=[8]}", "f32[3,3,4,8]",
-                                       "{replicated}", "f32[2,32,32,8]", "{devices=[1,8,1,1]<=[8]}",
-                                       "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"));
-  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 2) << p.text;
-  EXPECT_EQ(CollectiveCount(p), 2) << p.text;
-  EXPECT_DOUBLE_EQ(CommBytes(p), 2048);
-  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{2, 4, 32, 8}));
-  ExpectSameNumbers(p);
-}
+// One convolution per program, each partitioned and compared with the interpreter.
+const std::vector<PartitionCase> kPartitionCases = {
+    {.name = "SpatialHaloMatchesXlaCorpusCase",
+     // tests/data/corpus/gspmd/conv_spatial_halo: XLA uses 2 collective-permutes, 2048 bytes.
+     .hlo = ConvModule(8, "f32[2,32,32,4]", "{devices=[1,8,1,1]<=[8]}", "f32[3,3,4,8]", "{replicated}",
+                       "f32[2,32,32,8]", "{devices=[1,8,1,1]<=[8]}",
+                       "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+     .expect = {.collectives = 2, .counts = {{Opcode::kCollectivePermute, 2}}, .comm_bytes = 2048},
+     .check = [](const Partitioned& p) { ExpectLocalConvolution(p, {2, 4, 32, 8}); }},
+    {.name = "ChannelsFirstLayoutSplitsTheSecondSpatialDim",
+     .hlo = ConvModule(4, "f32[2,3,12,16]", "{devices=[1,1,1,4]<=[4]}", "f32[5,3,3,3]", "{replicated}",
+                       "f32[2,5,12,16]", "{devices=[1,1,1,4]<=[4]}",
+                       "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01"),
+     .expect = {.collectives = 2, .counts = {{Opcode::kCollectivePermute, 2}}},
+     .check = [](const Partitioned& p) { ExpectLocalConvolution(p, {2, 5, 12, 4}); }},
+    {.name = "SpatialInputWithBatchShardedOutput",
+     .hlo = ConvModule(4, "f32[8,16,3]", "{devices=[1,4,1]<=[4]}", "f32[3,3,4]", "{replicated}", "f32[8,16,4]",
+                       "{devices=[4,1,1]<=[4]}", "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"),
+     // One all-to-all of the input beats a halo exchange plus an all-to-all of the output.
+     .expect = {.max_comm_bytes = 3.0 / 4 * 8 * 4 * 3 * 4 + 1e-6}},
+    {.name = "BatchPartitionedIsLocal",
+     .hlo = ConvModule(4, "f32[8,10,10,3]", "{devices=[4,1,1,1]<=[4]}", "f32[3,3,3,5]", "{replicated}",
+                       "f32[8,8,8,5]", "{devices=[4,1,1,1]<=[4]}", "window={size=3x3}, dim_labels=b01f_01io->b01f"),
+     .expect = {.collectives = 0},
+     .check = [](const Partitioned& p) { ExpectLocalConvolution(p, {2, 8, 8, 5}); }},
+    {.name = "OutputFeaturePartitionedIsLocal",
+     .hlo = ConvModule(4, "f32[2,10,10,3]", "{replicated}", "f32[3,3,3,8]", "{devices=[1,1,1,4]<=[4]}",
+                       "f32[2,8,8,8]", "{devices=[1,1,1,4]<=[4]}", "window={size=3x3}, dim_labels=b01f_01io->b01f"),
+     .expect = {.collectives = 0},
+     .check = [](const Partitioned& p) { ExpectLocalConvolution(p, {2, 8, 8, 2}); }},
+    {.name = "InputFeatureShardedGivesPartialSums",
+     .hlo = ConvModule(4, "f32[2,10,10,8]", "{devices=[1,1,1,4]<=[4]}", "f32[3,3,8,5]", "{devices=[1,1,4,1]<=[4]}",
+                       "f32[2,8,8,5]", "{replicated}", "window={size=3x3}, dim_labels=b01f_01io->b01f"),
+     .expect = {.collectives = 1, .counts = {{Opcode::kAllReduce, 1}}}},
+    {.name = "UnevenInputFeatureIsMaskedBeforeTheSum",
+     .hlo = ConvModule(4, "f32[2,6,6,6]", "{devices=[1,1,1,4]<=[4]}", "f32[3,3,6,5]", "{devices=[1,1,4,1]<=[4]}",
+                       "f32[2,4,4,5]", "{replicated}", "window={size=3x3}, dim_labels=b01f_01io->b01f"),
+     .expect = {.collectives = 1}},
+    {.name = "StridedSpatialSplit",
+     .hlo = ConvModule(4, "f32[1,32,3]", "{devices=[1,4,1]<=[4]}", "f32[3,3,2]", "{replicated}", "f32[1,16,2]",
+                       "{devices=[1,4,1]<=[4]}", "window={size=3 stride=2 pad=1_1}, dim_labels=b0f_0io->b0f"),
+     .expect = {.collectives = 1, .counts = {{Opcode::kCollectivePermute, 1}}},  // only a left halo
+     .check = [](const Partitioned& p) { ExpectLocalConvolution(p, {1, 4, 2}); }},
+    {.name = "UnevenSpatialDim",
+     .hlo = ConvModule(4, "f32[2,30,3]", "{devices=[1,4,1]<=[4]}", "f32[5,3,2]", "{replicated}", "f32[2,30,2]",
+                       "{devices=[1,4,1]<=[4]}", "window={size=5 pad=2_2}, dim_labels=b0f_0io->b0f"),
+     .expect = {.collectives = 2, .counts = {{Opcode::kCollectivePermute, 2}}}},
+    {.name = "UnevenValidConvolutionShrinksTheOutput",
+     .hlo = ConvModule(4, "f32[1,13,2]", "{devices=[1,4,1]<=[4]}", "f32[4,2,3]", "{replicated}", "f32[1,10,3]",
+                       "{devices=[1,4,1]<=[4]}", "window={size=4}, dim_labels=b0f_0io->b0f")},
+    {.name = "HaloLongerThanAShardTakesSeveralHops",
+     .hlo = ConvModule(8, "f32[1,16,2]", "{devices=[1,8,1]<=[8]}", "f32[7,2,2]", "{replicated}", "f32[1,16,2]",
+                       "{devices=[1,8,1]<=[8]}", "window={size=7 pad=3_3}, dim_labels=b0f_0io->b0f"),
+     .expect = {.collectives = 4, .counts = {{Opcode::kCollectivePermute, 4}}}},
+    {.name = "WindowDilation",
+     .hlo = ConvModule(4, "f32[1,24,2]", "{devices=[1,4,1]<=[4]}", "f32[3,2,2]", "{replicated}", "f32[1,24,2]",
+                       "{devices=[1,4,1]<=[4]}", "window={size=3 pad=2_2 rhs_dilate=2}, dim_labels=b0f_0io->b0f"),
+     .expect = {.collectives = 2}},
+    {.name = "LhsDilationLikeATransposedConvolution",
+     // The backward-input form of a stride-2 convolution: lhs_dilate=2 and reversed window.
+     .hlo = ConvModule(4, "f32[1,16,2]", "{devices=[1,4,1]<=[4]}", "f32[3,2,3]", "{replicated}", "f32[1,32,3]",
+                       "{devices=[1,4,1]<=[4]}",
+                       "window={size=3 pad=1_2 lhs_dilate=2 rhs_reversal=1}, dim_labels=b0f_0io->b0f"),
+     .check = [](const Partitioned& p) { EXPECT_LE(CollectiveCount(p), 2) << p.text; }},
+    {.name = "LhsDilationWithShiftingOffsets",
+     // 17 outputs over 4 tiles (5 each) of a 3-dilated input: the offset into the dilated input
+     // differs per tile.
+     .hlo = ConvModule(4, "f32[1,6,2]", "{devices=[1,4,1]<=[4]}", "f32[2,2,2]", "{replicated}", "f32[1,17,2]",
+                       "{devices=[1,4,1]<=[4]}", "window={size=2 pad=1_1 lhs_dilate=3}, dim_labels=b0f_0io->b0f")},
+    {.name = "TwoSpatialDimsOnATwoDimensionalMesh",
+     .hlo = ConvModule(8, "f32[2,16,12,3]", "{devices=[1,4,2,1]<=[8]}", "f32[3,3,3,4]", "{replicated}",
+                       "f32[2,16,12,4]", "{devices=[1,4,2,1]<=[8]}",
+                       "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
+     .expect = {.collectives = 4, .counts = {{Opcode::kCollectivePermute, 4}}},
+     .check = [](const Partitioned& p) { ExpectLocalConvolution(p, {2, 4, 6, 4}); }},
+    {.name = "BatchAndSpatialOnATwoDimensionalMesh",
+     .hlo = ConvModule(8, "f32[4,16,3]", "{devices=[2,4,1]<=[8]}", "f32[3,3,4]", "{replicated}", "f32[4,16,4]",
+                       "{devices=[2,4,1]<=[8]}", "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"),
+     .expect = {.counts = {{Opcode::kCollectivePermute, 2}}},
+     .check = [](const Partitioned& p) { ExpectLocalConvolution(p, {2, 4, 4}); }},
+    {.name = "PartiallyReplicatedSpatialSharding",
+     .hlo = ConvModule(8, "f32[2,16,3]", "{devices=[1,4,1,2]<=[8] last_tile_dim_replicate}", "f32[3,3,4]",
+                       "{replicated}", "f32[2,16,4]", "{devices=[1,4,1,2]<=[8] last_tile_dim_replicate}",
+                       "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"),
+     .expect = {.counts = {{Opcode::kCollectivePermute, 2}}}},
+    {.name = "ReplicatedInputWithSpatiallyShardedOutputNeedsNoCommunication",
+     .hlo = ConvModule(4, "f32[1,16,3]", "{replicated}", "f32[3,3,4]", "{replicated}", "f32[1,16,4]",
+                       "{devices=[1,4,1]<=[4]}", "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"),
+     .expect = {.collectives = 0},
+     .check = [](const Partitioned& p) { ExpectLocalConvolution(p, {1, 4, 4}); }},
+    {.name = "DepthwiseFeatureGroupsSplitWholeGroups",
+     .hlo = ConvModule(4, "f32[2,10,8]", "{devices=[1,1,4]<=[4]}", "f32[3,1,16]", "{devices=[1,1,4]<=[4]}",
+                       "f32[2,8,16]", "{devices=[1,1,4]<=[4]}",
+                       "window={size=3}, dim_labels=b0f_0io->b0f, feature_group_count=8"),
+     .expect = {.collectives = 0},
+     .check =
+         [](const Partitioned& p) {
+           const Instruction* conv = TheOnly(p, Opcode::kConvolution);
+           if (conv != nullptr) EXPECT_EQ(conv->feature_group_count, 2) << p.text;
+         }},
+    {.name = "BatchGroupsSplitWholeGroups",
+     // The backward-filter form: batch_group_count groups of the input batch.
+     .hlo = ConvModule(4, "f32[8,10,2]", "{devices=[4,1,1]<=[4]}", "f32[3,2,4]", "{devices=[1,1,4]<=[4]}",
+                       "f32[2,8,4]", "{devices=[1,1,4]<=[4]}",
+                       "window={size=3}, dim_labels=b0f_0io->b0f, batch_group_count=4"),
+     .expect = {.collectives = 0},
+     .check =
+         [](const Partitioned& p) {
+           const Instruction* conv = TheOnly(p, Opcode::kConvolution);
+           if (conv != nullptr) EXPECT_EQ(conv->batch_group_count, 1) << p.text;
+         }},
+    {.name = "BackwardFilterOverDataParallelBatchAllReduces",
+     // Kernel gradient of a data-parallel convolution: the batch is the contracted feature dim.
+     .hlo = ConvModule(4, "f32[8,10,3]", "{devices=[4,1,1]<=[4]}", "f32[8,8,5]", "{devices=[4,1,1]<=[4]}",
+                       "f32[3,3,5]", "{replicated}", "window={size=8}, dim_labels=f0b_i0o->0bf"),
+     .expect = {.collectives = 1, .counts = {{Opcode::kAllReduce, 1}}}},
+    {.name = "BackwardFilterOverSpatialShardsSplitsTheTaps",
+     // dK[k,c,o] = sum_n,w x[n,w+k-1,c] dy[n,w,o] with x and dy split along w: each device
+     // applies its own taps to a halo of x and the kernel gradients are summed.
+     .hlo = ConvModule(4, "f32[2,16,3]", "{devices=[1,4,1]<=[4]}", "f32[2,16,4]", "{devices=[1,4,1]<=[4]}",
+                       "f32[3,3,4]", "{replicated}", "window={size=16 pad=1_1}, dim_labels=f0b_i0o->0bf"),
+     .expect = {.counts = {{Opcode::kCollectivePermute, 2}, {Opcode::kAllReduce, 1}, {Opcode::kAllGather, 0}},
+                .comm_bytes = 2 * 2 * 1 * 3 * 4 + 2.0 * 3 / 4 * 3 * 3 * 4 * 4}},
+    {.name = "BackwardFilterOfAStridedConvolutionOverSpatialAndBatchShards",
+     // The forward convolution had stride 2 (rhs_dilate=2 here); batch on the 2-way axis,
+     // width on the 4-way axis: one all-reduce over all 8 devices.
+     .hlo = ConvModule(8, "f32[2,16,3]", "{devices=[2,4,1]<=[8]}", "f32[2,8,4]", "{devices=[2,4,1]<=[8]}",
+                       "f32[3,3,4]", "{replicated}", "window={size=8 pad=1_0 rhs_dilate=2}, dim_labels=f0b_i0o->0bf"),
+     .expect = {.counts = {{Opcode::kAllReduce, 1}, {Opcode::kAllGather, 0}}}},
+    {.name = "UnevenTapSplit",
+     .hlo = ConvModule(4, "f32[2,14,3]", "{devices=[1,4,1]<=[4]}", "f32[2,14,4]", "{devices=[1,4,1]<=[4]}",
+                       "f32[3,3,4]", "{replicated}", "window={size=14 pad=1_1}, dim_labels=f0b_i0o->0bf")},
+    {.name = "SpatiallyShardedKernelIsGathered",
+     .hlo = ConvModule(2, "f32[1,8,2]", "{replicated}", "f32[4,2,2]", "{devices=[2,1,1]<=[2]}", "f32[1,5,2]",
+                       "{replicated}", "window={size=4}, dim_labels=b0f_0io->b0f")},
+    {.name = "SpatialShardedInputWithReplicatedOutput",
+     .hlo = ConvModule(4, "f32[2,32,4]", "{devices=[1,4,1]<=[4]}", "f32[3,4,4]", "{replicated}", "f32[2,32,4]",
+                       "{replicated}", "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"),
+     // Gathering the input (3/4 of it) costs as much as gathering the output; never more.
+     .expect = {.max_comm_bytes = 2.0 * 32 * 4 * 4 * 3 / 4 + 1e-6}},
+};
 
-TEST(ConvolutionPartitionTest, ChannelsFirstLayoutSplitsTheSecondSpatialDim) {
-  Partitioned p = Partition(ConvModule(4, "f32[2,3,12,16]", "{devices=[1,1,1,4]<=[4]}", "f32[5,3,3,3]",
-                                       "{replicated}", "f32[2,5,12,16]", "{devices=[1,1,1,4]<=[4]}",
-                                       "window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01"));
-  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 2) << p.text;
-  EXPECT_EQ(CollectiveCount(p), 2) << p.text;
-  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{2, 5, 12, 4}));
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, SpatialInputWithBatchShardedOutput) {
-  Partitioned p = Partition(ConvModule(4, "f32[8,16,3]", "{devices=[1,4,1]<=[4]}", "f32[3,3,4]", "{replicated}",
-                                       "f32[8,16,4]", "{devices=[4,1,1]<=[4]}",
-                                       "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"));
-  // One all-to-all of the input beats a halo exchange plus an all-to-all of the output.
-  EXPECT_LE(CommBytes(p), 3.0 / 4 * 8 * 4 * 3 * 4 + 1e-6) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, BatchPartitionedIsLocal) {
-  Partitioned p = Partition(ConvModule(4, "f32[8,10,10,3]", "{devices=[4,1,1,1]<=[4]}", "f32[3,3,3,5]",
-                                       "{replicated}", "f32[8,8,8,5]", "{devices=[4,1,1,1]<=[4]}",
-                                       "window={size=3x3}, dim_labels=b01f_01io->b01f"));
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{2, 8, 8, 5}));
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, OutputFeaturePartitionedIsLocal) {
-  Partitioned p = Partition(ConvModule(4, "f32[2,10,10,3]", "{replicated}", "f32[3,3,3,8]",
-                                       "{devices=[1,1,1,4]<=[4]}", "f32[2,8,8,8]", "{devices=[1,1,1,4]<=[4]}",
-                                       "window={size=3x3}, dim_labels=b01f_01io->b01f"));
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{2, 8, 8, 2}));
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, InputFeatureShardedGivesPartialSums) {
-  Partitioned p = Partition(ConvModule(4, "f32[2,10,10,8]", "{devices=[1,1,1,4]<=[4]}", "f32[3,3,8,5]",
-                                       "{devices=[1,1,4,1]<=[4]}", "f32[2,8,8,5]", "{replicated}",
-                                       "window={size=3x3}, dim_labels=b01f_01io->b01f"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 1) << p.text;
-  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, UnevenInputFeatureIsMaskedBeforeTheSum) {
-  Partitioned p = Partition(ConvModule(4, "f32[2,6,6,6]", "{devices=[1,1,1,4]<=[4]}", "f32[3,3,6,5]",
-                                       "{devices=[1,1,4,1]<=[4]}", "f32[2,4,4,5]", "{replicated}",
-                                       "window={size=3x3}, dim_labels=b01f_01io->b01f"));
-  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, StridedSpatialSplit) {
-  Partitioned p = Partition(ConvModule(4, "f32[1,32,3]", "{devices=[1,4,1]<=[4]}", "f32[3,3,2]", "{replicated}",
-                                       "f32[1,16,2]", "{devices=[1,4,1]<=[4]}",
-                                       "window={size=3 stride=2 pad=1_1}, dim_labels=b0f_0io->b0f"));
-  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 1) << p.text;  // only a left halo
-  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
-  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{1, 4, 2}));
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, UnevenSpatialDim) {
-  Partitioned p = Partition(ConvModule(4, "f32[2,30,3]", "{devices=[1,4,1]<=[4]}", "f32[5,3,2]", "{replicated}",
-                                       "f32[2,30,2]", "{devices=[1,4,1]<=[4]}",
-                                       "window={size=5 pad=2_2}, dim_labels=b0f_0io->b0f"));
-  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 2) << p.text;
-  EXPECT_EQ(CollectiveCount(p), 2) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, UnevenValidConvolutionShrinksTheOutput) {
-  Partitioned p = Partition(ConvModule(4, "f32[1,13,2]", "{devices=[1,4,1]<=[4]}", "f32[4,2,3]", "{replicated}",
-                                       "f32[1,10,3]", "{devices=[1,4,1]<=[4]}",
-                                       "window={size=4}, dim_labels=b0f_0io->b0f"));
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, HaloLongerThanAShardTakesSeveralHops) {
-  Partitioned p = Partition(ConvModule(8, "f32[1,16,2]", "{devices=[1,8,1]<=[8]}", "f32[7,2,2]", "{replicated}",
-                                       "f32[1,16,2]", "{devices=[1,8,1]<=[8]}",
-                                       "window={size=7 pad=3_3}, dim_labels=b0f_0io->b0f"));
-  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 4) << p.text;
-  EXPECT_EQ(CollectiveCount(p), 4) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, WindowDilation) {
-  Partitioned p = Partition(ConvModule(4, "f32[1,24,2]", "{devices=[1,4,1]<=[4]}", "f32[3,2,2]", "{replicated}",
-                                       "f32[1,24,2]", "{devices=[1,4,1]<=[4]}",
-                                       "window={size=3 pad=2_2 rhs_dilate=2}, dim_labels=b0f_0io->b0f"));
-  EXPECT_EQ(CollectiveCount(p), 2) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, LhsDilationLikeATransposedConvolution) {
-  // The backward-input form of a stride-2 convolution: lhs_dilate=2 and reversed window.
-  Partitioned p = Partition(ConvModule(4, "f32[1,16,2]", "{devices=[1,4,1]<=[4]}", "f32[3,2,3]", "{replicated}",
-                                       "f32[1,32,3]", "{devices=[1,4,1]<=[4]}",
-                                       "window={size=3 pad=1_2 lhs_dilate=2 rhs_reversal=1}, dim_labels=b0f_0io->b0f"));
-  EXPECT_LE(CollectiveCount(p), 2) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, LhsDilationWithShiftingOffsets) {
-  // 17 outputs over 4 tiles (5 each) of a 3-dilated input: the offset into the dilated input
-  // differs per tile.
-  Partitioned p = Partition(ConvModule(4, "f32[1,6,2]", "{devices=[1,4,1]<=[4]}", "f32[2,2,2]", "{replicated}",
-                                       "f32[1,17,2]", "{devices=[1,4,1]<=[4]}",
-                                       "window={size=2 pad=1_1 lhs_dilate=3}, dim_labels=b0f_0io->b0f"));
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, TwoSpatialDimsOnATwoDimensionalMesh) {
-  Partitioned p = Partition(ConvModule(8, "f32[2,16,12,3]", "{devices=[1,4,2,1]<=[8]}", "f32[3,3,3,4]",
-                                       "{replicated}", "f32[2,16,12,4]", "{devices=[1,4,2,1]<=[8]}",
-                                       "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"));
-  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 4) << p.text;
-  EXPECT_EQ(CollectiveCount(p), 4) << p.text;
-  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{2, 4, 6, 4}));
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, BatchAndSpatialOnATwoDimensionalMesh) {
-  Partitioned p = Partition(ConvModule(8, "f32[4,16,3]", "{devices=[2,4,1]<=[8]}", "f32[3,3,4]",
-                                       "{replicated}", "f32[4,16,4]", "{devices=[2,4,1]<=[8]}",
-                                       "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"));
-  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 2) << p.text;
-  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{2, 4, 4}));
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, PartiallyReplicatedSpatialSharding) {
-  Partitioned p = Partition(ConvModule(8, "f32[2,16,3]", "{devices=[1,4,1,2]<=[8] last_tile_dim_replicate}",
-                                       "f32[3,3,4]", "{replicated}", "f32[2,16,4]",
-                                       "{devices=[1,4,1,2]<=[8] last_tile_dim_replicate}",
-                                       "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"));
-  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 2) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, ReplicatedInputWithSpatiallyShardedOutputNeedsNoCommunication) {
-  Partitioned p = Partition(ConvModule(4, "f32[1,16,3]", "{replicated}", "f32[3,3,4]", "{replicated}",
-                                       "f32[1,16,4]", "{devices=[1,4,1]<=[4]}",
-                                       "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"));
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  EXPECT_EQ(LocalConvolutionDims(p), (std::vector<int64_t>{1, 4, 4}));
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, DepthwiseFeatureGroupsSplitWholeGroups) {
-  Partitioned p = Partition(ConvModule(4, "f32[2,10,8]", "{devices=[1,1,4]<=[4]}", "f32[3,1,16]",
-                                       "{devices=[1,1,4]<=[4]}", "f32[2,8,16]", "{devices=[1,1,4]<=[4]}",
-                                       "window={size=3}, dim_labels=b0f_0io->b0f, feature_group_count=8"));
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  auto convs = InstructionsWith(*p.module, Opcode::kConvolution);
-  ASSERT_EQ(convs.size(), 1u);
-  EXPECT_EQ(convs[0]->feature_group_count, 2);
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, BatchGroupsSplitWholeGroups) {
-  // The backward-filter form: batch_group_count groups of the input batch.
-  Partitioned p = Partition(ConvModule(4, "f32[8,10,2]", "{devices=[4,1,1]<=[4]}", "f32[3,2,4]",
-                                       "{devices=[1,1,4]<=[4]}", "f32[2,8,4]", "{devices=[1,1,4]<=[4]}",
-                                       "window={size=3}, dim_labels=b0f_0io->b0f, batch_group_count=4"));
-  EXPECT_EQ(CollectiveCount(p), 0) << p.text;
-  auto convs = InstructionsWith(*p.module, Opcode::kConvolution);
-  ASSERT_EQ(convs.size(), 1u);
-  EXPECT_EQ(convs[0]->batch_group_count, 1);
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, BackwardFilterOverDataParallelBatchAllReduces) {
-  // Kernel gradient of a data-parallel convolution: the batch is the contracted feature dim.
-  Partitioned p = Partition(ConvModule(4, "f32[8,10,3]", "{devices=[4,1,1]<=[4]}", "f32[8,8,5]",
-                                       "{devices=[4,1,1]<=[4]}", "f32[3,3,5]", "{replicated}",
-                                       "window={size=8}, dim_labels=f0b_i0o->0bf"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 1) << p.text;
-  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, BackwardFilterOverSpatialShardsSplitsTheTaps) {
-  // dK[k,c,o] = sum_n,w x[n,w+k-1,c] dy[n,w,o] with x and dy split along w: each device
-  // applies its own taps to a halo of x and the kernel gradients are summed.
-  Partitioned p = Partition(ConvModule(4, "f32[2,16,3]", "{devices=[1,4,1]<=[4]}", "f32[2,16,4]",
-                                       "{devices=[1,4,1]<=[4]}", "f32[3,3,4]", "{replicated}",
-                                       "window={size=16 pad=1_1}, dim_labels=f0b_i0o->0bf"));
-  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 2) << p.text;
-  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 1) << p.text;
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  EXPECT_DOUBLE_EQ(CommBytes(p), 2 * 2 * 1 * 3 * 4 + 2.0 * 3 / 4 * 3 * 3 * 4 * 4);
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, BackwardFilterOfAStridedConvolutionOverSpatialAndBatchShards) {
-  // The forward convolution had stride 2 (rhs_dilate=2 here); batch on the 2-way axis,
-  // width on the 4-way axis: one all-reduce over all 8 devices.
-  Partitioned p = Partition(ConvModule(8, "f32[2,16,3]", "{devices=[2,4,1]<=[8]}", "f32[2,8,4]",
-                                       "{devices=[2,4,1]<=[8]}", "f32[3,3,4]", "{replicated}",
-                                       "window={size=8 pad=1_0 rhs_dilate=2}, dim_labels=f0b_i0o->0bf"));
-  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 1) << p.text;
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, UnevenTapSplit) {
-  Partitioned p = Partition(ConvModule(4, "f32[2,14,3]", "{devices=[1,4,1]<=[4]}", "f32[2,14,4]",
-                                       "{devices=[1,4,1]<=[4]}", "f32[3,3,4]", "{replicated}",
-                                       "window={size=14 pad=1_1}, dim_labels=f0b_i0o->0bf"));
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, SpatiallyShardedKernelIsGathered) {
-  Partitioned p = Partition(ConvModule(2, "f32[1,8,2]", "{replicated}", "f32[4,2,2]", "{devices=[2,1,1]<=[2]}",
-                                       "f32[1,5,2]", "{replicated}", "window={size=4}, dim_labels=b0f_0io->b0f"));
-  ExpectSameNumbers(p);
-}
-
-TEST(ConvolutionPartitionTest, SpatialShardedInputWithReplicatedOutput) {
-  Partitioned p = Partition(ConvModule(4, "f32[2,32,4]", "{devices=[1,4,1]<=[4]}", "f32[3,4,4]", "{replicated}",
-                                       "f32[2,32,4]", "{replicated}", "window={size=3 pad=1_1}, dim_labels=b0f_0io->b0f"));
-  // Gathering the input (3/4 of it) costs as much as gathering the output; never more.
-  EXPECT_LE(CommBytes(p), 2.0 * 32 * 4 * 4 * 3 / 4 + 1e-6) << p.text;
-  ExpectSameNumbers(p);
-}
+PARTITION_CASE_TESTS(ConvolutionPartitionTest, kPartitionCases, kConvNumbers);
 
 // Uneven tap splits (window mode): a device whose tile of taps is only partly real must never
 // apply its padded taps to real input, which may be +-inf (0 * inf = NaN): every input
@@ -452,167 +300,121 @@ std::string ConvOfReciprocalKernelModule(int64_t partitions, const std::string& 
          ", sharding=" + out_sharding + "\n}\n";
 }
 
-// The partitioned program convolves the partial tile's taps apart (more than one local
-// convolution) and computes the original's numbers with non-finite inputs along the input
-// spatial dim `lhs_dim`.
-void ExpectTapExact(const Partitioned& p, int64_t lhs_dim, double comm_bytes) {
-  EXPECT_GE(CountOf(p, Opcode::kConvolution), 2) << p.text;
-  EXPECT_NEAR(CommBytes(p), comm_bytes, 1e-6) << p.text;  // as with the padded taps applied
-  ExpectSameNumbers(p);
-  ExpectSameNumbersWithNonFiniteSlices(p, 0, lhs_dim);
+// A case whose partial tile's taps are convolved apart (more than one local convolution),
+// with `comm_bytes` sent (as with the padded taps applied), and whose numbers match the
+// original's with non-finite inputs (`poison`: along the input's spatial dim 1 unless given).
+PartitionCase TapExact(std::string name, std::string hlo, double comm_bytes,
+                       void (*poison)(const Partitioned&) = PoisonInputAlong<1>) {
+  return {.name = std::move(name),
+          .hlo = std::move(hlo),
+          .expect = {.at_least = {{Opcode::kConvolution, 2}}, .comm_bytes = comm_bytes},
+          .check = poison};
 }
 
-TEST(ConvolutionUnevenTapsTest, SevenTapsOverTwoDevices) {
-  Partitioned p = Partition(ConvModule(2, "f32[1,8,2]", "{devices=[1,2,1]<=[2]}", "f32[7,1,1]",
-                                       "{devices=[2,1,1]<=[2]}", "f32[2,2,1]", "{replicated}",
-                                       "window={size=7}, dim_labels=f0b_0io->0bf"));
-  ExpectTapExact(p, 1, 24);
-}
+const std::vector<PartitionCase> kUnevenTapCases = {
+    TapExact("SevenTapsOverTwoDevices",
+             ConvModule(2, "f32[1,8,2]", "{devices=[1,2,1]<=[2]}", "f32[7,1,1]", "{devices=[2,1,1]<=[2]}",
+                        "f32[2,2,1]", "{replicated}", "window={size=7}, dim_labels=f0b_0io->0bf"),
+             24),
+    // 14 taps over 4 devices: 4, 4, 4 and 2 real of 4.
+    TapExact("BackwardFilterWithPaddingOverFourDevices",
+             ConvModule(4, "f32[2,14,3]", "{devices=[1,4,1]<=[4]}", "f32[2,14,4]", "{devices=[1,4,1]<=[4]}",
+                        "f32[3,3,4]", "{replicated}", "window={size=14 pad=1_1}, dim_labels=f0b_i0o->0bf"),
+             264),
+    TapExact("PaddedKernelShardsHoldingInfinityAreNeverApplied",
+             ConvOfReciprocalKernelModule(4, "f32[2,14,3]", "{devices=[1,4,1]<=[4]}", "f32[2,14,4]",
+                                          "{devices=[1,4,1]<=[4]}", "f32[3,3,4]", "{replicated}",
+                                          "window={size=14 pad=1_1}, dim_labels=f0b_i0o->0bf"),
+             264),
+    // 9 taps over 6 devices: 2, 2, 2, 2, 1 real of 2, and none.
+    TapExact("PartialAndEmptyTapTiles",
+             ConvOfReciprocalKernelModule(6, "f32[16,11,1]", "{devices=[1,6,1]<=[6]}", "f32[16,9,1]",
+                                          "{devices=[1,6,1]<=[6]}", "f32[3,1,1]", "{replicated}",
+                                          "window={size=9}, dim_labels=f0b_i0o->0bf"),
+             340),
+    // The forward convolution had stride 2 (rhs_dilate=2 here): 7 taps over 4 devices.
+    TapExact("BackwardFilterOfAStridedConvolution",
+             ConvModule(4, "f32[2,15,3]", "{devices=[1,4,1]<=[4]}", "f32[2,7,4]", "{devices=[1,4,1]<=[4]}",
+                        "f32[4,3,4]", "{replicated}", "window={size=7 pad=1_0 rhs_dilate=2}, dim_labels=f0b_i0o->0bf"),
+             336),
+    // 15 taps over 2 devices (8 and 7 real of 8), stride 2, padding on both sides.
+    TapExact("StridedPaddedWindow",
+             ConvModule(2, "f32[16,20,1]", "{devices=[1,2,1]<=[2]}", "f32[16,15,1]", "{devices=[1,2,1]<=[2]}",
+                        "f32[4,1,1]", "{replicated}", "window={size=15 stride=2 pad=1_1}, dim_labels=f0b_i0o->0bf"),
+             400),
+    // lhs_dilate=2 (the forward convolution was transposed): 14 taps over 4 devices.
+    TapExact("BackwardFilterOfATransposedConvolution",
+             ConvModule(4, "f32[2,8,3]", "{devices=[1,4,1]<=[4]}", "f32[2,14,4]", "{devices=[1,4,1]<=[4]}",
+                        "f32[4,3,4]", "{replicated}", "window={size=14 pad=1_1 lhs_dilate=2}, dim_labels=f0b_i0o->0bf"),
+             312),
+    // lhs_dilate=3 with 4 taps per tile: the offset into the dilated input differs per tile.
+    TapExact("LhsDilationWithShiftingOffsets",
+             ConvModule(4, "f32[2,6,3]", "{devices=[1,4,1]<=[4]}", "f32[2,14,4]", "{devices=[1,4,1]<=[4]}",
+                        "f32[5,3,4]", "{replicated}", "window={size=14 pad=1_1 lhs_dilate=3}, dim_labels=f0b_i0o->0bf"),
+             432),
+    // 16 taps over 6 devices (3 each, the sixth tile 1 real of 3).
+    TapExact("TapsOverTwoMeshAxes",
+             ConvOfReciprocalKernelModule(6, "f32[2,16,3]", "{devices=[1,6,1]<=[6]}", "f32[2,16,4]",
+                                          "{devices=[1,6,1]<=[6]}", "f32[3,3,4]", "{replicated}",
+                                          "window={size=16 pad=1_1}, dim_labels=f0b_i0o->0bf"),
+             288),
+    // 7 taps over the 3-way axis (3, 3 and 1 real of 3), the contracted batch over the 2-way one.
+    TapExact("ContractedBatchAndUnevenTapsOnATwoDimensionalMesh",
+             ConvModule(6, "f32[8,16,1]", "{devices=[2,3,1]<=[6]}", "f32[8,7,1]", "{devices=[2,3,1]<=[6]}",
+                        "f32[10,1,1]", "{replicated}", "window={size=7}, dim_labels=f0b_i0o->0bf"),
+             776.0 / 3),
+    TapExact("PartiallyReplicatedUnevenTaps",
+             ConvModule(4, "f32[16,14,1]", "{devices=[1,2,1,2]<=[4] last_tile_dim_replicate}", "f32[16,7,1]",
+                        "{devices=[1,2,1,2]<=[4] last_tile_dim_replicate}", "f32[8,1,1]", "{replicated}",
+                        "window={size=7}, dim_labels=f0b_i0o->0bf"),
+             480),
+    // 7 taps over 2 (4 and 3 real of 4) by 5 taps over 2 (3 and 2 real of 3): four tile
+    // classes, four local convolutions.
+    {.name = "TwoUnevenWindowDimsOnATwoDimensionalMesh",
+     .hlo = ConvOfReciprocalKernelModule(4, "f32[2,7,5,3]", "{devices=[1,2,2,1]<=[4]}", "f32[2,7,5,4]",
+                                         "{devices=[1,2,2,1]<=[4]}", "f32[3,3,3,4]", "{replicated}",
+                                         "window={size=7x5 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf"),
+     .expect = {.counts = {{Opcode::kConvolution, 4}}, .comm_bytes = 1080},
+     .check = PoisonInputAlong<1, 2>},
+    // batch_group_count: the kernel gradient of a depthwise convolution, 7 taps over 2.
+    TapExact("BackwardFilterOfADepthwiseConvolution",
+             ConvModule(2, "f32[2,9,4]", "{devices=[1,2,1]<=[2]}", "f32[2,7,4]", "{devices=[1,2,1]<=[2]}",
+                        "f32[3,1,4]", "{replicated}", "window={size=7}, dim_labels=f0b_i0o->0bf, batch_group_count=4"),
+             112),
+    // feature_group_count: a depthwise convolution whose 7 kernel taps are split over 2.
+    TapExact("DepthwiseConvolutionWithSplitKernelTaps",
+             ConvModule(2, "f32[2,9,4]", "{devices=[1,2,1]<=[2]}", "f32[7,1,4]", "{devices=[2,1,1]<=[2]}",
+                        "f32[2,3,4]", "{replicated}",
+                        "window={size=7}, dim_labels=b0f_0io->b0f, feature_group_count=4"),
+             160),
+    // The input gradient as JAX writes it: lhs_dilate=2 with the (reversed) 3-tap kernel split
+    // over 2 devices.
+    TapExact("BackwardInputOfAStridedConvolution",
+             ConvModule(2, "f32[1,8,16]", "{devices=[1,2,1]<=[2]}", "f32[3,16,16]", "{devices=[2,1,1]<=[2]}",
+                        "f32[1,17,16]", "{replicated}", "window={size=3 pad=2_2 lhs_dilate=2}, dim_labels=b0f_0io->b0f"),
+             1600),
+    {.name = "EvenTapSplitsKeepOneConvolution",
+     .hlo = ConvModule(4, "f32[2,16,3]", "{devices=[1,4,1]<=[4]}", "f32[2,16,4]", "{devices=[1,4,1]<=[4]}",
+                       "f32[3,3,4]", "{replicated}", "window={size=16 pad=1_1}, dim_labels=f0b_i0o->0bf"),
+     .expect = {.counts = {{Opcode::kConvolution, 1}}},
+     .check = PoisonInputAlong<1>},
+    // Output-split spatial dims and uneven contracted features whose operands' padding holds
+    // inf: the halo exchange and the feature masks must keep it out of real outputs.
+    {.name = "UnevenSpatialInputWhosePaddingHoldsInfinity",
+     .hlo = ConvOfReciprocalKernelModule(4, "f32[2,30,3]", "{devices=[1,4,1]<=[4]}", "f32[5,3,2]", "{replicated}",
+                                         "f32[2,30,2]", "{devices=[1,4,1]<=[4]}",
+                                         "window={size=5 pad=2_2}, dim_labels=b0f_0io->b0f", true),
+     .expect = {.collectives = 2},
+     .check = PoisonInputAlong<1>},
+    {.name = "UnevenInputFeatureWhosePaddingHoldsInfinity",
+     .hlo = ConvOfReciprocalKernelModule(4, "f32[2,6,6,6]", "{devices=[1,1,1,4]<=[4]}", "f32[3,3,6,5]",
+                                         "{devices=[1,1,4,1]<=[4]}", "f32[2,4,4,5]", "{replicated}",
+                                         "window={size=3x3}, dim_labels=b01f_01io->b01f", true),
+     .expect = {.collectives = 1},
+     .check = PoisonInputAlong<3>},
+};
 
-TEST(ConvolutionUnevenTapsTest, BackwardFilterWithPaddingOverFourDevices) {
-  // 14 taps over 4 devices: 4, 4, 4 and 2 real of 4.
-  Partitioned p = Partition(ConvModule(4, "f32[2,14,3]", "{devices=[1,4,1]<=[4]}", "f32[2,14,4]",
-                                       "{devices=[1,4,1]<=[4]}", "f32[3,3,4]", "{replicated}",
-                                       "window={size=14 pad=1_1}, dim_labels=f0b_i0o->0bf"));
-  ExpectTapExact(p, 1, 264);
-}
-
-TEST(ConvolutionUnevenTapsTest, PaddedKernelShardsHoldingInfinityAreNeverApplied) {
-  Partitioned p = Partition(ConvOfReciprocalKernelModule(4, "f32[2,14,3]", "{devices=[1,4,1]<=[4]}",
-                                                         "f32[2,14,4]", "{devices=[1,4,1]<=[4]}", "f32[3,3,4]",
-                                                         "{replicated}",
-                                                         "window={size=14 pad=1_1}, dim_labels=f0b_i0o->0bf"));
-  ExpectTapExact(p, 1, 264);
-}
-
-TEST(ConvolutionUnevenTapsTest, PartialAndEmptyTapTiles) {
-  // 9 taps over 6 devices: 2, 2, 2, 2, 1 real of 2, and none.
-  Partitioned p = Partition(ConvOfReciprocalKernelModule(6, "f32[16,11,1]", "{devices=[1,6,1]<=[6]}",
-                                                         "f32[16,9,1]", "{devices=[1,6,1]<=[6]}", "f32[3,1,1]",
-                                                         "{replicated}", "window={size=9}, dim_labels=f0b_i0o->0bf"));
-  ExpectTapExact(p, 1, 340);
-}
-
-TEST(ConvolutionUnevenTapsTest, BackwardFilterOfAStridedConvolution) {
-  // The forward convolution had stride 2 (rhs_dilate=2 here): 7 taps over 4 devices.
-  Partitioned p = Partition(ConvModule(4, "f32[2,15,3]", "{devices=[1,4,1]<=[4]}", "f32[2,7,4]",
-                                       "{devices=[1,4,1]<=[4]}", "f32[4,3,4]", "{replicated}",
-                                       "window={size=7 pad=1_0 rhs_dilate=2}, dim_labels=f0b_i0o->0bf"));
-  ExpectTapExact(p, 1, 336);
-}
-
-TEST(ConvolutionUnevenTapsTest, StridedPaddedWindow) {
-  // 15 taps over 2 devices (8 and 7 real of 8), stride 2, padding on both sides.
-  Partitioned p = Partition(ConvModule(2, "f32[16,20,1]", "{devices=[1,2,1]<=[2]}", "f32[16,15,1]",
-                                       "{devices=[1,2,1]<=[2]}", "f32[4,1,1]", "{replicated}",
-                                       "window={size=15 stride=2 pad=1_1}, dim_labels=f0b_i0o->0bf"));
-  ExpectTapExact(p, 1, 400);
-}
-
-TEST(ConvolutionUnevenTapsTest, BackwardFilterOfATransposedConvolution) {
-  // lhs_dilate=2 (the forward convolution was transposed): 14 taps over 4 devices.
-  Partitioned p = Partition(ConvModule(4, "f32[2,8,3]", "{devices=[1,4,1]<=[4]}", "f32[2,14,4]",
-                                       "{devices=[1,4,1]<=[4]}", "f32[4,3,4]", "{replicated}",
-                                       "window={size=14 pad=1_1 lhs_dilate=2}, dim_labels=f0b_i0o->0bf"));
-  ExpectTapExact(p, 1, 312);
-}
-
-TEST(ConvolutionUnevenTapsTest, LhsDilationWithShiftingOffsets) {
-  // lhs_dilate=3 with 4 taps per tile: the offset into the dilated input differs per tile.
-  Partitioned p = Partition(ConvModule(4, "f32[2,6,3]", "{devices=[1,4,1]<=[4]}", "f32[2,14,4]",
-                                       "{devices=[1,4,1]<=[4]}", "f32[5,3,4]", "{replicated}",
-                                       "window={size=14 pad=1_1 lhs_dilate=3}, dim_labels=f0b_i0o->0bf"));
-  ExpectTapExact(p, 1, 432);
-}
-
-TEST(ConvolutionUnevenTapsTest, TapsOverTwoMeshAxes) {
-  // 16 taps over 6 devices (3 each, the sixth tile 1 real of 3).
-  Partitioned p = Partition(ConvOfReciprocalKernelModule(6, "f32[2,16,3]", "{devices=[1,6,1]<=[6]}",
-                                                         "f32[2,16,4]", "{devices=[1,6,1]<=[6]}", "f32[3,3,4]",
-                                                         "{replicated}",
-                                                         "window={size=16 pad=1_1}, dim_labels=f0b_i0o->0bf"));
-  ExpectTapExact(p, 1, 288);
-}
-
-TEST(ConvolutionUnevenTapsTest, ContractedBatchAndUnevenTapsOnATwoDimensionalMesh) {
-  // 7 taps over the 3-way axis (3, 3 and 1 real of 3), the contracted batch over the 2-way one.
-  Partitioned p = Partition(ConvModule(6, "f32[8,16,1]", "{devices=[2,3,1]<=[6]}", "f32[8,7,1]",
-                                       "{devices=[2,3,1]<=[6]}", "f32[10,1,1]", "{replicated}",
-                                       "window={size=7}, dim_labels=f0b_i0o->0bf"));
-  ExpectTapExact(p, 1, 776.0 / 3);
-}
-
-TEST(ConvolutionUnevenTapsTest, PartiallyReplicatedUnevenTaps) {
-  Partitioned p = Partition(ConvModule(4, "f32[16,14,1]", "{devices=[1,2,1,2]<=[4] last_tile_dim_replicate}",
-                                       "f32[16,7,1]", "{devices=[1,2,1,2]<=[4] last_tile_dim_replicate}",
-                                       "f32[8,1,1]", "{replicated}", "window={size=7}, dim_labels=f0b_i0o->0bf"));
-  ExpectTapExact(p, 1, 480);
-}
-
-TEST(ConvolutionUnevenTapsTest, TwoUnevenWindowDimsOnATwoDimensionalMesh) {
-  // 7 taps over 2 (4 and 3 real of 4) by 5 taps over 2 (3 and 2 real of 3): four tile classes.
-  Partitioned p = Partition(ConvOfReciprocalKernelModule(4, "f32[2,7,5,3]", "{devices=[1,2,2,1]<=[4]}",
-                                                         "f32[2,7,5,4]", "{devices=[1,2,2,1]<=[4]}",
-                                                         "f32[3,3,3,4]", "{replicated}",
-                                                         "window={size=7x5 pad=1_1x1_1}, dim_labels=f01b_i01o->01bf"));
-  EXPECT_EQ(CountOf(p, Opcode::kConvolution), 4) << p.text;
-  ExpectTapExact(p, 1, 1080);
-  ExpectSameNumbersWithNonFiniteSlices(p, 0, 2);
-}
-
-TEST(ConvolutionUnevenTapsTest, BackwardFilterOfADepthwiseConvolution) {
-  // batch_group_count: the kernel gradient of a depthwise convolution, 7 taps over 2.
-  Partitioned p = Partition(ConvModule(2, "f32[2,9,4]", "{devices=[1,2,1]<=[2]}", "f32[2,7,4]",
-                                       "{devices=[1,2,1]<=[2]}", "f32[3,1,4]", "{replicated}",
-                                       "window={size=7}, dim_labels=f0b_i0o->0bf, batch_group_count=4"));
-  ExpectTapExact(p, 1, 112);
-}
-
-TEST(ConvolutionUnevenTapsTest, DepthwiseConvolutionWithSplitKernelTaps) {
-  // feature_group_count: a depthwise convolution whose 7 kernel taps are split over 2.
-  Partitioned p = Partition(ConvModule(2, "f32[2,9,4]", "{devices=[1,2,1]<=[2]}", "f32[7,1,4]",
-                                       "{devices=[2,1,1]<=[2]}", "f32[2,3,4]", "{replicated}",
-                                       "window={size=7}, dim_labels=b0f_0io->b0f, feature_group_count=4"));
-  ExpectTapExact(p, 1, 160);
-}
-
-TEST(ConvolutionUnevenTapsTest, BackwardInputOfAStridedConvolution) {
-  // The input gradient as JAX writes it: lhs_dilate=2 with the (reversed) 3-tap kernel split
-  // over 2 devices.
-  Partitioned p = Partition(ConvModule(2, "f32[1,8,16]", "{devices=[1,2,1]<=[2]}", "f32[3,16,16]",
-                                       "{devices=[2,1,1]<=[2]}", "f32[1,17,16]", "{replicated}",
-                                       "window={size=3 pad=2_2 lhs_dilate=2}, dim_labels=b0f_0io->b0f"));
-  ExpectTapExact(p, 1, 1600);
-}
-
-TEST(ConvolutionUnevenTapsTest, EvenTapSplitsKeepOneConvolution) {
-  Partitioned p = Partition(ConvModule(4, "f32[2,16,3]", "{devices=[1,4,1]<=[4]}", "f32[2,16,4]",
-                                       "{devices=[1,4,1]<=[4]}", "f32[3,3,4]", "{replicated}",
-                                       "window={size=16 pad=1_1}, dim_labels=f0b_i0o->0bf"));
-  EXPECT_EQ(CountOf(p, Opcode::kConvolution), 1) << p.text;
-  ExpectSameNumbersWithNonFiniteSlices(p, 0, 1);
-}
-
-// Output-split spatial dims and uneven contracted features whose operands' padding holds inf:
-// the halo exchange and the feature masks must keep it out of real outputs.
-TEST(ConvolutionUnevenTapsTest, UnevenSpatialInputWhosePaddingHoldsInfinity) {
-  Partitioned p = Partition(ConvOfReciprocalKernelModule(4, "f32[2,30,3]", "{devices=[1,4,1]<=[4]}", "f32[5,3,2]",
-                                                         "{replicated}", "f32[2,30,2]", "{devices=[1,4,1]<=[4]}",
-                                                         "window={size=5 pad=2_2}, dim_labels=b0f_0io->b0f", true));
-  EXPECT_EQ(CollectiveCount(p), 2) << p.text;
-  ExpectSameNumbers(p);
-  ExpectSameNumbersWithNonFiniteSlices(p, 0, 1);
-}
-
-TEST(ConvolutionUnevenTapsTest, UnevenInputFeatureWhosePaddingHoldsInfinity) {
-  Partitioned p = Partition(ConvOfReciprocalKernelModule(4, "f32[2,6,6,6]", "{devices=[1,1,1,4]<=[4]}",
-                                                         "f32[3,3,6,5]", "{devices=[1,1,4,1]<=[4]}", "f32[2,4,4,5]",
-                                                         "{replicated}", "window={size=3x3}, dim_labels=b01f_01io->b01f",
-                                                         true));
-  EXPECT_EQ(CollectiveCount(p), 1) << p.text;
-  ExpectSameNumbers(p);
-  ExpectSameNumbersWithNonFiniteSlices(p, 0, 3);
-}
+PARTITION_CASE_TESTS(ConvolutionUnevenTapsTest, kUnevenTapCases, kConvNumbers);
 
 }  // namespace
-}  // namespace gspmd
+}  // namespace gspmd::partition_test
