@@ -77,10 +77,7 @@ ENTRY e {
      .expect = {.collectives = 1},
      .check =
          [](const Partitioned& p) {
-           const Instruction* reduce = TheOnly(p, Opcode::kAllReduce);
-           if (reduce == nullptr) return;
-           EXPECT_EQ(reduce->shape().dims(), (Dims{8, 32}));
-           EXPECT_EQ(reduce->replica_groups().Groups(8).size(), 2u);  // groups of 4 over the K axis
+           ExpectTheOnlyAllReduce(p, Dims{8, 32}, 2u);  // groups of 4 over the K axis
          }},
     // Batch on the 2-way axis, model on the 4-way axis: column- then row-parallel.
     {.name = "MegatronMlpOnTwoDimensionalMesh",
@@ -96,10 +93,7 @@ ENTRY e {
      .expect = {.collectives = 1},
      .check =
          [](const Partitioned& p) {
-           const Instruction* reduce = TheOnly(p, Opcode::kAllReduce);
-           if (reduce == nullptr) return;
-           EXPECT_EQ(reduce->shape().dims(), (Dims{4, 16, 32}));
-           EXPECT_EQ(reduce->replica_groups().Groups(8), (std::vector<Dims>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+           ExpectTheOnlyAllReduce(p, Dims{4, 16, 32}, std::vector<Dims>{{0, 1, 2, 3}, {4, 5, 6, 7}});
          }},
     {.name = "AttentionScoresWithTwoBatchDims",
      .hlo = R"(HloModule m, num_partitions=8
@@ -152,10 +146,7 @@ ENTRY e {
      .expect = {.collectives = 1},
      .check =
          [](const Partitioned& p) {
-           const Instruction* reduce = TheOnly(p, Opcode::kAllReduce);
-           if (reduce == nullptr) return;
-           EXPECT_EQ(reduce->shape().dims(), (Dims{2, 6, 5}));
-           EXPECT_EQ(reduce->replica_groups().Groups(8).size(), 4u);  // pairs over b
+           ExpectTheOnlyAllReduce(p, Dims{2, 6, 5}, 4u);  // pairs over b
          }},
     // K = 10 over 4 devices: shards of 3, the last one with 2 padding elements. exp() turns the
     // padding into non-zero values, which must not reach the sum.

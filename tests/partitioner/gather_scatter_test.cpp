@@ -93,10 +93,7 @@ ENTRY e {
      .expect = {.collectives = 1},
      .check =
          [](const Partitioned& p) {
-           const Instruction* reduce = TheOnly(p, Opcode::kAllReduce);
-           if (reduce == nullptr) return;
-           EXPECT_EQ(reduce->shape().dims(), (Dims{4, 3, 16}));
-           EXPECT_EQ(reduce->replica_groups().Groups(8), (std::vector<Dims>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
+           ExpectTheOnlyAllReduce(p, Dims{4, 3, 16}, std::vector<Dims>{{0, 1, 2, 3}, {4, 5, 6, 7}});
          },
      .index_limit = 256},
     {.name = "TwoComponentIndicesWithOneIndexedDimSharded",

@@ -101,6 +101,22 @@ inline Dims DimsOfOnly(const Partitioned& p, Opcode opcode) {
   return only != nullptr ? only->shape().dims() : Dims{};
 }
 
+// The one all-reduce sums per-device values of `dims` over `groups` of 8 devices.
+inline void ExpectTheOnlyAllReduce(const Partitioned& p, const Dims& dims, const std::vector<Dims>& groups) {
+  const Instruction* reduce = TheOnly(p, Opcode::kAllReduce);
+  if (reduce == nullptr) return;
+  EXPECT_EQ(reduce->shape().dims(), dims);
+  EXPECT_EQ(reduce->replica_groups().Groups(8), groups);
+}
+
+// The one all-reduce sums per-device values of `dims` in `group_count` groups of 8 devices.
+inline void ExpectTheOnlyAllReduce(const Partitioned& p, const Dims& dims, size_t group_count) {
+  const Instruction* reduce = TheOnly(p, Opcode::kAllReduce);
+  if (reduce == nullptr) return;
+  EXPECT_EQ(reduce->shape().dims(), dims);
+  EXPECT_EQ(reduce->replica_groups().Groups(8).size(), group_count);
+}
+
 // Exactly `count` instructions with `opcode`, each of shape `dims`.
 inline void ExpectEachOf(const Partitioned& p, Opcode opcode, size_t count, const Dims& dims) {
   std::vector<const Instruction*> found = InstructionsWith(*p.module, opcode);

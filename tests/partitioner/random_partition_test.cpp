@@ -39,7 +39,7 @@ using random_program::GenerateRandomProgram;
 using random_program::RandomArguments;
 using random_program::RandomProgram;
 using random_program::EnvInt;
-using random_program::Matches;
+using random_program::Mismatch;
 using random_program::RunWithPoisonedPadding;
 
 // Release: about 15 s; sanitizer builds run fewer cases.
@@ -88,22 +88,10 @@ CaseResult RunCase(const RandomProgram& program) {
     std::unique_ptr<Module> reparsed = ParseModule(result.partitioned_text, "partitioned.hlo");
     SpmdRunOptions options = OptionsFromLikeModule(*reparsed, original.get());
     std::vector<Literal> leaves = FlattenTuple(std::move(expected));
-    auto check = [&](const std::vector<Literal>& outputs, const std::string& what) {
-      if (outputs.size() != leaves.size()) {
-        result.failure = what + "result count " + std::to_string(outputs.size()) + " != " + std::to_string(leaves.size());
-        return false;
-      }
-      for (size_t i = 0; i < outputs.size(); ++i) {
-        std::string message;
-        if (!Matches(outputs[i], leaves[i], &message)) {
-          result.failure = what + "leaf " + std::to_string(i) + ": " + message;
-          return false;
-        }
-      }
-      return true;
-    };
-    if (!check(RunSpmd(*reparsed, arguments, options), "")) return result;
-    check(RunWithPoisonedPadding(*reparsed, arguments, options), "with garbage in the padding of uneven argument shards: ");
+    result.failure = Mismatch(RunSpmd(*reparsed, arguments, options), leaves, "");
+    if (!result.failure.empty()) return result;
+    result.failure = Mismatch(RunWithPoisonedPadding(*reparsed, arguments, options), leaves,
+                              "with garbage in the padding of uneven argument shards: ");
   } catch (const UserError& error) {
     result.failure = std::string("error: ") + error.what();
   }

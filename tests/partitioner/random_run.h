@@ -117,5 +117,16 @@ inline bool Matches(const Literal& actual, const Literal& expected, std::string*
   return true;
 }
 
+// "" when `outputs` match `expected` leaf by leaf (Matches), else what differs, after `what`.
+inline std::string Mismatch(const std::vector<Literal>& outputs, const std::vector<Literal>& expected,
+                            const std::string& what) {
+  if (outputs.size() != expected.size())
+    return what + "result count " + std::to_string(outputs.size()) + " != " + std::to_string(expected.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    std::string message;
+    if (!Matches(outputs[i], expected[i], &message)) return what + "leaf " + std::to_string(i) + ": " + message;
+  }
+  return "";
+}
 
 }  // namespace gspmd::random_program

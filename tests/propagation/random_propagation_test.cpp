@@ -53,7 +53,7 @@ using random_program::GenerateRandomProgram;
 using random_program::RandomArguments;
 using random_program::RandomProgram;
 using random_program::EnvInt;
-using random_program::Matches;
+using random_program::Mismatch;
 using random_program::RunWithPoisonedPadding;
 using random_propagation::CheckAnnotations;
 using random_propagation::Constraint;
@@ -131,25 +131,12 @@ CaseResult RunCase(const RandomProgram& program, const SparseOptions& sparse_opt
     std::unique_ptr<Module> reparsed = ParseModule(result.partitioned_text, "partitioned.hlo");
     SpmdRunOptions run_options = OptionsFromLikeModule(*reparsed, module.get());
     std::vector<Literal> leaves = FlattenTuple(std::move(expected));
-    auto check = [&](const std::vector<Literal>& outputs, const std::string& what) {
-      if (outputs.size() != leaves.size()) {
-        result.failure = what + "result count " + std::to_string(outputs.size()) + " != " + std::to_string(leaves.size());
-        return false;
-      }
-      for (size_t i = 0; i < outputs.size(); ++i) {
-        std::string message;
-        if (!Matches(outputs[i], leaves[i], &message)) {
-          result.failure = what + "leaf " + std::to_string(i) + ": " + message;
-          return false;
-        }
-      }
-      return true;
-    };
     std::vector<Literal> outputs = RunSpmd(*reparsed, arguments, run_options);
     result.stage = "numbers";
-    if (!check(outputs, "")) return result;
-    check(RunWithPoisonedPadding(*reparsed, arguments, run_options),
-          "with garbage in the padding of uneven argument shards: ");
+    result.failure = Mismatch(outputs, leaves, "");
+    if (!result.failure.empty()) return result;
+    result.failure = Mismatch(RunWithPoisonedPadding(*reparsed, arguments, run_options), leaves,
+                              "with garbage in the padding of uneven argument shards: ");
   } catch (const UserError& error) {
     result.failure = std::string("error: ") + error.what();
   }
