@@ -23,6 +23,15 @@ Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instructio
   return raw;
 }
 
+Instruction* Computation::AddInstructionAfter(std::unique_ptr<Instruction> instruction, const Instruction* position) {
+  Instruction* raw = AddInstruction(std::move(instruction));
+  auto at = std::find_if(instructions_.begin(), instructions_.end(),
+                         [&](const auto& owned) { return owned.get() == position; });
+  GSPMD_CHECK(at != instructions_.end(), "instruction %", position->name(), " is not in ", name_);
+  std::rotate(at + 1, instructions_.end() - 1, instructions_.end());
+  return raw;
+}
+
 void Computation::RemoveInstruction(Instruction* instruction) {
   GSPMD_CHECK(instruction->users().empty(), "removing ", instruction->name(), " which has users");
   GSPMD_CHECK(instruction != root_, "removing the root ", instruction->name());

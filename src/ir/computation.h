@@ -27,6 +27,8 @@ class Computation {
 
   // Appends an instruction (its operands must already be in this computation) and returns it.
   Instruction* AddInstruction(std::unique_ptr<Instruction> instruction);
+  // The same, placed right after `position` in the order (so a later user may use it).
+  Instruction* AddInstructionAfter(std::unique_ptr<Instruction> instruction, const Instruction* position);
   // Removes an instruction that has no users.
   void RemoveInstruction(Instruction* instruction);
   // Removes instructions that no path from the root (or a side-effecting op) reaches.

@@ -2,8 +2,10 @@
 // which propagation visits the computations control flow reaches.
 #include "propagation/control_flow.h"
 
+#include <algorithm>
 #include <unordered_set>
 
+#include "ir/known_custom_calls.h"
 #include "propagation/annotations.h"
 #include "support/diagnostic.h"
 
@@ -46,6 +48,26 @@ void LinkCall(const Instruction& call, std::vector<LeafLink>& links) {
     LinkAllLeaves(call.operand(i), callee->parameter(i), LinkKind::kCallParameter, links);
   }
   if (callee->root() != nullptr) LinkAllLeaves(&call, callee->root(), LinkKind::kCallResult, links);
+}
+
+// A Sharding annotation with unspecified dims whose only user converts to or from a manual
+// region with the same unspecified dims: refining those dims on one side refines the other.
+void LinkManualConversion(const Instruction& annotation, std::vector<LeafLink>& links) {
+  if (annotation.custom_call_target != "Sharding" || !annotation.shape().IsArray()) return;
+  if (annotation.users().size() != 1) return;
+  const Instruction* user = annotation.users()[0];
+  if (user->opcode() != Opcode::kCustomCall || !user->shape().IsArray() ||
+      user->shape().rank() != annotation.shape().rank())
+    return;
+  const std::string& target = user->custom_call_target;
+  if (target != "SPMDFullToShardShape" && target != "SPMDShardToFullShape") return;
+  std::vector<int64_t> dims = UnspecifiedDims(annotation);
+  if (dims.empty()) return;
+  std::vector<int64_t> user_dims = UnspecifiedDims(*user);
+  std::sort(dims.begin(), dims.end());
+  std::sort(user_dims.begin(), user_dims.end());
+  if (dims != user_dims) return;
+  links.push_back({&annotation, 0, user, 0, LinkKind::kManualConversion});
 }
 
 void AppendComputation(const Computation* computation, std::unordered_set<const Computation*>& visited,
@@ -96,6 +118,8 @@ const char* LinkRuleName(LinkKind kind) {
     case LinkKind::kCallResult: return "call result";
     case LinkKind::kPassThrough: return "pass-through";
     case LinkKind::kShardGroup: return "shard group";
+    case LinkKind::kBarrier: return "shard barrier";
+    case LinkKind::kManualConversion: return "manual conversion";
   }
   return "link";
 }
@@ -123,7 +147,8 @@ bool ComputedWhole(const Instruction& instruction) {
       return !IsShapePreservingCollective(instruction);
     case Opcode::kCustomCall: {
       const std::string& target = instruction.custom_call_target;
-      bool known = IsDriverHandled(instruction) || target == "TopK" || target == "ApproxTopK";
+      bool known = IsDriverHandled(instruction) || target == "TopK" || target == "ApproxTopK" ||
+                   IsDataPassThroughCustomCall(instruction);
       return !known;
     }
     default:
@@ -139,8 +164,9 @@ bool IsDriverHandled(const Instruction& instruction) {
       return true;
     case Opcode::kCustomCall: {
       const std::string& target = instruction.custom_call_target;
-      return IsAnnotationCustomCall(instruction) || target == "SPMDFullToShardShape" ||
-             target == "SPMDShardToFullShape" || target.rfind("xla.sdy.", 0) == 0;
+      return IsAnnotationCustomCall(instruction) || IsShardBarrier(instruction) ||
+             target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape" ||
+             target.rfind("xla.sdy.", 0) == 0;
     }
     default:
       return false;
@@ -182,7 +208,14 @@ void AppendLinks(const Instruction& instruction, std::vector<LeafLink>& links) {
       if (instruction.operand_count() == 1) LinkAllLeaves(&instruction, instruction.operand(0), LinkKind::kPassThrough, links);
       return;
     case Opcode::kCustomCall:
-      if (IsAnnotationCustomCall(instruction)) LinkAllLeaves(&instruction, instruction.operand(0), LinkKind::kPassThrough, links);
+      if (IsAnnotationCustomCall(instruction)) {
+        LinkAllLeaves(&instruction, instruction.operand(0), LinkKind::kPassThrough, links);
+        LinkManualConversion(instruction, links);
+      } else if (IsShardBarrier(instruction) && LeafCount(instruction.shape()) == LeafCount(instruction.operand(0)->shape())) {
+        const bool from = IsShardBarrierFrom(instruction);
+        for (int64_t leaf = 0; leaf < LeafCount(instruction.shape()); ++leaf)
+          links.push_back({&instruction, leaf, instruction.operand(0), leaf, LinkKind::kBarrier, from, !from});
+      }
       return;
     default:
       return;

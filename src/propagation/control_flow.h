@@ -29,6 +29,9 @@ enum class LinkKind {
   kCallResult,       // call <-> callee root
   kPassThrough,      // optimization barrier, annotation custom-calls: result <-> operand
   kShardGroup,       // members of one shard_as / shard_like / xla.sdy.ShardingGroup group
+  kBarrier,          // ShardBarrierFrom (result -> operand only) / ShardBarrierTo (operand -> result)
+  kManualConversion, // a Sharding annotation with open dims <-> the SPMDFullToShardShape /
+                     // SPMDShardToFullShape it feeds: the open dims are refined on both sides
 };
 
 // Leaf `a_leaf` of `a` and leaf `b_leaf` of `b` hold the same value: a sharding of one is a
@@ -39,6 +42,8 @@ struct LeafLink {
   const Instruction* b = nullptr;
   int64_t b_leaf = 0;
   LinkKind kind = LinkKind::kTuple;
+  bool a_to_b = true;  // a's sharding is offered to b
+  bool b_to_a = true;  // b's sharding is offered to a
 };
 
 const char* LinkRuleName(LinkKind kind);

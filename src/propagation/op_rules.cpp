@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "ir/known_custom_calls.h"
 #include "propagation/rules/rules.h"
 #include "propagation/sharding_algebra.h"
 
@@ -39,7 +40,8 @@ bool IsAllManual(const Sharding& sharding) {
 // Manual values stay manual through ordinary ops (inside shard_map bodies): custom-calls,
 // which convert between manual and global views, are the driver's.
 bool PropagatesManual(const Instruction& instruction) {
-  if (instruction.opcode() == Opcode::kCustomCall) return IsTopKCustomCall(instruction);
+  if (instruction.opcode() == Opcode::kCustomCall)
+    return IsTopKCustomCall(instruction) || IsDataPassThroughCustomCall(instruction);
   switch (instruction.opcode()) {
     case Opcode::kTuple: case Opcode::kGetTupleElement: case Opcode::kWhile:
     case Opcode::kConditional: case Opcode::kCall: case Opcode::kParameter:
@@ -91,6 +93,7 @@ std::optional<Proposal> InferResultShardingUnchecked(const Instruction& instruct
   }
   if (IsElementwiseLike(instruction)) return ElementwiseForward(instruction, operands, lookup);
   if (IsTopKCustomCall(instruction)) return TopKForward(instruction, operands, lookup);
+  if (IsDataPassThroughCustomCall(instruction)) return PassThroughCustomCallForward(instruction, operands, lookup);
   switch (instruction.opcode()) {
     case Opcode::kDot: return DotForward(instruction, operands, lookup);
     case Opcode::kConvolution: return ConvolutionForward(instruction, operands, lookup);
@@ -131,6 +134,7 @@ std::optional<Proposal> InferOperandShardingUnchecked(const Instruction& user, i
   }
   if (IsElementwiseLike(user)) return ElementwiseBackward(user, i, s, operands, lookup);
   if (IsTopKCustomCall(user)) return TopKBackward(user, i, s, operands, lookup);
+  if (IsDataPassThroughCustomCall(user)) return PassThroughCustomCallBackward(user, i, s, operands, lookup);
   switch (user.opcode()) {
     case Opcode::kDot: return DotBackward(user, i, s, operands, lookup);
     case Opcode::kConvolution: return ConvolutionBackward(user, i, s, operands, lookup);
@@ -211,7 +215,8 @@ int RulePriority(const Instruction& instruction, bool forward) {
     case Opcode::kDynamicSlice: case Opcode::kDynamicUpdateSlice:
       return forward ? 0 : 1;
     case Opcode::kCustomCall:
-      return IsTopKCustomCall(instruction) ? 1 : 0;
+      // XLA lets custom-calls take part only from its second aggressiveness level on.
+      return IsTopKCustomCall(instruction) || IsDataPassThroughCustomCall(instruction) ? 1 : 0;
     case Opcode::kBroadcast:
       return forward ? 3 : 2;
     default:

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "ir/module.h"
 
@@ -17,6 +18,18 @@ struct PropagationOptions {
   // Fill PropagationResult::origins (what --explain prints). Off by default: it keeps a
   // string-keyed entry per instruction, which the partitioning pipeline never reads.
   bool record_origins = false;
+  // Whether propagation may choose the shardings of the entry parameters and of the result
+  // (XLA's allow_spmd_sharding_propagation_to_parameters / _to_output): one value for all, or
+  // one per parameter (or per element of a single tuple parameter) / per result element.
+  //   true   propagated, as XLA does: a sharding written there is only where propagation
+  //          starts, and a value that would split some dim unevenly stays replicated
+  //   false  a written sharding is kept; an unwritten one stays replicated and constrains nothing
+  // Empty: the module's own allow_spmd_sharding_propagation_to_* attribute when it has one,
+  // else the default: written shardings are kept and unwritten ones propagated (what JAX asks
+  // for when it leaves in_shardings / out_shardings unspecified; it writes every one it is
+  // given), uneven splits included (the runtime here passes uneven pieces).
+  std::vector<bool> propagate_to_parameters;
+  std::vector<bool> propagate_to_outputs;
 };
 
 // Where one instruction's sharding came from, for `gspmd partition --propagate-only --explain`.

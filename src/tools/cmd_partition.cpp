@@ -1,4 +1,5 @@
-// `gspmd partition FILE [-o OUT] [--devices N] [--propagate-only [--explain]]`: propagates
+// `gspmd partition FILE [-o OUT] [--devices N] [--propagate-only [--explain]]
+// [--propagate-to-parameters B] [--propagate-to-outputs B]`: propagates
 // shardings when the module is not fully sharded, partitions it, prints the per-device module.
 #include <CLI/CLI.hpp>
 
@@ -21,13 +22,14 @@ struct PartitionCommandOptions {
   std::string devices;  // validated by ParseDeviceCount
   bool propagate_only = false;
   bool explain = false;
+  BoundaryFlags boundary;
 };
 
 // --propagate-only: the module after propagation (with --explain, each instruction followed
 // by where its sharding came from).
 std::string PropagatedText(Module& module, const PartitionCommandOptions& options, int64_t devices) {
   if (devices > 0) CheckDevicesMatchModule(module, options.file, devices);
-  PropagationResult propagation = Propagate(module, options.file, devices, /*record_origins=*/options.explain);
+  PropagationResult propagation = Propagate(module, options.file, devices, /*record_origins=*/options.explain, options.boundary);
   if (options.explain) return PrintModuleWithOrigins(module, propagation);
   return PrintModule(module);
 }
@@ -42,7 +44,7 @@ void RunPartitionCommand(const PartitionCommandOptions& options) {
     WriteText(options.out, PropagatedText(*module, options, devices));
     return;
   }
-  CliPartition partition = PartitionForCli(*module, options.file, devices);
+  CliPartition partition = PartitionForCli(*module, options.file, devices, options.boundary);
   WriteText(options.out, PrintModule(*partition.partitioned.module));
 }
 
@@ -65,6 +67,7 @@ void AddPartitionCommand(CLI::App& app) {
                     "print the module after sharding propagation, without partitioning it");
   command->add_flag("--explain", options->explain,
                     "with --propagate-only: annotate each instruction with where its sharding came from");
+  AddBoundaryOptions(*command, options->boundary);
   command->callback([options] { RunPartitionCommand(*options); });
 }
 

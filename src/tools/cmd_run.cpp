@@ -26,6 +26,7 @@ struct RunOptions {
   std::string devices;  // validated by ParseDeviceCount
   std::vector<std::string> inputs;
   std::string out_dir;
+  BoundaryFlags boundary;
 };
 
 // FILE is a per-device program: split the inputs by its entry shardings and run it as is.
@@ -52,7 +53,7 @@ void RunGlobalProgram(const RunOptions& options, int64_t devices) {
   std::vector<Literal> inputs = ReadInputs(options.inputs);
   CheckInputShapes(*module, options.file, inputs, options.inputs);
 
-  CliPartition partition = PartitionForCli(*module, options.file, devices);
+  CliPartition partition = PartitionForCli(*module, options.file, devices, options.boundary);
   const Module& per_device = *partition.partitioned.module;
   SpmdRunOptions run_options =
       WithFileContext(options.file, [&] { return OptionsFromLikeModule(per_device, module.get()); });
@@ -96,6 +97,7 @@ void AddRunCommand(CLI::App& app) {
   command->add_option("-o,--out", options->out_dir, "output directory (created) for out0.npy, out1.npy, ...")
       ->required()
       ->type_name("DIR");
+  AddBoundaryOptions(*command, options->boundary);
   command->callback([options] { RunCommand(*options); });
 }
 

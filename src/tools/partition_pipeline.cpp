@@ -7,6 +7,9 @@
 #include <set>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
+#include "propagation/boundary.h"
 #include "support/diagnostic.h"
 #include "tools/tool_util.h"
 
@@ -85,20 +88,39 @@ bool NeedsPropagation(const Module& module) {
   return false;
 }
 
-PropagationResult Propagate(Module& module, const std::string& file, int64_t devices, bool record_origins) {
+void AddBoundaryOptions(CLI::App& command, BoundaryFlags& flags) {
+  command
+      .add_option("--propagate-to-parameters", flags.to_parameters,
+                  "whether propagation may choose the entry parameters' shardings: true, false, or one value per "
+                  "parameter (default: propagate into unannotated parameters, keep annotated ones)")
+      ->type_name("BOOL[,BOOL...]");
+  command
+      .add_option("--propagate-to-outputs", flags.to_outputs,
+                  "whether propagation may choose the result's shardings: true, false, or one value per result "
+                  "element (default: propagate into unannotated results, keep annotated ones)")
+      ->type_name("BOOL[,BOOL...]");
+}
+
+PropagationResult Propagate(Module& module, const std::string& file, int64_t devices, bool record_origins,
+                            const BoundaryFlags& boundary) {
   PropagationOptions options;
   options.num_partitions = devices;
   options.record_origins = record_origins;
+  if (!boundary.to_parameters.empty())
+    options.propagate_to_parameters = propagation::ParseBoundaryFlags(boundary.to_parameters, "--propagate-to-parameters");
+  if (!boundary.to_outputs.empty())
+    options.propagate_to_outputs = propagation::ParseBoundaryFlags(boundary.to_outputs, "--propagate-to-outputs");
   return WithFileContext(file, [&] { return PropagateShardings(module, options); });
 }
 
-CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices) {
+CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices,
+                             const BoundaryFlags& boundary) {
   if (requested_devices > 0) CheckDevicesMatchModule(module, file, requested_devices);
   const bool states_device_count = !module.Attribute("num_partitions").empty();
   CliPartition result;
   result.num_devices = requested_devices > 0 ? requested_devices : (states_device_count ? module.num_partitions() : 0);
   if (NeedsPropagation(module)) {
-    PropagationResult propagation = Propagate(module, file, result.num_devices);
+    PropagationResult propagation = Propagate(module, file, result.num_devices, /*record_origins=*/false, boundary);
     if (result.num_devices == 0) result.num_devices = propagation.num_partitions;
   }
   if (result.num_devices < 1) result.num_devices = DevicesNamedByShardings(module);

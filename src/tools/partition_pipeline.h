@@ -10,6 +10,10 @@
 #include "partitioner/partitioner.h"
 #include "propagation/propagation.h"
 
+namespace CLI {
+class App;
+}
+
 namespace gspmd::tools {
 
 // Whether some instruction of the entry computation or of a computation it runs as control
@@ -17,9 +21,19 @@ namespace gspmd::tools {
 // excepted (an unsharded scalar is replicated, which is what propagation would choose).
 bool NeedsPropagation(const Module& module);
 
+// --propagate-to-parameters / --propagate-to-outputs as written ("" when not given): "true",
+// "false" or one value per parameter / result element ("true,false,true").
+struct BoundaryFlags {
+  std::string to_parameters;
+  std::string to_outputs;
+};
+// Adds both options to a subcommand.
+void AddBoundaryOptions(CLI::App& command, BoundaryFlags& flags);
+
 // Assigns a sharding to every instruction (PropagateShardings); `devices` is the requested
 // device count (0: from the module); `record_origins` fills what --explain prints. Errors name `file`.
-PropagationResult Propagate(Module& module, const std::string& file, int64_t devices, bool record_origins = false);
+PropagationResult Propagate(Module& module, const std::string& file, int64_t devices, bool record_origins = false,
+                            const BoundaryFlags& boundary = {});
 
 // The result of PartitionForCli: the module that was partitioned (after propagation) and the
 // per-device program.
@@ -33,6 +47,7 @@ struct CliPartition {
 // the module's num_partitions, else what propagation derived, else the largest device id in
 // the shardings plus one. `module` is updated in place by propagation. Partitioner warnings
 // are printed to stderr as "FILE: warning: ...".
-CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices);
+CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices,
+                             const BoundaryFlags& boundary = {});
 
 }  // namespace gspmd::tools

@@ -147,13 +147,13 @@ TEST(ConcatenateRules, MostSpecificOperandBothWays) {
   EXPECT_EQ(RulePriority(h.Get("cc"), true), 1);
 }
 
-TEST(DynamicSliceRules, SplitSlicedDimBlocksForward) {
+TEST(DynamicSliceRules, TheIndexedDimIsWholeAndTheOthersKeepTheirSplit) {
   RuleHarness h(kSlices);
-  // Dim 1 is sliced (32 -> 8) and split 4 ways: no forward proposal.
-  EXPECT_TRUE(ProposalIs(h.Forward("ds"), ""));
+  // Dim 1 is indexed (32 -> 8): its 4 devices replicate the slice; dim 0 stays split.
+  EXPECT_TRUE(ProposalIs(h.Forward("ds"), "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"));
   h.Set("x", "{devices=[8,1]<=[8]}");
   EXPECT_TRUE(ProposalIs(h.Forward("ds"), "{devices=[8,1]<=[8]}"));
-  EXPECT_TRUE(ProposalIs(h.Forward("dr"), ""));
+  EXPECT_TRUE(ProposalIs(h.Forward("dr"), "{replicated}"));
   EXPECT_TRUE(ProposalIs(h.Backward("ds", 0, "{devices=[8,1]<=[8]}"), "{devices=[8,1]<=[8]}"));
   EXPECT_TRUE(ProposalIs(h.Backward("ds", 1, "{devices=[8,1]<=[8]}"), ""));
   EXPECT_EQ(RulePriority(h.Get("ds"), true), 0);
@@ -166,10 +166,12 @@ TEST(DynamicUpdateSliceRules, UpdateAndBase) {
   EXPECT_TRUE(ProposalIs(h.Forward("dus"), "{devices=[1,8]<=[8]}"));
   h.Set("y", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
   h.Set("up", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}");
-  // The update splits the sliced dim 0 (4 of 16): only the base counts.
+  // The update splits the indexed dim 0 (4 of 16): that split is dropped, the base's merges.
   EXPECT_TRUE(ProposalIs(h.Forward("dus"), "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"));
   EXPECT_TRUE(ProposalIs(h.Backward("dus", 0, "{devices=[2,4]<=[8]}"), "{devices=[2,4]<=[8]}"));
-  EXPECT_TRUE(ProposalIs(h.Backward("dus", 1, "{devices=[2,4]<=[8]}"), "{devices=[2,4]<=[8]}"));
+  // The update's indexed dim 0 (4 of 16) is whole.
+  EXPECT_TRUE(ProposalIs(h.Backward("dus", 1, "{devices=[2,4]<=[8]}"),
+                         "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"));
   EXPECT_TRUE(ProposalIs(h.Backward("dus", 2, "{devices=[2,4]<=[8]}"), ""));
 }
 

@@ -1,5 +1,6 @@
 // Custom-calls the partitioner understands: sharding annotations (Sharding,
-// xla.sdy.FuncResultSharding and other xla.sdy.* markers) and the manual-region boundaries
+// xla.sdy.FuncResultSharding and other xla.sdy.* markers), custom-calls that pass their data
+// through, shard barriers (the identity) and the manual-region boundaries
 // (SPMDFullToShardShape / SPMDShardToFullShape, xla.sdy.GlobalToLocalShape /
 // xla.sdy.LocalToGlobalShape). Other targets are left to the replicate fallback (or to the
 // handler that knows them).
@@ -7,6 +8,7 @@
 #include <map>
 #include <string>
 
+#include "ir/known_custom_calls.h"
 #include "ir/module.h"
 #include "ir/sdy_custom_calls.h"
 #include "partitioner/computation_partitioner.h"
@@ -176,6 +178,18 @@ bool PartitionLocalToGlobal(OpContext& op) {
   return true;
 }
 
+// Custom-calls whose result is their operands' data position by position (MoveToHost,
+// LayoutConstraint, X64Combine, ...): each device runs them on its own pieces.
+bool PartitionDataPassThrough(OpContext& op) {
+  const Instruction& instruction = op.instruction();
+  const Sharding& target = op.sharding();
+  if (target.IsTuple()) return false;
+  std::vector<Instruction*> operands;
+  for (int64_t i = 0; i < instruction.operand_count(); ++i) operands.push_back(op.OperandWith(i, target));
+  op.SetResult(op.Clone(ShardShapeOf(target, instruction.shape()), operands), target);
+  return true;
+}
+
 // xla.sdy.ShardingGroup ties values' shardings together for propagation; it has no value.
 bool PartitionShardingGroup(OpContext& op) {
   if (!op.instruction().shape().IsTuple() || op.instruction().shape().tuple_size() != 0) return false;
@@ -190,6 +204,12 @@ bool PartitionCustomCall(OpContext& op) {
   if (instruction.opcode() != Opcode::kCustomCall) return false;
   const std::string& target = instruction.custom_call_target;
   if (target == "Sharding") return PartitionAnnotation(op);
+  // Propagation removes the barriers; in a module sharded by hand they are the identity.
+  if (IsShardBarrier(instruction)) {
+    op.SetResult(op.Operand(0));
+    return true;
+  }
+  if (IsDataPassThroughCustomCall(instruction)) return PartitionDataPassThrough(op);
   if (target == "SPMDFullToShardShape") return PartitionFullToShard(op);
   if (target == "SPMDShardToFullShape") return PartitionShardToFull(op);
   const std::string_view sdy = SdyTargetName(target);  // also the local_xla.sdy.* spelling

@@ -101,11 +101,14 @@ std::optional<Proposal> ConvolutionForward(const Instruction& instruction,
   if (lhs == nullptr) return std::nullopt;
   const ConvDimensionNumbers& cd = instruction.conv_dims();
   if (!IsKernelSmall(instruction)) {
+    // A large kernel (a weight gradient, or a depthwise window as big as the input): only the
+    // batch split carries over to the result; the other dims' devices replicate it.
     const int64_t rank = instruction.operand(0)->shape().rank();
-    std::optional<Sharding> replicated =
-        MapDims(*lhs, std::vector<int64_t>(rank, -1), instruction.shape().rank());
-    if (!replicated) return std::nullopt;
-    return Named(std::move(*replicated), "convolution", true);
+    std::vector<int64_t> batch_only(rank, -1);
+    if (instruction.batch_group_count == 1) batch_only[cd.input_batch_dim] = cd.output_batch_dim;
+    std::optional<Sharding> mapped = MapDims(*lhs, batch_only, instruction.shape().rank());
+    if (!mapped) return std::nullopt;
+    return Named(std::move(*mapped), "convolution", true);
   }
   if (DimTiles(*lhs, cd.input_feature_dim) > 1) return std::nullopt;
   std::vector<int64_t> src_to_tgt(instruction.operand(0)->shape().rank(), -1);

@@ -1,5 +1,6 @@
 // Propagation rules for elementwise ops (unary, binary, compare, select, clamp, convert, copy,
-// map, ...): the result and every same-shaped operand share one sharding.
+// map, ...) and custom-calls that pass their data through: the result and every same-shaped
+// operand share one sharding.
 #include "propagation/rules/rules.h"
 #include "propagation/sharding_algebra.h"
 
@@ -59,6 +60,22 @@ std::optional<Proposal> ElementwiseBackward(const Instruction& user, int64_t ope
   }
   if (!OperandMatchesResult(user, operand_index)) return std::nullopt;
   return Named(user_sharding, "elementwise", false);
+}
+
+// Custom-calls that pass their data through (ir/known_custom_calls.h): the result takes the
+// first operand's sharding, as XLA's propagation does; every operand takes the result's.
+std::optional<Proposal> PassThroughCustomCallForward(const Instruction& instruction, const Operands& operands,
+                                                     const ShardingLookup& lookup) {
+  if (!IsArray(instruction) || operands.empty() || operands[0] == nullptr || !IsUsable(*operands[0]))
+    return std::nullopt;
+  return Named(*operands[0], "pass-through custom-call", true);
+}
+
+std::optional<Proposal> PassThroughCustomCallBackward(const Instruction& user, int64_t operand_index,
+                                                      const Sharding& user_sharding, const Operands& operands,
+                                                      const ShardingLookup& lookup) {
+  if (!IsArray(user) || !IsUsable(user_sharding) || !OperandMatchesResult(user, operand_index)) return std::nullopt;
+  return Named(user_sharding, "pass-through custom-call", false);
 }
 
 }  // namespace gspmd::propagation::rules

@@ -17,14 +17,13 @@ const Sharding* Operand(const Operands& operands, int64_t i) {
 
 bool IsUsableArraySharding(const Sharding& s) { return !s.IsTuple() && !s.IsUnknown(); }
 
-// dynamic-slice / dynamic-update-slice: is a dim split where the slice is smaller than the
-// full operand?
-bool SlicedDimIsSplit(const Sharding& sharding, const Shape& full, const Shape& slice) {
-  if (!sharding.IsTiled()) return false;
-  for (int64_t d = 0; d < full.rank(); ++d) {
-    if (DimTiles(sharding, d) > 1 && full.dim(d) != slice.dim(d)) return true;
-  }
-  return false;
+// dynamic-slice / dynamic-update-slice: the dims where the slice is smaller than the full
+// operand (the ones indexed at run time).
+std::vector<int64_t> IndexedDims(const Shape& full, const Shape& slice) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < full.rank() && d < slice.rank(); ++d)
+    if (full.dim(d) != slice.dim(d)) dims.push_back(d);
+  return dims;
 }
 
 }  // namespace
@@ -164,16 +163,17 @@ std::optional<Proposal> ConcatenateBackward(const Instruction& user, int64_t ope
 }
 
 // ---- dynamic-slice / dynamic-update-slice ----
+// The dims the slice indexes dynamically (where the slice is smaller than the full operand) stay
+// whole: every device would otherwise hold a different window. The untouched dims keep their
+// split, and the indexed dims' devices replicate the value (partial replication).
 
 std::optional<Proposal> DynamicSliceForward(const Instruction& instruction,
                                             const Operands& operands,
                                             const ShardingLookup& lookup) {
   const Sharding* s = Operand(operands, 0);
   if (s == nullptr || !IsArray(instruction)) return std::nullopt;
-  // A split sliced dim would make every device hold a different window: let users decide.
-  if (SlicedDimIsSplit(*s, instruction.operand(0)->shape(), instruction.shape()))
-    return std::nullopt;
-  return Named(*s, "dynamic-slice", true);
+  return Named(ReplicateDims(*s, IndexedDims(instruction.operand(0)->shape(), instruction.shape())),
+               "dynamic-slice", true);
 }
 
 std::optional<Proposal> DynamicSliceBackward(const Instruction& user, int64_t operand_index,
@@ -181,7 +181,8 @@ std::optional<Proposal> DynamicSliceBackward(const Instruction& user, int64_t op
                                              const Operands& operands,
                                              const ShardingLookup& lookup) {
   if (operand_index != 0 || !IsUsableArraySharding(user_sharding)) return std::nullopt;
-  return Named(user_sharding, "dynamic-slice", false);
+  return Named(ReplicateDims(user_sharding, IndexedDims(user.operand(0)->shape(), user.shape())),
+               "dynamic-slice", false);
 }
 
 std::optional<Proposal> DynamicUpdateSliceForward(const Instruction& instruction,
@@ -189,11 +190,9 @@ std::optional<Proposal> DynamicUpdateSliceForward(const Instruction& instruction
                                                   const ShardingLookup& lookup) {
   if (!IsArray(instruction)) return std::nullopt;
   std::vector<Sharding> candidates;
-  if (const Sharding* update = Operand(operands, 1)) {
-    if (!SlicedDimIsSplit(*update, instruction.shape(), instruction.operand(1)->shape()))
-      candidates.push_back(*update);
-  }
   if (const Sharding* base = Operand(operands, 0)) candidates.push_back(*base);
+  if (const Sharding* update = Operand(operands, 1))
+    candidates.push_back(ReplicateDims(*update, IndexedDims(instruction.shape(), instruction.operand(1)->shape())));
   std::optional<Sharding> merged = MergeAll(candidates, instruction.shape());
   if (!merged) return std::nullopt;
   return Named(std::move(*merged), "dynamic-update-slice", true);
@@ -204,7 +203,9 @@ std::optional<Proposal> DynamicUpdateSliceBackward(const Instruction& user, int6
                                                    const Operands& operands,
                                                    const ShardingLookup& lookup) {
   if (operand_index > 1 || !IsUsableArraySharding(user_sharding)) return std::nullopt;
-  return Named(user_sharding, "dynamic-update-slice", false);
+  if (operand_index == 0) return Named(user_sharding, "dynamic-update-slice", false);
+  return Named(ReplicateDims(user_sharding, IndexedDims(user.shape(), user.operand(1)->shape())),
+               "dynamic-update-slice", false);
 }
 
 // ---- iota: only users decide ----

@@ -92,7 +92,9 @@ struct Frame {
 
 bool IsIdentityCustomCall(std::string_view target) {
   return target == "Sharding" || target == "SPMDFullToShardShape" || target == "SPMDShardToFullShape" ||
-         !SdyTargetName(target).empty();
+         !SdyTargetName(target).empty() || target == "ShardBarrierFrom" || target == "ShardBarrierTo" ||
+         target == "LayoutConstraint" || target == "MoveToHost" || target == "MoveToDevice" ||
+         target == "PinToDevice" || target == "PinToDeviceSram";
 }
 
 // Opcodes whose result is their (first) operand, unchanged.

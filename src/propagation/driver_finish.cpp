@@ -1,0 +1,173 @@
+// What the propagation driver does after its fixed point: defaults for unreached values,
+// shard groups and loops made consistent, boundary values, shard barriers removed, and the
+// shardings (with where they came from) written back to the module.
+#include "propagation/driver.h"
+
+#include <algorithm>
+
+#include "ir/known_custom_calls.h"
+#include "propagation/sharding_algebra.h"
+
+namespace gspmd::propagation::driver {
+
+void Driver::FillDefaults() {
+  for (int64_t s = 0; s < static_cast<int64_t>(slots_.size()); ++s) {
+    Slot& slot = slots_[s];
+    if (slot.sharding) continue;
+    const Node& node = nodes_[slot_node_[s]];
+    const Shape& shape = SlotShape(s);
+    if (node.manual != nullptr && shape.IsArray()) {
+      slot.sharding = node.manual->Template(shape.rank());
+      slot.rule = Intern("manual region of %" + node.manual->source);
+    } else {
+      slot.sharding = Sharding::Replicated();
+      slot.rule = RuleName{"default (replicated)"};
+    }
+  }
+}
+
+bool Driver::AlignGroups(bool propagate) {
+  bool changed = false;
+  for (const ShardGroupMembers& group : annotations_.groups) {
+    if (!group.same_sharding) continue;
+    std::vector<int32_t> members;
+    for (const Instruction* member : group.members) {
+      int32_t n = NodeOf(member);
+      if (n < 0) continue;
+      if (!members.empty() && nodes_[n].leaf_count != nodes_[members[0]].leaf_count) continue;
+      members.push_back(n);
+    }
+    if (members.empty()) continue;
+    for (int64_t leaf = 0; leaf < nodes_[members[0]].leaf_count; ++leaf) {
+      int64_t best = -1;
+      bool best_is_barrier = false;
+      for (int32_t n : members) {
+        int64_t s = nodes_[n].first_slot + leaf;
+        const Slot& c = slots_[s];
+        if (!c.sharding) continue;
+        const bool barrier = IsShardBarrierFrom(*nodes_[n].instruction);
+        if (best < 0) {
+          best = s;
+          best_is_barrier = barrier;
+          continue;
+        }
+        const Slot& b = slots_[best];
+        bool better = best_is_barrier != barrier ? best_is_barrier
+                      : c.fixed != b.fixed     ? c.fixed
+                                               : Tiles(*c.sharding) > Tiles(*b.sharding);
+        if (better) {
+          best = s;
+          best_is_barrier = barrier;
+        }
+      }
+      if (best < 0) continue;
+      const Sharding chosen = *slots_[best].sharding;
+      const int32_t source = slots_[best].source;
+      for (int32_t n : members) {
+        const int64_t s = nodes_[n].first_slot + leaf;
+        Slot& slot = slots_[s];
+        if (slot.fixed || slot.closed || s == best || nodes_[n].barrier_to) continue;
+        if (slot.sharding && *slot.sharding == chosen) continue;
+        changed = true;
+        if (propagate) {
+          Set(s, chosen, kMaxPriorityLevel, source, RuleName{LinkRuleName(LinkKind::kShardGroup)});
+          continue;
+        }
+        slot.sharding = chosen;
+        slot.source = source;
+        slot.rule = RuleName{LinkRuleName(LinkKind::kShardGroup)};
+      }
+    }
+  }
+  if (propagate && changed) PropagateLinks();
+  return changed;
+}
+
+void Driver::ReplicateUnevenBoundaries() {
+  for (int64_t s = 0; s < static_cast<int64_t>(slots_.size()); ++s) {
+    Slot& slot = slots_[s];
+    if (!slot.even_only || slot.fixed || !slot.sharding) continue;
+    if (SplitsEvenly(SlotShape(s), *slot.sharding)) continue;
+    slot.sharding = Sharding::Replicated();
+    slot.rule = RuleName{"replicated: an unannotated boundary value splits evenly or not at all"};
+  }
+}
+
+void Driver::RemoveShardBarriers() {
+  for (const auto& computation : module_.computations()) {
+    std::vector<Instruction*> barriers;
+    for (const auto& instruction : computation->instructions())
+      if (IsShardBarrier(*instruction)) barriers.push_back(instruction.get());
+    for (Instruction* barrier : barriers) {
+      Instruction* operand = barrier->operand(0);
+      barrier->ReplaceAllUsesWith(operand);
+      if (computation->root() == barrier) computation->set_root(operand);
+      computation->RemoveInstruction(barrier);
+    }
+  }
+}
+
+void Driver::MakeLoopsConsistent() {
+  for (const auto& [loop, tied] : loop_ties_) {
+    Slot& target = slots_[tied];
+    if (target.fixed || *target.sharding == *slots_[loop].sharding) continue;
+    target.sharding = slots_[loop].sharding;
+    target.source = slots_[loop].source;
+    target.rule = RuleName{LinkRuleName(LinkKind::kWhileValue)};
+  }
+}
+
+ShardingOrigin Driver::OriginOf(const Node& node) const {
+  ShardingOrigin origin;
+  const Slot* chosen = &slots_[node.first_slot];
+  for (int64_t leaf = 0; leaf < node.leaf_count; ++leaf) {
+    const Slot& slot = slots_[node.first_slot + leaf];
+    if (slot.source >= 0 && chosen->source < 0) chosen = &slot;
+  }
+  if (node.leaf_count == 0) return origin;
+  origin.user = chosen->user;
+  origin.rule = chosen->rule.ToString();
+  if (chosen->source >= 0) origin.source = nodes_[chosen->source].instruction->name();
+  return origin;
+}
+
+PropagationResult Driver::WriteBack() {
+  PropagationResult result;
+  result.num_partitions = num_devices_;
+  for (const Node& node : nodes_) {
+    Instruction* instruction = node.instruction;
+    if (record_origins_) result.origins[instruction->parent()->name() + "/" + instruction->name()] = OriginOf(node);
+    auto fixed = annotations_.fixed.find(instruction);
+    bool refined = false, all_fixed = true;
+    for (int64_t leaf = 0; leaf < node.leaf_count; ++leaf) {
+      refined |= slots_[node.first_slot + leaf].refined;
+      all_fixed &= slots_[node.first_slot + leaf].fixed;
+    }
+    if (fixed != annotations_.fixed.end() && fixed->second.written && !refined && all_fixed) continue;  // as written
+    std::vector<const Sharding*> leaves;
+    for (int64_t leaf = 0; leaf < node.leaf_count; ++leaf) leaves.push_back(&*slots_[node.first_slot + leaf].sharding);
+    size_t next = 0;
+    Sharding sharding = NestLeaves(instruction->shape(), leaves, &next);
+    if (refined && instruction->sharding()) sharding.set_shard_group(instruction->sharding()->shard_group());
+    instruction->set_sharding(Compact(sharding));
+  }
+  // Computations propagation does not flow through (reducers, comparators, ...).
+  for (const auto& computation : module_.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      if (NodeOf(instruction.get()) >= 0) continue;
+      ShardingOrigin origin;
+      if (instruction->sharding() && !instruction->sharding()->IsUnknown()) {
+        origin.user = true;
+        origin.source = instruction->name();
+        origin.rule = "user annotation";
+      } else {
+        instruction->set_sharding(ReplicatedFor(instruction->shape()));
+        origin.rule = "default (replicated)";
+      }
+      if (record_origins_) result.origins[computation->name() + "/" + instruction->name()] = std::move(origin);
+    }
+  }
+  return result;
+}
+
+}  // namespace gspmd::propagation::driver
