@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "partitioner/handlers/shape_ops.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -93,7 +94,21 @@ PartitionedValue ComputationPartitioner::ReshardCached(const Instruction* origin
   if (value.sharding == sharding) return value;
   auto key = std::make_pair(original, sharding.ToString());
   if (auto it = reshards_.find(key); it != reshards_.end()) return it->second;
-  PartitionedValue resharded = Reshard(spmd(), builder_, value, sharding);
+  // Start from whichever form already computed (the value itself, an earlier reshard, the
+  // wider form its handler produced) is cheapest to turn into `sharding`.
+  PartitionedValue start = value;
+  if (original->shape().IsArray()) {
+    std::optional<double> best = shape_ops::ReshardCost(spmd(), original->shape(), value.sharding, sharding);
+    for (auto it = reshards_.lower_bound(std::make_pair(original, std::string()));
+         it != reshards_.end() && it->first.first == original; ++it) {
+      std::optional<double> cost = shape_ops::ReshardCost(spmd(), original->shape(), it->second.sharding, sharding);
+      if (cost && (!best || *cost < *best)) {
+        best = cost;
+        start = it->second;
+      }
+    }
+  }
+  PartitionedValue resharded = Reshard(spmd(), builder_, start, sharding);
   reshards_[key] = resharded;
   return resharded;
 }
@@ -137,7 +152,13 @@ void ComputationPartitioner::PartitionInstruction(const Instruction& instruction
   if (!handled) PartitionByReplicating(op);
   GSPMD_CHECK(op.has_result(), "no result for %", instruction.name());
   PartitionedValue result = op.result();
-  if (!(result.sharding == op.sharding())) result = Reshard(spmd(), builder_, result, op.sharding());
+  if (!(result.sharding == op.sharding())) {
+    // The handler computed the value in another layout (wider, say, after gathering its
+    // operand): keep that form, so a later reshard to it costs nothing (XLA's reshard cache
+    // keeps such reverse entries too).
+    reshards_[std::make_pair(&instruction, result.sharding.ToString())] = result;
+    result = Reshard(spmd(), builder_, result, op.sharding());
+  }
   if (result.hlo->metadata.empty()) result.hlo->metadata = instruction.metadata;
   values_[&instruction] = result;
 }

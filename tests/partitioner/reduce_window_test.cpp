@@ -212,6 +212,35 @@ ENTRY e {
   ROOT %r = f32[3,16]{1,0} select-and-scatter(%a, %s, %c), window={size=1x3 stride=1x2 pad=0_0x0_1}, select=%gt, scatter=%add, sharding={devices=[1,4,2]<=[8] last_tile_dim_replicate}
 })"),
      .expect = {.counts = {{Opcode::kAllGather, 0}}}},
+
+    // XLA's uneven case: a 7-row value split 8 ways by a constraint after a replicated input,
+    // a max over the rows and a cumulative sum along them, both results replicated. The scan
+    // would send shard totals and then gather the result again; gathering the rows once and
+    // keeping that form for the replicated result costs what XLA pays (252 + 63 bytes).
+    {.name = "UnevenCumsumWithAReplicatedResultGathersOnce",
+     .hlo = Module(R"(
+ENTRY e {
+  %x = f32[7,9]{1,0} parameter(0), sharding={replicated}
+  %c = f32[7,9]{1,0} copy(%x), sharding={devices=[8,1]<=[8]}
+  %ninf = f32[] constant(-inf), sharding={replicated}
+  %m = f32[9]{0} reduce(%c, %ninf), dimensions={0}, to_apply=%max, sharding={replicated}
+  %zero = f32[] constant(0), sharding={replicated}
+  %cs = f32[7,9]{1,0} reduce-window(%c, %zero), window={size=7x1 pad=6_0x0_0}, to_apply=%add, sharding={devices=[8,1]<=[8]}
+  ROOT %t = (f32[9]{0}, f32[7,9]{1,0}) tuple(%m, %cs), sharding={{replicated}, {replicated}}
+})"),
+     .expect = {.max_comm_bytes = 315}},
+    // The same on a 2x4 mesh: the rows are gathered over 2 devices for the window, and the
+    // replicated result gathers the columns from that form (not the rows a second time).
+    {.name = "UnevenCumsumOnTwoAxesGathersEachAxisOnce",
+     .hlo = Module(R"(
+ENTRY e {
+  %x = f32[5,9]{1,0} parameter(0), sharding={replicated}
+  %c = f32[5,9]{1,0} copy(%x), sharding={devices=[2,4]<=[8]}
+  %zero = f32[] constant(0), sharding={replicated}
+  %cs = f32[5,9]{1,0} reduce-window(%c, %zero), window={size=5x1 pad=4_0x0_0}, to_apply=%add, sharding={devices=[2,4]<=[8]}
+  ROOT %t = (f32[5,9]{1,0}) tuple(%cs), sharding={{replicated}}
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 2}}, .max_comm_bytes = 216}},
 };
 
 PARTITION_CASE_TESTS(ReduceWindowPartitionTest, kCases);

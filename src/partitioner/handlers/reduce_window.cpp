@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "partitioner/computation_partitioner.h"
 #include "partitioner/handlers/shape_ops.h"
 #include "partitioner/handlers/window_exchange.h"
 #include "partitioner/op_context.h"
@@ -186,6 +187,30 @@ class ReduceWindowPartitioner {
     return total;
   }
 
+  // What the users will pay to reshard the result from `layout` into the layout each of them
+  // takes it in (elementwise users and tuples: their own; others are not counted). A strategy
+  // that leaves the result wider can save a later gather.
+  double ConsumerCost(const Sharding& layout) {
+    if (count_ != 1) return 0;
+    double total = 0;
+    for (const Instruction* user : rw_.users()) {
+      std::optional<Sharding> wanted;
+      if (user->opcode() == Opcode::kTuple) {
+        Sharding tuple = EffectiveSharding(*user);
+        for (int64_t k = 0; k < user->operand_count(); ++k)
+          if (user->operand(k) == &rw_ && tuple.IsTuple()) wanted = tuple.tuple_elements().at(k);
+      } else if (user->shape().IsArray() && user->shape().dims() == rw_.shape().dims() &&
+                 (IsElementwiseUnary(user->opcode()) || IsElementwiseBinary(user->opcode()) ||
+                  user->opcode() == Opcode::kCopy)) {
+        wanted = EffectiveSharding(*user);
+      }
+      if (!wanted || wanted->IsTuple()) continue;
+      std::optional<double> cost = shape_ops::ReshardCost(context_, rw_.shape(), layout, AsAxisSharding(*wanted));
+      if (cost) total += *cost;
+    }
+    return total;
+  }
+
   bool ScanApplies(int64_t dim) const {
     if (count_ != 1) return false;
     for (int64_t d = 0; d < rank_; ++d)
@@ -208,9 +233,11 @@ class ReduceWindowPartitioner {
       with_d.push_back(d);
       Sharding without_d = shape_ops::ReplicateDims(target, rank_, with_d);
       if (ScanApplies(d)) {
-        // The scan sends one total per shard; a replicated operand may be cheaper whole.
+        // The scan sends one total per shard; a replicated operand may be cheaper whole. On a
+        // tie the gather wins: its whole result is kept, so a consumer that wants the value
+        // whole later (a replicated result, say) gets it without gathering again.
         double totals = static_cast<double>(shape_ops::TileCountOf(target, d) - 1) * SlabBytes(target, d);
-        if (CostTo(target) + totals <= CostTo(without_d)) {
+        if (CostTo(target) + totals + ConsumerCost(target) < CostTo(without_d) + ConsumerCost(without_d)) {
           strategies_[d] = DimStrategy::kScan;
           scan_dim_ = d;
           continue;
@@ -225,8 +252,8 @@ class ReduceWindowPartitioner {
       WindowExchange x = MakeExchange(w, d, input_shape_.dim(d), ResultShape(0).dim(d),
                                       shape_ops::LinesAlongDim(layout_, d, context_.num_devices()));
       double exchange = static_cast<double>(shape_ops::ExchangeElementsSent(x)) * SlabBytes(layout_, d);
-      double exchange_total = CostTo(layout_) + exchange;
-      double gather_total = CostTo(without_d);
+      double exchange_total = CostTo(layout_) + exchange + ConsumerCost(layout_);
+      double gather_total = CostTo(without_d) + ConsumerCost(without_d);
       bool use_exchange = exchange_total < gather_total || (exchange == 0 && exchange_total <= gather_total);
       if (use_exchange) {
         strategies_[d] = DimStrategy::kExchange;
