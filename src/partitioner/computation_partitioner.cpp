@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "partitioner/handlers/shape_ops.h"
+#include "partitioner/partial_sums.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -55,6 +56,46 @@ std::optional<Sharding> IotaOrderFix(SpmdContext& spmd, const Sharding& sharding
       Sharding::Tiled(TileAssignment::Iota(sharding.tile_assignment().dims()), sharding.subgroup_types());
   if (!spmd.Axes(ordered, shape.rank()).has_value()) return std::nullopt;
   return ordered;
+}
+
+// Ops that only route values (their leaves keep whatever state their operands have).
+bool IsPlumbing(Opcode opcode) {
+  return opcode == Opcode::kTuple || opcode == Opcode::kGetTupleElement || opcode == Opcode::kWhile ||
+         opcode == Opcode::kCall || opcode == Opcode::kConditional || opcode == Opcode::kParameter ||
+         opcode == Opcode::kOptimizationBarrier;
+}
+
+// `sharding` (of a rank-`rank` array) with every dim split over some of `axes` gathered along
+// them, so that it replicates them; nullopt when they are manual or unreduced there.
+std::optional<Sharding> ReplicatingAxes(const Sharding& sharding, int64_t rank, int64_t num_devices,
+                                        const std::vector<DeviceAxis>& axes) {
+  std::optional<AxisSharding> decomposed = DecomposeSharding(sharding, rank, num_devices);
+  if (!decomposed) return std::nullopt;
+  std::vector<int64_t> bounds;
+  for (const DeviceAxis& axis : axes) {
+    bounds.push_back(axis.stride);
+    bounds.push_back(axis.stride * axis.size);
+  }
+  AxisSharding cut = SplitAxesAt(*decomposed, bounds);
+  auto inside = [&](const DeviceAxis& piece) {
+    return std::any_of(axes.begin(), axes.end(), [&](const DeviceAxis& axis) {
+      return piece.stride >= axis.stride && piece.stride * piece.size <= axis.stride * axis.size;
+    });
+  };
+  for (const auto* list : {&cut.manual, &cut.unreduced})
+    if (std::any_of(list->begin(), list->end(), inside)) return std::nullopt;
+  bool changed = false;
+  for (auto& dim : cut.dims) {
+    // A dim keeps its axes major to minor; gathering a major one moves the minor ones too.
+    auto first = std::find_if(dim.begin(), dim.end(), inside);
+    if (first == dim.end()) continue;
+    cut.replicated.insert(cut.replicated.end(), first, dim.end());
+    dim.erase(first, dim.end());
+    changed = true;
+  }
+  if (!changed) return sharding;
+  std::sort(cut.replicated.begin(), cut.replicated.end());
+  return cut.ToSharding();
 }
 
 }  // namespace
@@ -141,15 +182,28 @@ PartitionedValue ComputationPartitioner::PartitionParameter(const Instruction& p
 void ComputationPartitioner::PartitionInstruction(const Instruction& instruction) {
   if (instruction.opcode() == Opcode::kParameter) {
     PartitionedValue value = PartitionParameter(instruction);
-    Sharding wanted = EffectiveSharding(instruction);
+    Sharding wanted = module_partitioner_.ShardingOf(instruction);
     if (!(value.sharding == wanted)) value = Reshard(spmd(), builder_, value, wanted);
     values_[&instruction] = value;
     return;
   }
-  OpContext op(*this, instruction);
+  Sharding target = module_partitioner_.ShardingOf(instruction);
+  const bool plumbing = IsPlumbing(instruction.opcode());
+  if (!plumbing && instruction.shape().IsArray() && target.HasUnreduced()) {
+    if (PartitionOnPieces(instruction, target) || PartitionKeepingSum(instruction, target)) return;
+    // Nothing partial comes in and nothing pending is produced: the value is whole.
+    target = target.WithoutUnreduced();
+  }
+  SavedValues saved;
+  if (!plumbing) saved = ReducePartialOperands(instruction, target);
+  OpContext op(*this, instruction, target);
   bool handled = RunHandlers(op);
-  if (!handled && PartitionInIotaOrder(instruction)) return;
+  if (!handled && PartitionInIotaOrder(instruction)) {
+    Restore(saved);
+    return;
+  }
   if (!handled) PartitionByReplicating(op);
+  Restore(saved);
   GSPMD_CHECK(op.has_result(), "no result for %", instruction.name());
   PartitionedValue result = op.result();
   if (!(result.sharding == op.sharding())) {
@@ -161,6 +215,148 @@ void ComputationPartitioner::PartitionInstruction(const Instruction& instruction
   }
   if (result.hlo->metadata.empty()) result.hlo->metadata = instruction.metadata;
   values_[&instruction] = result;
+}
+
+ComputationPartitioner::SavedValues ComputationPartitioner::ReducePartialOperands(const Instruction& instruction,
+                                                                                const Sharding& target) {
+  SavedValues saved;
+  for (const Instruction* operand : instruction.operands()) {
+    if (std::any_of(saved.begin(), saved.end(), [&](const auto& entry) { return entry.first == operand; })) continue;
+    const PartitionedValue& value = ValueOf(operand);
+    if (!value.sharding.HasUnreduced()) continue;
+    Sharding whole = value.sharding.WithoutUnreduced();
+    // A consumer laid out like the operand but split over the pending axes takes the sum
+    // already split: a reduce-scatter instead of an all-reduce.
+    if (operand->shape().IsArray() && instruction.shape().IsArray() &&
+        operand->shape().dims() == instruction.shape().dims() && !target.IsTuple() && !target.HasUnreduced() &&
+        (target.IsTiled() || target.IsReplicated()) && !(target == whole)) {
+      std::optional<double> to_whole = shape_ops::ReshardCost(spmd(), operand->shape(), value.sharding, whole);
+      std::optional<double> to_target = shape_ops::ReshardCost(spmd(), operand->shape(), value.sharding, target);
+      if (to_target && (!to_whole || *to_target < *to_whole)) whole = target;
+    }
+    saved.emplace_back(operand, value);
+    values_[operand] = ReshardCached(operand, whole);
+  }
+  return saved;
+}
+
+void ComputationPartitioner::Restore(const SavedValues& saved) {
+  for (const auto& [operand, value] : saved) values_[operand] = value;
+}
+
+bool ComputationPartitioner::PartitionKeepingSum(const Instruction& instruction, const Sharding& target) {
+  if (!ProducesPartialSums(instruction)) return false;
+  for (const Instruction* operand : instruction.operands())
+    if (ValueOf(operand).sharding.HasUnreduced()) return false;
+  Sharding whole = target.WithoutUnreduced();
+  spmd().set_kept_partial(SpmdContext::KeptPartial{whole, target});
+  OpContext op(*this, instruction, whole);
+  bool handled = RunHandlers(op);
+  spmd().set_kept_partial(std::nullopt);
+  if (!handled) return false;
+  PartitionedValue result = op.result();
+  if (!(result.sharding == target) && !(result.sharding == whole)) {
+    reshards_[std::make_pair(&instruction, result.sharding.ToString())] = result;
+    result = Reshard(spmd(), builder_, result, whole);
+  }
+  if (result.hlo->metadata.empty()) result.hlo->metadata = instruction.metadata;
+  values_[&instruction] = result;
+  return true;
+}
+
+bool ComputationPartitioner::PartitionOnPieces(const Instruction& instruction, const Sharding& target) {
+  using Type = Sharding::SubgroupType;
+  const int64_t devices = spmd().num_devices();
+  const int64_t rank = instruction.shape().rank();
+  const std::vector<DeviceAxis> axes = UnreducedAxes(target, rank, devices);
+  if (axes.empty()) return false;
+  const std::vector<DeviceAxis> joined = JoinAdjacentAxes(axes);
+  const Sharding::Reduction reduction = target.partial_reduction();
+  const int64_t count = instruction.operand_count();
+  std::vector<bool> partial(count, false);
+  bool any = false;
+  for (int64_t i = 0; i < count; ++i) {
+    const Instruction* operand = instruction.operand(i);
+    const PartitionedValue& value = ValueOf(operand);
+    if (!value.sharding.HasUnreduced()) continue;
+    if (!operand->shape().IsArray() || value.sharding.partial_reduction() != reduction ||
+        JoinAdjacentAxes(UnreducedAxes(value.sharding, operand->shape().rank(), devices)) != joined)
+      return false;
+    partial[i] = any = true;
+  }
+  if (!any) return false;
+  std::optional<LinearRoles> roles = LinearRolesOf(instruction, partial, reduction);
+  if (!roles) return false;
+  auto is_linear = [&](int64_t i) { return std::find(roles->linear.begin(), roles->linear.end(), i) != roles->linear.end(); };
+  for (int64_t i = 0; i < count; ++i)
+    if (partial[i] && !is_linear(i)) return false;
+  std::optional<Sharding> handler_target = MoveAxesBetweenSubgroups(target, rank, devices, axes, Type::kUnreduced,
+                                                                    Type::kManual, reduction);
+  if (!handler_target) return false;
+  // Each operand as pieces with the pending axes manual: a partial one relabelled, a whole
+  // linear one kept by one device of each group (the others hold zeros), a whole factor
+  // replicated over the group.
+  std::map<const Instruction*, std::pair<PartitionedValue, bool>> pieces;
+  for (int64_t i = 0; i < count; ++i) {
+    const Instruction* operand = instruction.operand(i);
+    const bool linear = is_linear(i);
+    if (auto it = pieces.find(operand); it != pieces.end()) {
+      if (it->second.second != linear && !partial[i]) return false;
+      continue;
+    }
+    if (!operand->shape().IsArray()) return false;
+    const int64_t operand_rank = operand->shape().rank();
+    PartitionedValue value = ValueOf(operand);
+    std::optional<Sharding> label;
+    if (partial[i]) {
+      label = MoveAxesBetweenSubgroups(value.sharding, operand_rank, devices, axes, Type::kUnreduced, Type::kManual,
+                                       reduction);
+    } else {
+      std::optional<Sharding> spread = ReplicatingAxes(value.sharding, operand_rank, devices, axes);
+      if (!spread) return false;
+      if (linear) {
+        std::optional<Sharding> masked = MoveAxesBetweenSubgroups(*spread, operand_rank, devices, axes,
+                                                                  Type::kReplicated, Type::kUnreduced, reduction);
+        if (!masked) return false;
+        value = ReshardCached(operand, *masked);
+        label = MoveAxesBetweenSubgroups(value.sharding, operand_rank, devices, axes, Type::kUnreduced, Type::kManual,
+                                         reduction);
+      } else {
+        value = ReshardCached(operand, *spread);
+        label = MoveAxesBetweenSubgroups(value.sharding, operand_rank, devices, axes, Type::kReplicated,
+                                         Type::kManual, reduction);
+      }
+    }
+    if (!label) return false;
+    value.sharding = *label;
+    pieces[operand] = {value, linear};
+  }
+  SavedValues saved;
+  for (const auto& [operand, entry] : pieces) {
+    saved.emplace_back(operand, ValueOf(operand));
+    values_[operand] = entry.first;
+  }
+  // Reshards of the relabelled pieces are cached apart: the same labels mean other data
+  // (masked or not) for another op.
+  std::map<std::pair<const Instruction*, std::string>, PartitionedValue> piece_reshards;
+  std::swap(reshards_, piece_reshards);
+  OpContext op(*this, instruction, *handler_target);
+  const bool handled = RunHandlers(op);
+  PartitionedValue result;
+  if (handled) {
+    result = op.result();
+    if (!(result.sharding == *handler_target)) result = Reshard(spmd(), builder_, result, *handler_target);
+  }
+  std::swap(reshards_, piece_reshards);
+  Restore(saved);
+  if (!handled) return false;
+  std::optional<Sharding> back = MoveAxesBetweenSubgroups(result.sharding, rank, devices, axes, Type::kManual,
+                                                          Type::kUnreduced, reduction);
+  GSPMD_CHECK(back.has_value(), "partial sum of %", instruction.name(), " lost its pending axes");
+  result.sharding = *back;
+  if (result.hlo->metadata.empty()) result.hlo->metadata = instruction.metadata;
+  values_[&instruction] = result;
+  return true;
 }
 
 // No handler took the instruction, and some operand or the result has a device order that is no
@@ -198,6 +394,14 @@ void ComputationPartitioner::Run() {
   if (is_entry_ && root_hlo->opcode() == Opcode::kParameter) root_hlo = builder_.Copy(root_hlo);
   if (is_entry_) root_hlo->set_sharding(root_sharding_);
   output_->set_root(root_hlo);
+}
+
+Sharding ModulePartitioner::ShardingOf(const Instruction& instruction) const {
+  if (plan_ != nullptr) {
+    auto it = plan_->find(&instruction);
+    if (it != plan_->end()) return it->second;
+  }
+  return EffectiveSharding(instruction);
 }
 
 ModulePartitioner::ModulePartitioner(const Module& source, Module* output, int64_t num_devices)

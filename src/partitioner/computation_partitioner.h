@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "partitioner/op_context.h"
@@ -35,6 +36,14 @@ class ComputationPartitioner {
   // that does not apply or does not help.
   bool PartitionInIotaOrder(const Instruction& instruction);
   PartitionedValue PartitionParameter(const Instruction& parameter);
+  // Partial sums (partial_sums.h). An op computed partial from partial operands runs on their
+  // pieces; a dot, convolution or reduce can leave its own sum pending; an op that needs its
+  // operands whole gets them reduced first (once per value and layout).
+  bool PartitionOnPieces(const Instruction& instruction, const Sharding& target);
+  bool PartitionKeepingSum(const Instruction& instruction, const Sharding& target);
+  using SavedValues = std::vector<std::pair<const Instruction*, PartitionedValue>>;
+  SavedValues ReducePartialOperands(const Instruction& instruction, const Sharding& target);
+  void Restore(const SavedValues& saved);
 
   ModulePartitioner& module_partitioner_;
   const Computation& source_;
@@ -53,6 +62,11 @@ class ModulePartitioner {
   ModulePartitioner(const Module& source, Module* output, int64_t num_devices);
 
   SpmdContext& spmd() { return spmd_; }
+  // The shardings of the partial-sum plan (partial_sums.h), which override the instructions'
+  // own; nullptr for none.
+  void set_partial_plan(const std::unordered_map<const Instruction*, Sharding>* plan) { plan_ = plan; }
+  // The sharding `instruction` is partitioned to: the plan's, else EffectiveSharding.
+  Sharding ShardingOf(const Instruction& instruction) const;
   Computation* Clone(const Computation* computation);
   Computation* Partition(const Computation* computation, const std::vector<Sharding>& parameter_shardings,
                          const Sharding& root_sharding, bool is_entry = false);
@@ -62,6 +76,7 @@ class ModulePartitioner {
   SpmdContext spmd_;
   std::map<const Computation*, Computation*> clones_;
   std::map<std::string, Computation*> partitioned_;  // by name + shardings
+  const std::unordered_map<const Instruction*, Sharding>* plan_ = nullptr;
 };
 
 // The sharding an instruction is partitioned to (its own, or replicated when it has none).

@@ -87,8 +87,11 @@ AxisSharding SplitAxesAt(const AxisSharding& sharding, const std::vector<int64_t
   for (const auto& dim : sharding.dims) out.dims.push_back(SplitAll(dim, boundaries));
   out.replicated = SplitAll(sharding.replicated, boundaries);
   out.manual = SplitAll(sharding.manual, boundaries);
+  out.unreduced = SplitAll(sharding.unreduced, boundaries);
+  out.reduction = sharding.reduction;
   std::sort(out.replicated.begin(), out.replicated.end());
   std::sort(out.manual.begin(), out.manual.end());
+  std::sort(out.unreduced.begin(), out.unreduced.end());
   return out;
 }
 
@@ -103,6 +106,7 @@ std::vector<DeviceAxis> AxisSharding::AllAxes() const {
   for (const auto& dim : dims) all.insert(all.end(), dim.begin(), dim.end());
   all.insert(all.end(), replicated.begin(), replicated.end());
   all.insert(all.end(), manual.begin(), manual.end());
+  all.insert(all.end(), unreduced.begin(), unreduced.end());
   std::sort(all.begin(), all.end());
   return all;
 }
@@ -137,6 +141,8 @@ Sharding AxisSharding::ToSharding() const {
   for (const auto& dim : dims) AppendAxesKey(key, dim);
   AppendAxesKey(key, replicated);
   AppendAxesKey(key, manual);
+  AppendAxesKey(key, unreduced);
+  key.push_back(static_cast<char>(reduction));
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   Sharding sharding = BuildSharding();
@@ -164,11 +170,12 @@ Sharding AxisSharding::BuildSharding() const {
     subgroups.push_back(type);
   };
   add_subgroup(manual, Sharding::SubgroupType::kManual);
+  add_subgroup(unreduced, Sharding::SubgroupType::kUnreduced);
   add_subgroup(replicated, Sharding::SubgroupType::kReplicated);
 
   bool all_replicated = std::all_of(dims.begin(), dims.end(), [](const auto& d) { return d.empty(); });
-  if (all_replicated && manual.empty()) return Sharding::Replicated();
-  if (all_replicated && replicated.empty()) return Sharding::Manual();
+  if (all_replicated && manual.empty() && unreduced.empty()) return Sharding::Replicated();
+  if (all_replicated && replicated.empty() && unreduced.empty()) return Sharding::Manual();
 
   // Iota form: arange over axes sorted by descending stride, transposed into `listed` order.
   std::vector<DeviceAxis> by_stride = AllAxes();
@@ -182,7 +189,9 @@ Sharding AxisSharding::BuildSharding() const {
   if (reshape_dims.empty()) reshape_dims.push_back(1);
   if (perm.empty()) perm.push_back(0);
   TileAssignment tiles = TileAssignment::Iota(tile_dims, reshape_dims, perm);
-  return Sharding::Tiled(std::move(tiles), std::move(subgroups));
+  Sharding sharding = Sharding::Tiled(std::move(tiles), std::move(subgroups));
+  if (!unreduced.empty()) sharding.set_partial_reduction(reduction);
+  return sharding;
 }
 
 namespace {
@@ -223,6 +232,11 @@ std::string AxisSharding::ToString() const {
   if (!manual.empty()) {
     out += " manual";
     AppendAxesText(out, manual);
+  }
+  if (!unreduced.empty()) {
+    out += " unreduced";
+    out += std::to_string(static_cast<int>(reduction));
+    AppendAxesText(out, unreduced);
   }
   return out;
 }
@@ -269,12 +283,16 @@ std::optional<AxisSharding> DecomposeSharding(const Sharding& sharding, int64_t 
   for (int64_t d = 0; d < rank; ++d) result.dims[d] = per_tile_dim[d];
   const auto& subgroup_types = sharding.subgroup_types();
   for (size_t s = 0; s < subgroup_types.size(); ++s) {
-    auto& target = subgroup_types[s] == Sharding::SubgroupType::kManual ? result.manual : result.replicated;
+    auto& target = subgroup_types[s] == Sharding::SubgroupType::kManual      ? result.manual
+                   : subgroup_types[s] == Sharding::SubgroupType::kUnreduced ? result.unreduced
+                                                                             : result.replicated;
     const auto& axes = per_tile_dim[rank + s];
     target.insert(target.end(), axes.begin(), axes.end());
   }
+  if (!result.unreduced.empty()) result.reduction = sharding.partial_reduction();
   std::sort(result.replicated.begin(), result.replicated.end());
   std::sort(result.manual.begin(), result.manual.end());
+  std::sort(result.unreduced.begin(), result.unreduced.end());
   if (!IsMixedRadix(result.AllAxes(), num_devices)) return std::nullopt;
   return result;
 }
@@ -318,7 +336,7 @@ bool IsChain(const std::set<int64_t>& boundaries) {
 // `layout`'s tile counts and replication in a device order (its dims and its replication as
 // single digits, in some order) whose boundaries refine with `boundaries`.
 std::optional<AxisSharding> StandIn(const AxisSharding& layout, const std::set<int64_t>& boundaries) {
-  if (!layout.manual.empty()) return std::nullopt;
+  if (!layout.manual.empty() || !layout.unreduced.empty()) return std::nullopt;
   // Digits: dims with their tile counts, then the replication (index rank).
   std::vector<std::pair<int64_t, int64_t>> digits;
   for (int64_t d = 0; d < layout.rank(); ++d)

@@ -26,6 +26,7 @@ struct DeviceAxis {
 //                  the mixed-radix number of those digits)
 //   replicated     axes over which the value is replicated (partial replication)
 //   manual         axes of manual subgroups
+//   unreduced      axes whose devices hold pieces of a partial sum (reduced by `reduction`)
 // Example: {devices=[2,1,4]<=[8] last_tile_dim_replicate} on f32[16,32]:
 //   dims = {{(4,2)}, {}}, replicated = {(1,4)}
 // Invariant: all axes together have product num_devices and distinct strides that form a
@@ -34,6 +35,8 @@ struct AxisSharding {
   std::vector<std::vector<DeviceAxis>> dims;
   std::vector<DeviceAxis> replicated;
   std::vector<DeviceAxis> manual;
+  std::vector<DeviceAxis> unreduced;
+  Sharding::Reduction reduction = Sharding::Reduction::kSum;  // meaningful with unreduced axes
 
   int64_t rank() const { return static_cast<int64_t>(dims.size()); }
   int64_t TileCount(int64_t dim) const;  // product of the sizes of dims[dim]

@@ -10,7 +10,11 @@ OpContext::OpContext(ComputationPartitioner& partitioner, const Instruction& ins
                      std::optional<Sharding> sharding)
     : partitioner_(partitioner),
       instruction_(instruction),
-      sharding_(sharding ? std::move(*sharding) : EffectiveSharding(instruction)) {}
+      sharding_(sharding ? std::move(*sharding) : partitioner.module_partitioner().ShardingOf(instruction)) {}
+
+Sharding OpContext::ShardingOf(const Instruction& instruction) const {
+  return partitioner_.module_partitioner().ShardingOf(instruction);
+}
 
 SpmdContext& OpContext::spmd() { return partitioner_.spmd(); }
 HloBuilder& OpContext::builder() { return partitioner_.builder(); }

@@ -28,6 +28,8 @@ class OpContext {
   const Sharding& sharding() const { return sharding_; }
   SpmdContext& spmd();
   HloBuilder& builder();
+  // The sharding another instruction is partitioned to (its own, or the partial-sum plan's).
+  Sharding ShardingOf(const Instruction& instruction) const;
 
   const PartitionedValue& Operand(int64_t i) const;
   // The partitioned value of any instruction of the computation already visited (e.g. an

@@ -5,6 +5,7 @@
 
 #include "partitioner/cleanup.h"
 #include "partitioner/computation_partitioner.h"
+#include "propagation/partial_sums.h"
 #include "runtime/spmd/like_module.h"
 #include "support/diagnostic.h"
 
@@ -63,6 +64,9 @@ PartitionResult PartitionModule(const Module& module, const PartitionOptions& op
   output->debug_tables = module.debug_tables;
   output->set_num_partitions(num_devices);
   ModulePartitioner partitioner(module, output.get(), num_devices);
+  PartialSumPlan plan;
+  if (options.partial_sums) plan = PlanPartialSums(module, num_devices);
+  partitioner.set_partial_plan(&plan.shardings);
   partitioner.spmd().collectives().set_next_channel_id(LargestChannelId(module) + 1);
   std::vector<Sharding> parameter_shardings;
   for (const Instruction* parameter : entry->parameters()) parameter_shardings.push_back(EffectiveSharding(*parameter));

@@ -13,6 +13,10 @@ namespace gspmd {
 
 struct PartitionOptions {
   int64_t num_partitions = 0;  // 0: the module's num_partitions
+  // Keep the sums of dots, convolutions and reduces over split dims pending through the ops
+  // linear in them, and reduce each where it is cheapest before a consumer needs it whole
+  // (propagation/partial_sums.h). Shardings already unreduced are partial either way.
+  bool partial_sums = true;
 };
 
 struct PartitionResult {

@@ -7,6 +7,7 @@
 #include <numeric>
 #include <optional>
 
+#include "partitioner/partial_reshard.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -375,12 +376,87 @@ std::optional<Sharding> OrderedToMatch(SpmdContext& context, const Sharding& sha
   return std::nullopt;
 }
 
+// The cuts that make each partial axis a run of whole axes of a decomposed sharding.
+std::vector<int64_t> PartialBounds(const std::vector<DeviceAxis>& partial_axes) {
+  std::vector<int64_t> bounds;
+  for (const DeviceAxis& axis : partial_axes) {
+    bounds.push_back(axis.stride);
+    bounds.push_back(axis.stride * axis.size);
+  }
+  std::sort(bounds.begin(), bounds.end());
+  bounds.erase(std::unique(bounds.begin(), bounds.end()), bounds.end());
+  return bounds;
+}
+
+// All-reduces the unreduced subgroup of `sharding` (whatever its device order): the value in
+// sharding.WithoutUnreduced().
+Instruction* ReduceUnreducedGroups(SpmdContext& context, HloBuilder& b, Instruction* local, const Sharding& sharding) {
+  const auto& types = sharding.subgroup_types();
+  const int64_t data_rank = sharding.TiledDataRank();
+  for (size_t s = 0; s < types.size(); ++s) {
+    if (types[s] != Sharding::SubgroupType::kUnreduced) continue;
+    auto groups = GroupsAlongTileDim(sharding.tile_assignment(), data_rank + static_cast<int64_t>(s));
+    local = context.collectives().AllReduce(b, local, context.collectives().GroupsFromList(groups),
+                                            ReductionOpcode(sharding.partial_reduction()));
+  }
+  return local;
+}
+
+PartitionedValue ReshardArray(SpmdContext& context, HloBuilder& b, Instruction* local,
+                              const Shape& global, const Sharding& source_in,
+                              const std::vector<DeviceAxis>& partial_axes, Opcode reduction,
+                              const Sharding& target_in);
+
+// A reshard where the source or the target is a partial sum (unreduced axes): the planner
+// reduces what the target does not keep pending (all-reduce, or reduce-scatter where the
+// target splits those axes) and moves the rest; axes the target keeps unreduced are left
+// alone. When that does not apply: reduce everything, then make the target's unreduced axes
+// partial again by masking.
+PartitionedValue ReshardPartial(SpmdContext& context, HloBuilder& b, Instruction* local, const Shape& global,
+                                const Sharding& source, const std::vector<DeviceAxis>& partial_axes,
+                                Opcode reduction, const Sharding& target, const Sharding& target_in) {
+  GSPMD_CHECK(partial_axes.empty() || !source.HasUnreduced(), "a value partial twice over");
+  const Sharding::Reduction pending = source.HasUnreduced()
+                                          ? source.partial_reduction()
+                                          : ReductionOfOpcode(reduction).value_or(Sharding::Reduction::kSum);
+  const bool nothing_pending = partial_axes.empty() && !source.HasUnreduced();
+  const bool same_reduction = nothing_pending || !target.HasUnreduced() || pending == target.partial_reduction();
+  const int64_t rank = global.rank();
+  const auto& source_axes = context.Axes(source, rank);
+  const auto& target_axes = context.Axes(target, rank);
+  if (source_axes && target_axes && same_reduction) {
+    ReshardProblem problem{global.dims(), ElementByteSize(global.element_type()),
+                           SplitAxesAt(*source_axes, PartialBounds(partial_axes)), *target_axes, partial_axes};
+    if (std::optional<PartialReshard> rewritten = PlanKeepingUnreducedAxes(problem)) {
+      if (const auto& plan = context.Plan(rewritten->problem)) {
+        Instruction* current =
+            MaskToOneDevicePerGroup(b, context, local, rewritten->mask_axes, target.partial_reduction());
+        PlanEmitter emitter(context, b, *plan, global, ReductionOpcode(pending));
+        return {emitter.Emit(current), global, target_in};
+      }
+    }
+  }
+  Sharding whole_source = source.WithoutUnreduced();
+  Instruction* current = source.HasUnreduced() ? ReduceUnreducedGroups(context, b, local, source) : local;
+  PartitionedValue whole = ReshardArray(context, b, current, global, whole_source, partial_axes, reduction,
+                                        target.WithoutUnreduced());
+  if (!target.HasUnreduced()) return {whole.hlo, global, target_in};
+  const auto& axes = context.Axes(target, rank);
+  GSPMD_CHECK(axes.has_value(), "unreduced sharding ", target.ToString(), " is not a product of device axes");
+  return {MaskToOneDevicePerGroup(b, context, whole.hlo, axes->unreduced, target.partial_reduction()), global,
+          target_in};
+}
+
 PartitionedValue ReshardArray(SpmdContext& context, HloBuilder& b, Instruction* local,
                               const Shape& global, const Sharding& source_in,
                               const std::vector<DeviceAxis>& partial_axes, Opcode reduction,
                               const Sharding& target_in) {
   Sharding source = Normalize(source_in);
   Sharding target = Normalize(target_in);
+  if (source.HasUnreduced() || target.HasUnreduced()) {
+    if (partial_axes.empty() && source == target) return {local, global, target_in};
+    return ReshardPartial(context, b, local, global, source, partial_axes, reduction, target, target_in);
+  }
   if (partial_axes.empty() && source == target) return {local, global, target_in};
   int64_t rank = global.rank();
   const auto& source_axes = context.Axes(source, rank);
@@ -472,6 +548,9 @@ PartitionedValue ResolvePartialSums(SpmdContext& context, HloBuilder& b, Instruc
                                     const Shape& global_shape, const Sharding& sharding,
                                     const std::vector<DeviceAxis>& partial_axes, Opcode reduction,
                                     const Sharding& target) {
+  const auto& kept = context.kept_partial();
+  if (kept && target == kept->whole && ReductionOfOpcode(reduction) == kept->partial.partial_reduction())
+    return ReshardArray(context, b, local, global_shape, sharding, partial_axes, reduction, kept->partial);
   return ReshardArray(context, b, local, global_shape, sharding, partial_axes, reduction, target);
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "partitioner/partial_reshard.h"
 #include "partitioner/reshard_search.h"
 #include "support/diagnostic.h"
 
@@ -204,6 +205,13 @@ std::optional<ReshardPlan> PlanAcrossAxes(const ReshardProblem& problem, const A
 }  // namespace
 
 std::optional<ReshardPlan> PlanReshard(const ReshardProblem& problem) {
+  // Partial sums (unreduced axes) on either side: the axes the target keeps pending are not
+  // touched, the others are partial axes to reduce (partial_reshard.h).
+  if (!problem.source.unreduced.empty() || !problem.target.unreduced.empty()) {
+    std::optional<PartialReshard> rewritten = PlanKeepingUnreducedAxes(problem);
+    if (!rewritten) return std::nullopt;
+    return PlanReshard(rewritten->problem);
+  }
   int64_t rank = static_cast<int64_t>(problem.global_dims.size());
   GSPMD_CHECK(problem.source.rank() == rank && problem.target.rank() == rank, "rank mismatch");
   // Put the partial axes in an extra pseudo-dim so they are refined with the rest.

@@ -34,6 +34,8 @@ void AppendAxisSharding(std::string& key, const AxisSharding& sharding) {
   for (const auto& dim : sharding.dims) AppendAxes(key, dim);
   AppendAxes(key, sharding.replicated);
   AppendAxes(key, sharding.manual);
+  AppendAxes(key, sharding.unreduced);
+  AppendInt(key, static_cast<int64_t>(sharding.reduction));
 }
 
 // What DecomposeSharding reads of a sharding: kind, tile array and subgroup types.
@@ -57,6 +59,7 @@ void AppendShardingLayout(std::string& key, const Sharding& sharding) {
   }
   AppendInt(key, static_cast<int64_t>(sharding.subgroup_types().size()));
   for (Sharding::SubgroupType type : sharding.subgroup_types()) AppendInt(key, static_cast<int64_t>(type));
+  if (sharding.HasUnreduced()) AppendInt(key, static_cast<int64_t>(sharding.partial_reduction()));
 }
 
 }  // namespace

@@ -69,6 +69,16 @@ class SpmdContext {
     return *static_cast<const T*>(it->second.get());
   }
 
+  // While a dot, convolution or reduce is partitioned into a partial sum: ResolvePartialSums
+  // toward `whole` (the op's sharding without its unreduced axes) resolves into `partial`
+  // instead, so the pending sum over those axes stays pending (see partial_sums.h).
+  struct KeptPartial {
+    Sharding whole;
+    Sharding partial;
+  };
+  void set_kept_partial(std::optional<KeptPartial> kept) { kept_partial_ = std::move(kept); }
+  const std::optional<KeptPartial>& kept_partial() const { return kept_partial_; }
+
   void Warn(std::string message) { warnings_.push_back(std::move(message)); }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -78,6 +88,7 @@ class SpmdContext {
   NameUniquer names_;
   CollectiveFactory collectives_;
   std::vector<std::string> warnings_;
+  std::optional<KeptPartial> kept_partial_;
   // Keyed by a binary encoding of the inputs (see spmd_context.cpp); node-based, so the
   // returned references stay valid.
   std::unordered_map<std::string, std::optional<AxisSharding>> axes_cache_;

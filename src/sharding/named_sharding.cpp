@@ -12,8 +12,8 @@ Sharding TiledFromDims(const NamedShardingView& view) {
   std::vector<AxisRef> all_refs;
   for (const auto& dim : view.dim_axes) all_refs.insert(all_refs.end(), dim.begin(), dim.end());
   all_refs.insert(all_refs.end(), view.manual_axes.begin(), view.manual_axes.end());
-  all_refs.insert(all_refs.end(), view.replicated_axes.begin(), view.replicated_axes.end());
   all_refs.insert(all_refs.end(), view.unreduced_axes.begin(), view.unreduced_axes.end());
+  all_refs.insert(all_refs.end(), view.replicated_axes.begin(), view.replicated_axes.end());
   MeshParts parts;
   const std::string problem = parts.Build(view.mesh, all_refs);
   GSPMD_CHECK(problem.empty(), "invalid named sharding ", view.ToString(), ": ", problem);
@@ -41,7 +41,12 @@ Sharding TiledFromDims(const NamedShardingView& view) {
     tile_dims.push_back(take(view.manual_axes));
     types.push_back(Sharding::SubgroupType::kManual);
   }
-  // Everything else (unused, replicated={...}, unreduced={...}) holds replicas.
+  // unreduced={...}: those devices hold pieces of a sum (Shardy's unreduced axes).
+  if (!view.unreduced_axes.empty()) {
+    tile_dims.push_back(take(view.unreduced_axes));
+    types.push_back(Sharding::SubgroupType::kUnreduced);
+  }
+  // Everything else (unused, replicated={...}) holds replicas.
   int64_t replicas = 1;
   for (size_t part = 0; part < sizes.size(); ++part) {
     if (used[part]) continue;

@@ -18,8 +18,25 @@ int64_t Product(const std::vector<int64_t>& v, size_t begin, size_t end) {
 
 int64_t CeilOfRatio(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-const char* SubgroupTypeName(Sharding::SubgroupType type) {
-  return type == Sharding::SubgroupType::kManual ? "manual" : "replicated";
+const char* ReductionSuffix(Sharding::Reduction reduction) {
+  switch (reduction) {
+    case Sharding::Reduction::kSum: return "";
+    case Sharding::Reduction::kMax: return "_max";
+    case Sharding::Reduction::kMin: return "_min";
+    case Sharding::Reduction::kProduct: return "_mul";
+    case Sharding::Reduction::kAnd: return "_and";
+    case Sharding::Reduction::kOr: return "_or";
+  }
+  return "";
+}
+
+std::string SubgroupTypeName(Sharding::SubgroupType type, Sharding::Reduction reduction) {
+  switch (type) {
+    case Sharding::SubgroupType::kManual: return "manual";
+    case Sharding::SubgroupType::kReplicated: return "replicated";
+    case Sharding::SubgroupType::kUnreduced: return std::string("unreduced") + ReductionSuffix(reduction);
+  }
+  return "replicated";
 }
 
 bool AllSameType(const std::vector<Sharding::SubgroupType>& types) {
@@ -109,19 +126,22 @@ Sharding Sharding::Tiled(TileAssignment tiles, std::vector<SubgroupType> subgrou
     return s;
   }
   const bool no_data_tiling = Product(tiles.dims(), 0, data_rank) == 1;
-  if (AllSameType(subgroup_types) && no_data_tiling) {
+  if (AllSameType(subgroup_types) && no_data_tiling && subgroup_types.front() != SubgroupType::kUnreduced) {
     return subgroup_types.front() == SubgroupType::kManual ? Manual() : Replicated();
   }
-  // Normalize: drop size-1 subgroup dims, merge dims of one type, manual before replicated.
+  // Normalize: drop size-1 subgroup dims, merge dims of one type, manual before unreduced
+  // before replicated.
   std::vector<int64_t> perm(data_rank);
   for (int64_t d = 0; d < data_rank; ++d) perm[d] = d;
-  std::vector<int64_t> manual_dims, replicated_dims, removed_dims;
+  std::vector<int64_t> manual_dims, unreduced_dims, replicated_dims, removed_dims;
   for (int64_t i = 0; i < num_subgroups; ++i) {
     const int64_t dim = data_rank + i;
     if (tiles.dim(dim) == 1) {
       removed_dims.push_back(dim);
     } else if (subgroup_types[i] == SubgroupType::kManual) {
       manual_dims.push_back(dim);
+    } else if (subgroup_types[i] == SubgroupType::kUnreduced) {
+      unreduced_dims.push_back(dim);
     } else {
       replicated_dims.push_back(dim);
     }
@@ -139,6 +159,7 @@ Sharding Sharding::Tiled(TileAssignment tiles, std::vector<SubgroupType> subgrou
     merged_types.push_back(type);
   };
   add_group(manual_dims, SubgroupType::kManual);
+  add_group(unreduced_dims, SubgroupType::kUnreduced);
   add_group(replicated_dims, SubgroupType::kReplicated);
   perm.insert(perm.end(), removed_dims.begin(), removed_dims.end());
   TileAssignment merged = tiles.Transpose(perm).Reshape(merged_shape);
@@ -170,6 +191,39 @@ Sharding Sharding::Tuple(std::vector<Sharding> elements) {
 bool Sharding::ReplicateOnLastTileDim() const {
   return rep().kind == Kind::kTiled && !rep().subgroup_types.empty() &&
          rep().subgroup_types.back() == SubgroupType::kReplicated;
+}
+
+bool Sharding::HasUnreduced() const {
+  if (rep().kind == Kind::kTuple) {
+    return std::any_of(rep().tuple_elements.begin(), rep().tuple_elements.end(),
+                       [](const Sharding& e) { return e.HasUnreduced(); });
+  }
+  return rep().kind == Kind::kTiled &&
+         std::find(rep().subgroup_types.begin(), rep().subgroup_types.end(), SubgroupType::kUnreduced) !=
+             rep().subgroup_types.end();
+}
+
+void Sharding::set_partial_reduction(Reduction reduction) {
+  if (reduction == rep().partial_reduction) return;
+  MutableRep().partial_reduction = reduction;
+}
+
+Sharding Sharding::WithoutUnreduced() const {
+  if (rep().kind == Kind::kTuple) {
+    if (!HasUnreduced()) return *this;
+    std::vector<Sharding> elements;
+    for (const Sharding& element : rep().tuple_elements) elements.push_back(element.WithoutUnreduced());
+    Sharding tuple = Tuple(std::move(elements));
+    tuple.set_shard_group(shard_group());
+    return tuple;
+  }
+  if (!HasUnreduced()) return *this;
+  std::vector<SubgroupType> types = rep().subgroup_types;
+  for (SubgroupType& type : types)
+    if (type == SubgroupType::kUnreduced) type = SubgroupType::kReplicated;
+  Sharding whole = Tiled(rep().tiles, std::move(types));
+  whole.set_shard_group(shard_group());
+  return whole;
 }
 
 int64_t Sharding::TiledDataRank() const {
@@ -246,7 +300,8 @@ bool Sharding::operator==(const Sharding& other) const {
     case Kind::kMaximal:
       return rep().maximal_device == other.rep().maximal_device;
     case Kind::kTiled:
-      return rep().subgroup_types == other.rep().subgroup_types && rep().tiles == other.rep().tiles;
+      return rep().subgroup_types == other.rep().subgroup_types && rep().tiles == other.rep().tiles &&
+             (!HasUnreduced() || rep().partial_reduction == other.rep().partial_reduction);
     case Kind::kTuple:
       return rep().tuple_elements == other.rep().tuple_elements;
     default:
@@ -294,7 +349,7 @@ std::string Sharding::ToString() const {
         out << " last_tile_dims={";
         for (size_t i = 0; i < rep().subgroup_types.size(); ++i) {
           if (i > 0) out << ", ";
-          out << SubgroupTypeName(rep().subgroup_types[i]);
+          out << SubgroupTypeName(rep().subgroup_types[i], rep().partial_reduction);
         }
         out << '}';
       }

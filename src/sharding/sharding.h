@@ -21,7 +21,11 @@ class Shape;
 //   {unknown}                            not decided (a placeholder for propagation)
 //   {devices=[2,1,4]<=[8] last_tile_dim_replicate}
 //        tiled: tensor dim d is split tile_assignment.dim(d) ways; trailing tile dims beyond
-//        the tensor rank are subgroups (replicated or manual)
+//        the tensor rank are subgroups (replicated, manual or unreduced)
+//   {devices=[2,1,4]<=[8] last_tile_dims={unreduced}}
+//        a partial sum: the 4 devices of each group hold pieces whose sum is their tile
+//        (Shardy's unreduced axes); unreduced_max / _min / _mul / _and / _or for other
+//        reductions
 //   {{replicated}, {devices=[8]<=[8]}}   one per leaf of a tuple
 //   {mesh['data'=2,'model'=4], [{'data'}, {}]}  named-mesh form (printed back the same way)
 //
@@ -31,7 +35,9 @@ class Shape;
 class Sharding {
  public:
   enum class Kind { kReplicated, kMaximal, kManual, kUnknown, kTiled, kTuple };
-  enum class SubgroupType { kReplicated, kManual };
+  enum class SubgroupType { kReplicated, kManual, kUnreduced };
+  // How the pieces of an unreduced subgroup combine into the value.
+  enum class Reduction : uint8_t { kSum, kMax, kMin, kProduct, kAnd, kOr };
 
   static Sharding Replicated();
   static Sharding Manual();
@@ -61,6 +67,14 @@ class Sharding {
   bool ReplicateOnLastTileDim() const;
   // Number of tile dims that split the value (tile rank minus subgroup dims).
   int64_t TiledDataRank() const;
+  // True for a tiled sharding with an unreduced (partial-sum) subgroup, or a tuple with one.
+  bool HasUnreduced() const;
+  // The reduction of the unreduced subgroup (kSum when there is none).
+  Reduction partial_reduction() const { return rep().partial_reduction; }
+  void set_partial_reduction(Reduction reduction);
+  // The layout of the reduced value: the unreduced subgroup becomes replicated (tuples leaf by
+  // leaf; other shardings unchanged).
+  Sharding WithoutUnreduced() const;
   int64_t maximal_device() const { return rep().maximal_device; }
   const std::vector<Sharding>& tuple_elements() const { return rep().tuple_elements; }
   std::vector<Sharding>& mutable_tuple_elements() { return MutableRep().tuple_elements; }
@@ -111,6 +125,7 @@ class Sharding {
     TileAssignment tiles;
     std::vector<SubgroupType> subgroup_types;
     int64_t maximal_device = -1;
+    Reduction partial_reduction = Reduction::kSum;
     std::vector<Sharding> tuple_elements;
     std::optional<ShardGroup> shard_group;
     std::optional<NamedShardingView> named_view;

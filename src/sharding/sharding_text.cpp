@@ -472,6 +472,7 @@ class TextParser {
     std::vector<Sharding::SubgroupType> last_tile_dims;
     size_t last_tile_dims_offset = 0;
     std::optional<Sharding::ShardGroup> shard_group;
+    std::optional<Sharding::Reduction> partial_reduction;
     std::string metadata;
     auto set_kind = [&](KindWord k, size_t at) {
       if (kind != KindWord::kNone || tiles.has_value()) {
@@ -507,7 +508,7 @@ class TextParser {
         last_tile_dim_replicate = true;
       } else if (TryConsume("last_tile_dims=")) {
         last_tile_dims_offset = at;
-        ParseLastTileDims(last_tile_dims);
+        ParseLastTileDims(last_tile_dims, partial_reduction);
       } else if (TryKeyword("shard_as")) {
         shard_group = Sharding::ShardGroup{ParseNonNegative("a shard group id"), true};
       } else if (TryKeyword("shard_like")) {
@@ -531,10 +532,23 @@ class TextParser {
                                   last_tile_dims_offset, close_offset);
     result.set_shard_group(shard_group);
     result.set_metadata(std::move(metadata));
+    if (partial_reduction.has_value() && result.HasUnreduced()) result.set_partial_reduction(*partial_reduction);
     return result;
   }
 
-  void ParseLastTileDims(std::vector<Sharding::SubgroupType>& types) {
+  // "unreduced" (a sum) or "unreduced_max", "_min", "_mul", "_and", "_or".
+  std::optional<Sharding::Reduction> TryUnreducedKeyword() {
+    using R = Sharding::Reduction;
+    static const std::pair<const char*, R> kWords[] = {{"unreduced_max", R::kMax}, {"unreduced_min", R::kMin},
+                                                       {"unreduced_mul", R::kProduct}, {"unreduced_and", R::kAnd},
+                                                       {"unreduced_or", R::kOr}, {"unreduced", R::kSum}};
+    for (const auto& [word, reduction] : kWords)
+      if (TryKeyword(word)) return reduction;
+    return std::nullopt;
+  }
+
+  void ParseLastTileDims(std::vector<Sharding::SubgroupType>& types,
+                         std::optional<Sharding::Reduction>& partial_reduction_) {
     Expect("{", "'{' after last_tile_dims=");
     while (true) {
       SkipSpace();
@@ -543,8 +557,13 @@ class TextParser {
         types.push_back(Sharding::SubgroupType::kManual);
       } else if (TryKeyword("replicated")) {
         types.push_back(Sharding::SubgroupType::kReplicated);
+      } else if (std::optional<Sharding::Reduction> reduction = TryUnreducedKeyword()) {
+        types.push_back(Sharding::SubgroupType::kUnreduced);
+        if (partial_reduction_.has_value() && *partial_reduction_ != *reduction)
+          Fail(at, "expected one reduction for all unreduced tile dims");
+        partial_reduction_ = reduction;
       } else {
-        Fail(at, "expected 'manual' or 'replicated' in last_tile_dims");
+        Fail(at, "expected 'manual', 'replicated' or 'unreduced' in last_tile_dims");
       }
       if (TryConsume("}")) return;
       Expect(",", "',' or '}' in last_tile_dims");

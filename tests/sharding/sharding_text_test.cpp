@@ -108,7 +108,7 @@ TEST(ShardingTextTest, MalformedShardings) {
       {"{devices=[2,4]x}", 14, "device id or '<='"},
       {"{devices=2,4]<=[8]}", 9, "'['"},
       {"{devices=[2,4]<=[8] last_tile_dims={manual, replicated, manual}}", 20, "at most 2"},
-      {"{devices=[2,4]<=[8] last_tile_dims={bogus}}", 36, "'manual' or 'replicated'"},
+      {"{devices=[2,4]<=[8] last_tile_dims={bogus}}", 36, "'manual', 'replicated' or 'unreduced'"},
       {"{devices=[2,4]<=[8] last_tile_dim_replicate last_tile_dims={manual}}", 44, "not both"},
       {"{maximal}", 8, "device="},
       {"{replicated manual}", 12, "only one"},

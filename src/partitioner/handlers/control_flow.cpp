@@ -31,8 +31,8 @@ bool FitsShape(const Sharding& sharding, const Shape& shape) {
 
 // The sharding a called computation's parameter is partitioned with: its own, or, when it
 // has none, the layout the caller's operand already has (no communication).
-Sharding ParameterSharding(const Instruction& parameter, const PartitionedValue& operand) {
-  if (parameter.sharding()) return EffectiveSharding(parameter);
+Sharding ParameterSharding(const OpContext& op, const Instruction& parameter, const PartitionedValue& operand) {
+  if (parameter.sharding()) return op.ShardingOf(parameter);
   return operand.sharding;
 }
 
@@ -77,7 +77,7 @@ bool PartitionConditional(OpContext& op) {
     const Computation* branch = branches[k];
     if (branch->num_parameters() != 1) return false;
     int64_t index = static_cast<int64_t>(k) + 1;
-    Sharding parameter = ParameterSharding(*branch->parameter(0), op.Operand(index));
+    Sharding parameter = ParameterSharding(op, *branch->parameter(0), op.Operand(index));
     if (!FitsShape(parameter, instruction.operand(index)->shape())) return false;
     operands.push_back(op.OperandWith(index, parameter));
     partitioned.push_back(op.PartitionedComputation(branch, {parameter}, sharding));
@@ -98,7 +98,7 @@ bool PartitionCall(OpContext& op) {
   std::vector<Instruction*> operands;
   std::vector<Sharding> parameters;
   for (int64_t i = 0; i < instruction.operand_count(); ++i) {
-    Sharding parameter = ParameterSharding(*callee->parameter(i), op.Operand(i));
+    Sharding parameter = ParameterSharding(op, *callee->parameter(i), op.Operand(i));
     if (!FitsShape(parameter, instruction.operand(i)->shape())) return false;
     operands.push_back(op.OperandWith(i, parameter));
     parameters.push_back(std::move(parameter));
