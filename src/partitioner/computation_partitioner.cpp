@@ -65,39 +65,6 @@ bool IsPlumbing(Opcode opcode) {
          opcode == Opcode::kOptimizationBarrier;
 }
 
-// `sharding` (of a rank-`rank` array) with every dim split over some of `axes` gathered along
-// them, so that it replicates them; nullopt when they are manual or unreduced there.
-std::optional<Sharding> ReplicatingAxes(const Sharding& sharding, int64_t rank, int64_t num_devices,
-                                        const std::vector<DeviceAxis>& axes) {
-  std::optional<AxisSharding> decomposed = DecomposeSharding(sharding, rank, num_devices);
-  if (!decomposed) return std::nullopt;
-  std::vector<int64_t> bounds;
-  for (const DeviceAxis& axis : axes) {
-    bounds.push_back(axis.stride);
-    bounds.push_back(axis.stride * axis.size);
-  }
-  AxisSharding cut = SplitAxesAt(*decomposed, bounds);
-  auto inside = [&](const DeviceAxis& piece) {
-    return std::any_of(axes.begin(), axes.end(), [&](const DeviceAxis& axis) {
-      return piece.stride >= axis.stride && piece.stride * piece.size <= axis.stride * axis.size;
-    });
-  };
-  for (const auto* list : {&cut.manual, &cut.unreduced})
-    if (std::any_of(list->begin(), list->end(), inside)) return std::nullopt;
-  bool changed = false;
-  for (auto& dim : cut.dims) {
-    // A dim keeps its axes major to minor; gathering a major one moves the minor ones too.
-    auto first = std::find_if(dim.begin(), dim.end(), inside);
-    if (first == dim.end()) continue;
-    cut.replicated.insert(cut.replicated.end(), first, dim.end());
-    dim.erase(first, dim.end());
-    changed = true;
-  }
-  if (!changed) return sharding;
-  std::sort(cut.replicated.begin(), cut.replicated.end());
-  return cut.ToSharding();
-}
-
 }  // namespace
 
 Sharding EffectiveSharding(const Instruction& instruction) {
@@ -189,6 +156,14 @@ void ComputationPartitioner::PartitionInstruction(const Instruction& instruction
   }
   Sharding target = module_partitioner_.ShardingOf(instruction);
   const bool plumbing = IsPlumbing(instruction.opcode());
+  if (const Sharding* partial = module_partitioner_.ComputedAs(instruction);
+      partial != nullptr && !plumbing && instruction.shape().IsArray() && !target.HasUnreduced() &&
+      PartitionOnPieces(instruction, *partial)) {
+    // The sum of the pieces, reduce-scattered into the op's own layout.
+    PartitionedValue& value = values_[&instruction];
+    value = Reshard(spmd(), builder_, value, target);
+    return;
+  }
   if (!plumbing && instruction.shape().IsArray() && target.HasUnreduced()) {
     if (PartitionOnPieces(instruction, target) || PartitionKeepingSum(instruction, target)) return;
     // Nothing partial comes in and nothing pending is produced: the value is whole.
@@ -398,10 +373,16 @@ void ComputationPartitioner::Run() {
 
 Sharding ModulePartitioner::ShardingOf(const Instruction& instruction) const {
   if (plan_ != nullptr) {
-    auto it = plan_->find(&instruction);
-    if (it != plan_->end()) return it->second;
+    auto it = plan_->shardings.find(&instruction);
+    if (it != plan_->shardings.end()) return it->second;
   }
   return EffectiveSharding(instruction);
+}
+
+const Sharding* ModulePartitioner::ComputedAs(const Instruction& instruction) const {
+  if (plan_ == nullptr) return nullptr;
+  auto it = plan_->computed_as.find(&instruction);
+  return it == plan_->computed_as.end() ? nullptr : &it->second;
 }
 
 ModulePartitioner::ModulePartitioner(const Module& source, Module* output, int64_t num_devices)

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "partitioner/op_context.h"
+#include "propagation/partial_sums.h"
 
 namespace gspmd {
 
@@ -64,9 +65,12 @@ class ModulePartitioner {
   SpmdContext& spmd() { return spmd_; }
   // The shardings of the partial-sum plan (partial_sums.h), which override the instructions'
   // own; nullptr for none.
-  void set_partial_plan(const std::unordered_map<const Instruction*, Sharding>* plan) { plan_ = plan; }
+  void set_partial_plan(const PartialSumPlan* plan) { plan_ = plan; }
   // The sharding `instruction` is partitioned to: the plan's, else EffectiveSharding.
   Sharding ShardingOf(const Instruction& instruction) const;
+  // The partial layout the plan computes `instruction` in before reduce-scattering it into
+  // its own sharding (nullptr when it does not).
+  const Sharding* ComputedAs(const Instruction& instruction) const;
   Computation* Clone(const Computation* computation);
   Computation* Partition(const Computation* computation, const std::vector<Sharding>& parameter_shardings,
                          const Sharding& root_sharding, bool is_entry = false);
@@ -76,7 +80,7 @@ class ModulePartitioner {
   SpmdContext spmd_;
   std::map<const Computation*, Computation*> clones_;
   std::map<std::string, Computation*> partitioned_;  // by name + shardings
-  const std::unordered_map<const Instruction*, Sharding>* plan_ = nullptr;
+  const PartialSumPlan* plan_ = nullptr;
 };
 
 // The sharding an instruction is partitioned to (its own, or replicated when it has none).

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "ir/computation.h"
+#include "partitioner/partial_reshard.h"
 #include "runtime/interp/kernels.h"
 
 namespace gspmd {
@@ -78,6 +79,11 @@ std::optional<LinearRoles> LinearRolesOf(const Instruction& instruction, const s
     return std::nullopt;
   const bool sum = reduction == Reduction::kSum;
   const int64_t count = instruction.operand_count();
+  // The reduction's own op combines partial values piece by piece (max of two partial maxima,
+  // product of two partial products, ...); a whole operand is masked with the identity.
+  if (count == 2 && instruction.opcode() == ReductionOpcode(reduction) &&
+      instruction.shape().element_type() == instruction.operand(0)->shape().element_type())
+    return AllLinear(count);
   switch (instruction.opcode()) {
     case Opcode::kAdd: case Opcode::kSubtract:
       if (!sum) return std::nullopt;
@@ -192,6 +198,37 @@ std::optional<Sharding> MoveAxesBetweenSubgroups(const Sharding& sharding, int64
   std::sort(target.begin(), target.end());
   if (to == Sharding::SubgroupType::kUnreduced) cut.reduction = reduction;
   if (cut.unreduced.empty()) cut.reduction = Reduction::kSum;
+  return cut.ToSharding();
+}
+
+std::optional<Sharding> ReplicatingAxes(const Sharding& sharding, int64_t rank, int64_t num_devices,
+                                        const std::vector<DeviceAxis>& axes) {
+  std::optional<AxisSharding> decomposed = DecomposeSharding(sharding, rank, num_devices);
+  if (!decomposed) return std::nullopt;
+  std::vector<int64_t> bounds;
+  for (const DeviceAxis& axis : axes) {
+    bounds.push_back(axis.stride);
+    bounds.push_back(axis.stride * axis.size);
+  }
+  AxisSharding cut = SplitAxesAt(*decomposed, bounds);
+  auto inside = [&](const DeviceAxis& piece) {
+    return std::any_of(axes.begin(), axes.end(), [&](const DeviceAxis& axis) {
+      return piece.stride >= axis.stride && piece.stride * piece.size <= axis.stride * axis.size;
+    });
+  };
+  for (const auto* list : {&cut.manual, &cut.unreduced})
+    if (std::any_of(list->begin(), list->end(), inside)) return std::nullopt;
+  bool changed = false;
+  for (auto& dim : cut.dims) {
+    // A dim keeps its axes major to minor; gathering a major one moves the minor ones too.
+    auto first = std::find_if(dim.begin(), dim.end(), inside);
+    if (first == dim.end()) continue;
+    cut.replicated.insert(cut.replicated.end(), first, dim.end());
+    dim.erase(first, dim.end());
+    changed = true;
+  }
+  if (!changed) return sharding;
+  std::sort(cut.replicated.begin(), cut.replicated.end());
   return cut.ToSharding();
 }
 

@@ -52,6 +52,12 @@ std::optional<Sharding> MoveAxesBetweenSubgroups(const Sharding& sharding, int64
                                                  const std::vector<DeviceAxis>& axes, Sharding::SubgroupType from,
                                                  Sharding::SubgroupType to, Sharding::Reduction reduction);
 
+// `sharding` (of a rank-`rank` array) with every dim split over some of `axes` gathered along
+// them (and along the axes minor to them in that dim), so that it replicates them; nullopt
+// when they are manual or unreduced there, or it does not decompose.
+std::optional<Sharding> ReplicatingAxes(const Sharding& sharding, int64_t rank, int64_t num_devices,
+                                        const std::vector<DeviceAxis>& axes);
+
 // The unreduced axes of `sharding` (empty when it has none or does not decompose).
 std::vector<DeviceAxis> UnreducedAxes(const Sharding& sharding, int64_t rank, int64_t num_devices);
 

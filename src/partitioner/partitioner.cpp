@@ -5,6 +5,7 @@
 
 #include "partitioner/cleanup.h"
 #include "partitioner/computation_partitioner.h"
+#include "partitioner/handlers/dot_strategies.h"
 #include "propagation/partial_sums.h"
 #include "runtime/spmd/like_module.h"
 #include "support/diagnostic.h"
@@ -48,7 +49,23 @@ int64_t LargestChannelId(const Module& module) {
   return largest;
 }
 
+PartialSumPlan PlanWith(SpmdContext& context, const Module& module) {
+  PendingAxesOracle oracle = [&](const Instruction& instruction) -> std::optional<std::vector<DeviceAxis>> {
+    if (instruction.opcode() != Opcode::kDot || instruction.operand_count() != 2) return std::nullopt;
+    return DotPartialAxes(context, instruction, EffectiveSharding(*instruction.operand(0)).WithoutUnreduced(),
+                          EffectiveSharding(*instruction.operand(1)).WithoutUnreduced(),
+                          EffectiveSharding(instruction).WithoutUnreduced());
+  };
+  return PlanPartialSums(module, context.num_devices(), oracle);
+}
+
 }  // namespace
+
+PartialSumPlan PlanPartialSumsForPartitioning(const Module& module, int64_t num_devices) {
+  Module scratch(module.name());
+  SpmdContext context(&scratch, num_devices);
+  return PlanWith(context, module);
+}
 
 PartitionResult PartitionModule(const Module& module, const PartitionOptions& options) {
   int64_t num_devices = options.num_partitions > 0 ? options.num_partitions : module.num_partitions();
@@ -65,8 +82,8 @@ PartitionResult PartitionModule(const Module& module, const PartitionOptions& op
   output->set_num_partitions(num_devices);
   ModulePartitioner partitioner(module, output.get(), num_devices);
   PartialSumPlan plan;
-  if (options.partial_sums) plan = PlanPartialSums(module, num_devices);
-  partitioner.set_partial_plan(&plan.shardings);
+  if (options.partial_sums) plan = PlanWith(partitioner.spmd(), module);
+  partitioner.set_partial_plan(&plan);
   partitioner.spmd().collectives().set_next_channel_id(LargestChannelId(module) + 1);
   std::vector<Sharding> parameter_shardings;
   for (const Instruction* parameter : entry->parameters()) parameter_shardings.push_back(EffectiveSharding(*parameter));

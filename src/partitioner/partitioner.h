@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/module.h"
+#include "propagation/partial_sums.h"
 
 namespace gspmd {
 
@@ -30,5 +31,9 @@ struct PartitionResult {
 // num_partitions. Bad shardings (devices beyond the partition count, tile ranks that do not
 // fit) are UserErrors naming the instruction.
 PartitionResult PartitionModule(const Module& module, const PartitionOptions& options = {});
+
+// The partial-sum plan PartitionModule follows for `module` (propagation/partial_sums.h),
+// with the dot handler's choices of where sums are left pending.
+PartialSumPlan PlanPartialSumsForPartitioning(const Module& module, int64_t num_devices);
 
 }  // namespace gspmd

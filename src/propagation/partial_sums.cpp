@@ -38,6 +38,11 @@ struct Color {
   bool operator==(const Color&) const = default;
 };
 
+// How many times a loop body is taken to run per run of its caller, for the costs of the
+// reductions in it (trip counts are not analysed; any count above one favours reducing after
+// the loop).
+constexpr double kLoopWeight = 16;
+
 constexpr int32_t kNone = -1;     // not a candidate
 constexpr int32_t kBlocked = -2;  // reached by two colors, or cannot be partial: whole
 
@@ -51,7 +56,12 @@ struct Value {
   std::optional<AxisSharding> axes;
   int32_t color = kNone;
   bool producer = false;
-  double cost = 0;  // the all-reduce of its shard over its color's axes
+  // Split over its color's axes: computed partial in `partial` (those axes gathered) and
+  // reduce-scattered into its own layout at once; its users take it whole.
+  bool scatter = false;
+  std::optional<Sharding> partial;  // the layout it is computed in when partial
+  double cost = 0;          // the all-reduce of its shard over its color's axes
+  double scatter_cost = 0;  // the reduce-scatter of it
   int32_t n = -1, r = -1;  // cut nodes
 };
 
@@ -108,7 +118,8 @@ std::vector<DeviceAxis> ReplicatedPart(const AxisSharding& sharding, const std::
 
 class Planner {
  public:
-  Planner(const Module& module, int64_t num_devices) : module_(module), num_devices_(num_devices) {}
+  Planner(const Module& module, int64_t num_devices, const PendingAxesOracle& oracle)
+      : module_(module), num_devices_(num_devices), oracle_(oracle) {}
 
   PartialSumPlan Run() {
     CollectComputations();
@@ -122,18 +133,28 @@ class Planner {
   }
 
  private:
+  // The entry and what it runs as control flow, each with how often it runs per run of the
+  // entry: a loop body (and condition) kLoopWeight times its caller (trip counts are not
+  // known), anything else as often as its caller.
   void CollectComputations() {
     std::vector<const Computation*> stack;
-    if (module_.entry() != nullptr) stack.push_back(module_.entry());
+    if (module_.entry() != nullptr) {
+      stack.push_back(module_.entry());
+      weights_[module_.entry()] = 1;
+    }
     std::set<const Computation*> seen;
     while (!stack.empty()) {
       const Computation* computation = stack.back();
       stack.pop_back();
       if (!seen.insert(computation).second) continue;
       computations_.push_back(computation);
+      const double weight = weights_[computation];
       for (const auto& instruction : computation->instructions()) {
         if (!RunsAsControlFlow(*instruction)) continue;
+        const double called_weight = instruction->opcode() == Opcode::kWhile ? weight * kLoopWeight : weight;
         for (const Computation* called : instruction->called_computations()) {
+          double& w = weights_[called];
+          w = std::max(w, called_weight);
           stack.push_back(called);
           callers_[called].push_back(instruction.get());
         }
@@ -346,7 +367,9 @@ class Planner {
       Reduction reduction = Reduction::kSum;
       if (instruction.opcode() == Opcode::kDot || instruction.opcode() == Opcode::kConvolution) {
         if (instruction.operand_count() != 2) continue;
-        summed = ContractedAxes(instruction);
+        std::optional<std::vector<DeviceAxis>> predicted;
+        if (oracle_ && instruction.opcode() == Opcode::kDot) predicted = oracle_(instruction);
+        summed = predicted ? *predicted : ContractedAxes(instruction);
       } else if (instruction.opcode() == Opcode::kReduce) {
         std::optional<Reduction> reducer = ReductionOfReduce(instruction);
         const AxisSharding* operand = AxesOf(instruction.operand(0));
@@ -371,15 +394,31 @@ class Planner {
     value.color = ColorId(color);
   }
 
-  // `sharding` with the color's axes unreduced; nullopt when it does not replicate them.
-  std::optional<Sharding> PartialSharding(const Value& value, int32_t color) const {
-    if (value.fixed) return value.fixed;
+  // The layout `value` is computed in when partial in `color`: its sharding with the color's
+  // axes unreduced, or, when it splits a dim over them and `allow_scatter`, with them gathered
+  // first (a scatter value). nullopt when neither applies.
+  struct Layout {
+    Sharding partial;
+    bool scatter = false;
+  };
+  std::optional<Layout> PartialLayout(const Value& value, int32_t color, bool allow_scatter) const {
+    if (value.fixed) return Layout{*value.fixed, false};
     if (!value.axes) return std::nullopt;
     const Color& c = colors_[color];
-    if (ReplicatedPart(*value.axes, c.axes) != c.axes) return std::nullopt;
-    return MoveAxesBetweenSubgroups(value.whole, value.shape->rank(), num_devices_, c.axes,
-                                    Sharding::SubgroupType::kReplicated, Sharding::SubgroupType::kUnreduced,
-                                    c.reduction);
+    Sharding base = value.whole;
+    bool scatter = false;
+    if (ReplicatedPart(*value.axes, c.axes) != c.axes) {
+      if (!allow_scatter) return std::nullopt;
+      std::optional<Sharding> spread = ReplicatingAxes(value.whole, value.shape->rank(), num_devices_, c.axes);
+      if (!spread) return std::nullopt;
+      base = *spread;
+      scatter = true;
+    }
+    std::optional<Sharding> partial = MoveAxesBetweenSubgroups(base, value.shape->rank(), num_devices_, c.axes,
+                                                               Sharding::SubgroupType::kReplicated,
+                                                               Sharding::SubgroupType::kUnreduced, c.reduction);
+    if (!partial) return std::nullopt;
+    return Layout{*partial, scatter};
   }
 
   bool ReplicatesColor(const Instruction* operand, int32_t color) const {
@@ -388,7 +427,12 @@ class Planner {
     return ReplicatedPart(*values_[id].axes, colors_[color].axes) == colors_[color].axes;
   }
 
-  bool InColor(int32_t v, int32_t color) const { return v >= 0 && values_[v].color == color; }
+  // The color `v` is partial in for its users (a scatter value is whole for them).
+  int32_t PartialColor(int32_t v) const {
+    if (v < 0 || values_[v].scatter) return kNone;
+    return values_[v].color;
+  }
+  bool InColor(int32_t v, int32_t color) const { return PartialColor(v) == color; }
 
   // Whether op value `u` can be computed partial in `color` given the colors of its operands:
   // its colored operands are all of that color and used linearly, the others are whole and
@@ -402,7 +446,7 @@ class Planner {
     std::vector<bool> partial(instruction.operand_count(), false);
     for (int64_t i = 0; i < instruction.operand_count(); ++i) {
       int32_t operand = IdOf(instruction.operand(i), -1);
-      if (operand >= 0 && values_[operand].color >= 0 && values_[operand].color != color) return false;
+      if (PartialColor(operand) >= 0 && PartialColor(operand) != color) return false;
       partial[i] = InColor(operand, color);
     }
     std::optional<LinearRoles> roles = LinearRolesOf(instruction, partial, colors_[color].reduction);
@@ -414,23 +458,27 @@ class Planner {
         return false;
       }
     }
-    return PartialSharding(value, color).has_value();
+    return PartialLayout(value, color, /*allow_scatter=*/true).has_value();
   }
 
-  // Colors `v` (and what is tied to it); false when it cannot take that color.
-  void Offer(int32_t v, int32_t color, std::deque<int32_t>& queue) {
+  // Colors `v` (and what is tied to it) when it can take that color. Only an op (not
+  // plumbing) may be a scatter value, and its color goes no further.
+  void Offer(int32_t v, int32_t color, bool op, std::deque<int32_t>& queue) {
     Value& value = values_[v];
     if (value.color == color || value.color == kBlocked) return;
     if (value.color >= 0) {
       Block(v, queue);
       return;
     }
-    if (!PartialSharding(value, color)) return;
+    std::optional<Layout> layout = PartialLayout(value, color, op);
+    if (!layout) return;
     value.color = color;
+    value.scatter = layout->scatter;
+    if (value.scatter) return;
     queue.push_back(v);
     for (const auto& [a, b] : ties_) {
-      if (a == v && b >= 0) Offer(b, color, queue);
-      if (b == v && a >= 0) Offer(a, color, queue);
+      if (a == v && b >= 0) Offer(b, color, false, queue);
+      if (b == v && a >= 0) Offer(a, color, false, queue);
     }
   }
 
@@ -465,7 +513,7 @@ class Planner {
           continue;
         }
         if (use.kind == UseKind::kIdentity) {
-          Offer(use.to, color, queue);
+          Offer(use.to, color, false, queue);
           continue;
         }
         if (user.color == color) continue;
@@ -473,9 +521,27 @@ class Planner {
           if (user.color >= 0 && !user.producer) Block(use.to, queue);
           continue;
         }
-        if (CanRunOnPieces(use.to, color)) Offer(use.to, color, queue);
+        if (CanRunOnPieces(use.to, color)) Offer(use.to, color, true, queue);
       }
     }
+  }
+
+  // Whether consumer value `u` (not partial) takes `v` split over v's color's axes: the same
+  // dims, laid out with those axes splitting them. Reducing `v` for it is a reduce-scatter.
+  bool TakesItScattered(const Value& v, const Value& u) const {
+    if (u.leaf >= 0 || !u.axes || u.shape->dims() != v.shape->dims()) return false;
+    const Color& c = colors_[v.color];
+    if (!ReplicatedPart(*u.axes, c.axes).empty()) return false;
+    for (const DeviceAxis& axis : u.axes->manual)
+      for (const DeviceAxis& pending : c.axes)
+        if (axis.stride < pending.stride * pending.size && pending.stride < axis.stride * axis.size) return false;
+    return true;
+  }
+
+  double ShardBytes(const Sharding& sharding, const Shape& shape) const {
+    double bytes = static_cast<double>(ElementByteSize(shape.element_type()));
+    for (int64_t d : ShardDimsOf(sharding.WithoutUnreduced(), shape.dims())) bytes *= static_cast<double>(d);
+    return bytes;
   }
 
   PartialSumPlan Cut() {
@@ -485,17 +551,27 @@ class Planner {
     for (size_t v = 0; v < values_.size(); ++v) {
       Value& value = values_[v];
       if (value.color < 0) continue;
-      std::optional<Sharding> partial = PartialSharding(value, value.color);
-      if (!partial) {
+      std::optional<Layout> layout = PartialLayout(value, value.color, value.scatter);
+      if (!layout) {
         value.color = kBlocked;
         continue;
       }
-      value.cost = AllReduceBytes(value.whole, *value.shape, GroupSize(colors_[value.color].axes));
+      value.partial = layout->partial;
+      const int64_t group = GroupSize(colors_[value.color].axes);
+      const double bytes = ShardBytes(*value.partial, *value.shape);
+      value.cost = group <= 1 ? 0
+                              : 2.0 * static_cast<double>(group - 1) / static_cast<double>(group) * bytes *
+                                    weights_[value.instruction->parent()];
+      value.scatter_cost = value.cost / 2;
       value.n = cut.AddNode();
       value.r = cut.AddNode();
       // Costless values (one device per group) still need their edges; keep a token weight so
       // that reducing them is not free when something downstream is not.
-      cut.AddEdge(value.n, value.r, std::max(value.cost, 1e-6));
+      if (value.scatter) {
+        cut.AddEdge(value.n, MinCut::kSink, std::max(value.scatter_cost, 1e-6));
+      } else {
+        cut.AddEdge(value.n, value.r, std::max(value.cost, 1e-6));
+      }
       candidates.push_back(static_cast<int32_t>(v));
     }
     if (candidates.empty()) return plan;
@@ -508,10 +584,19 @@ class Planner {
         cut.AddEdge(MinCut::kSource, value.n, std::max(value.cost, 1e-6));
         producer_total += value.cost;
       }
+      if (value.scatter) continue;
+      bool scattered = false;
       for (const Use& use : uses_[v]) {
         const bool candidate_user = use.kind != UseKind::kSink && values_[use.to].color == value.color;
-        cut.AddEdge(value.r, candidate_user ? values_[use.to].n : MinCut::kSink, MinCut::kInfinite);
+        if (candidate_user) {
+          cut.AddEdge(value.r, values_[use.to].n, MinCut::kInfinite);
+        } else if (use.kind == UseKind::kOperand && TakesItScattered(value, values_[use.to])) {
+          scattered = true;
+        } else {
+          cut.AddEdge(value.r, MinCut::kSink, MinCut::kInfinite);
+        }
       }
+      if (scattered) cut.AddEdge(value.n, MinCut::kSink, std::max(value.scatter_cost, 1e-6));
     }
     for (const auto& [a, b] : ties_) {
       if (a < 0 || b < 0 || values_[a].color < 0 || values_[a].color != values_[b].color) continue;
@@ -572,8 +657,10 @@ class Planner {
   void Record(int32_t v, const std::set<int32_t>& partial, PartialSumPlan& plan) {
     const Value& value = values_[v];
     const Instruction* instruction = value.instruction;
-    Sharding sharding = *PartialSharding(value, value.color);
-    if (value.leaf < 0) {
+    const Sharding& sharding = *value.partial;
+    if (value.scatter) {
+      plan.computed_as[instruction] = sharding;
+    } else if (value.leaf < 0) {
       plan.shardings[instruction] = sharding;
     } else {
       auto it = plan.shardings.find(instruction);
@@ -588,6 +675,7 @@ class Planner {
       it->second.mutable_tuple_elements().at(value.leaf) = sharding;
     }
     PartialSumPlan::Note& note = plan.notes[instruction];
+    note.scattered = value.scatter;
     // Sources: the producers reached backward through partial values.
     std::set<int32_t> seen{v};
     std::vector<int32_t> stack{v};
@@ -601,6 +689,10 @@ class Planner {
       }
       for (const auto& [from, unused] : Incoming(w))
         if (partial.count(from) && seen.insert(from).second) stack.push_back(from);
+    }
+    if (value.scatter) {
+      note.reduced_at.push_back(instruction);
+      return;
     }
     for (const Use& use : uses_[v]) {
       const bool stays = use.kind != UseKind::kSink && partial.count(use.to);
@@ -623,8 +715,10 @@ class Planner {
 
   const Module& module_;
   int64_t num_devices_;
+  const PendingAxesOracle& oracle_;
   std::vector<const Computation*> computations_;
   std::map<const Computation*, std::vector<const Instruction*>> callers_;
+  std::map<const Computation*, double> weights_;
   std::vector<Value> values_;
   std::map<std::pair<const Instruction*, int64_t>, int32_t> ids_;
   std::vector<std::vector<Use>> uses_;
@@ -635,8 +729,8 @@ class Planner {
 
 }  // namespace
 
-PartialSumPlan PlanPartialSums(const Module& module, int64_t num_devices) {
-  return Planner(module, num_devices).Run();
+PartialSumPlan PlanPartialSums(const Module& module, int64_t num_devices, const PendingAxesOracle& oracle) {
+  return Planner(module, num_devices, oracle).Run();
 }
 
 std::string DescribePartialSum(const PartialSumPlan& plan, const Instruction& instruction) {
@@ -649,6 +743,7 @@ std::string DescribePartialSum(const PartialSumPlan& plan, const Instruction& in
     text += note.sources[i] == &instruction ? std::string("itself") : note.sources[i]->name();
   }
   if (!note.sources.empty() && note.sources.front() == &instruction) text = "partial sum (computed so)";
+  if (note.scattered) return text + "; reduce-scattered into its own sharding here";
   if (note.reduced_at.empty()) return text + "; stays partial";
   text += "; whole at ";
   for (size_t i = 0; i < note.reduced_at.size(); ++i) {

@@ -63,24 +63,18 @@ void CheckPairedSizes(const Instruction& dot, const DotRoles& roles, const Shape
 
 }  // namespace
 
-bool PartitionDot(OpContext& op) {
-  const Instruction& dot = op.instruction();
-  if (dot.opcode() != Opcode::kDot || dot.operand_count() != 2) return false;
-  if (!dot.shape().IsArray() || op.sharding().IsTuple()) return false;
-  const PartitionedValue& lhs_value = op.Operand(0);
-  const PartitionedValue& rhs_value = op.Operand(1);
-  if (!lhs_value.global_shape.IsArray() || !rhs_value.global_shape.IsArray()) return false;
-  if (lhs_value.sharding.IsTuple() || rhs_value.sharding.IsTuple()) return false;
-  const Shape& lhs_shape = lhs_value.global_shape;
-  const Shape& rhs_shape = rhs_value.global_shape;
+namespace {
+
+// The chooser's problem for a dot with operands and result laid out as given; nullopt when
+// a layout is not made of device axes.
+std::optional<DotProblem> MakeDotProblem(SpmdContext& context, const Instruction& dot, const Shape& lhs_shape,
+                                         const Shape& rhs_shape, const Sharding& lhs, const Sharding& rhs,
+                                         const Sharding& out) {
   const Shape& out_shape = dot.shape();
-
-  SpmdContext& context = op.spmd();
-  const auto& lhs_axes = context.Axes(AsAxisSharding(lhs_value.sharding), lhs_shape.rank());
-  const auto& rhs_axes = context.Axes(AsAxisSharding(rhs_value.sharding), rhs_shape.rank());
-  const auto& out_axes = context.Axes(AsAxisSharding(op.sharding()), out_shape.rank());
-  if (!lhs_axes || !rhs_axes || !out_axes) return false;
-
+  const auto& lhs_axes = context.Axes(AsAxisSharding(lhs), lhs_shape.rank());
+  const auto& rhs_axes = context.Axes(AsAxisSharding(rhs), rhs_shape.rank());
+  const auto& out_axes = context.Axes(AsAxisSharding(out), out_shape.rank());
+  if (!lhs_axes || !rhs_axes || !out_axes) return std::nullopt;
   DotProblem problem;
   problem.roles = MakeDotRoles(dot.dot_dims(), lhs_shape.rank(), rhs_shape.rank());
   if (problem.roles.output_rank() != out_shape.rank())
@@ -96,6 +90,42 @@ bool PartitionDot(OpContext& op) {
   problem.lhs = *lhs_axes;
   problem.rhs = *rhs_axes;
   problem.out = *out_axes;
+  return problem;
+}
+
+}  // namespace
+
+std::optional<std::vector<DeviceAxis>> DotPartialAxes(SpmdContext& context, const Instruction& dot, const Sharding& lhs,
+                                                      const Sharding& rhs, const Sharding& out) {
+  if (dot.opcode() != Opcode::kDot || dot.operand_count() != 2 || !dot.shape().IsArray()) return std::nullopt;
+  const Shape& lhs_shape = dot.operand(0)->shape();
+  const Shape& rhs_shape = dot.operand(1)->shape();
+  if (!lhs_shape.IsArray() || !rhs_shape.IsArray() || lhs.IsTuple() || rhs.IsTuple() || out.IsTuple())
+    return std::nullopt;
+  std::optional<DotProblem> problem = MakeDotProblem(context, dot, lhs_shape, rhs_shape, lhs, rhs, out);
+  if (!problem) return std::nullopt;
+  std::optional<DotPlacement> placement = ChooseDotPlacement(context, *problem);
+  if (!placement) return std::nullopt;
+  return placement->partial;
+}
+
+bool PartitionDot(OpContext& op) {
+  const Instruction& dot = op.instruction();
+  if (dot.opcode() != Opcode::kDot || dot.operand_count() != 2) return false;
+  if (!dot.shape().IsArray() || op.sharding().IsTuple()) return false;
+  const PartitionedValue& lhs_value = op.Operand(0);
+  const PartitionedValue& rhs_value = op.Operand(1);
+  if (!lhs_value.global_shape.IsArray() || !rhs_value.global_shape.IsArray()) return false;
+  if (lhs_value.sharding.IsTuple() || rhs_value.sharding.IsTuple()) return false;
+  const Shape& lhs_shape = lhs_value.global_shape;
+  const Shape& rhs_shape = rhs_value.global_shape;
+  const Shape& out_shape = dot.shape();
+
+  SpmdContext& context = op.spmd();
+  std::optional<DotProblem> made =
+      MakeDotProblem(context, dot, lhs_shape, rhs_shape, lhs_value.sharding, rhs_value.sharding, op.sharding());
+  if (!made) return false;
+  const DotProblem& problem = *made;
   std::optional<DotPlacement> placement = ChooseDotPlacement(context, problem);
   if (!placement) return false;
 
