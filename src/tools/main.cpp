@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   gspmd::tools::AddReportCommand(app);
   gspmd::tools::AddCompareCommand(app);
   gspmd::tools::AddModelCommand(app);
+  gspmd::tools::AddTrainCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {
