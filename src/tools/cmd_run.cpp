@@ -166,7 +166,6 @@ void RunOnMpi(const RunOptions& options, int64_t devices) {
       options.collective_timeout > 0 ? options.collective_timeout : kDefaultCollectiveTimeoutSeconds;
   const int64_t per_rank = options.devices_per_rank > 0 ? options.devices_per_rank : 1;
   int failed_rank = -1;
-  std::string failure;
   {
     MpiSession session(session_options);
     const int64_t total = per_rank * session.size();
@@ -189,9 +188,15 @@ void RunOnMpi(const RunOptions& options, int64_t devices) {
     }
     const MpiSession::AgreedFailure agreed = session.AgreeOnFailure("reading the program and inputs", error);
     if (agreed.failed_rank >= 0) {
+      // Reported before MPI_Finalize: the launcher ends the job as soon as a rank exits with
+      // an error, so the message must be out before any rank gets there.
       failed_rank = agreed.failed_rank;
-      failure = agreed.message;
-      if (session.rank() != failed_rank) failure.clear();
+      if (session.rank() == failed_rank) {
+        const bool located = agreed.message.find(": error: ") != std::string::npos;
+        std::fflush(stdout);
+        std::fprintf(stderr, "gspmd: rank %d: %s%s\n", failed_rank, located ? "" : "error: ", agreed.message.c_str());
+        std::fflush(stderr);
+      }
     } else {
       if (!session.AllRanksAgree(Fingerprint(PrintModule(*run.per_device)), "comparing the compiled programs"))
         session.FailJob("the ranks compiled different per-device programs from " + options.file +
@@ -206,9 +211,7 @@ void RunOnMpi(const RunOptions& options, int64_t devices) {
   }  // MPI_Finalize
   if (failed_rank < 0) return;
   std::fflush(stdout);
-  if (failure.empty()) std::exit(1);  // the failing rank reports
-  const bool located = failure.find(": error: ") != std::string::npos;
-  throw UserError(StrCat("gspmd: rank ", failed_rank, ": ", located ? "" : "error: ", failure));
+  std::exit(1);
 }
 
 void RunCommand(const RunOptions& options) {

@@ -237,16 +237,15 @@ void MpiWatchdog::HandleTimeout() {
   }
   // Called without our lock: it takes the communicator's, which is held around BeginWait.
   const std::string detail = detail_of_wait ? detail_of_wait() : "";
-  // Leave the report to a rank that has waited longer in the same wait (it will report first).
+  // Leave the report to a rank that has waited longer (it timed out first, in the earliest
+  // stuck wait, which says most about the cause), so that the job reports once.
   if (serving.deferred_serial != serial) {
     for (int r = 0; r < size_; ++r) {
       const Status& other = statuses[static_cast<size_t>(r)];
       if (r == rank_ || !answered[static_cast<size_t>(r)] || !other.waiting) continue;
-      const bool same_wait = mine.wait_step >= 0 ? other.wait_step == mine.wait_step
-                                                 : other.Description() == mine.Description();
       const bool longer = other.waited_seconds > mine.waited_seconds ||
                           (other.waited_seconds == mine.waited_seconds && r < rank_);
-      if (same_wait && longer) {
+      if (longer) {
         serving.deferred_serial = serial;
         serving.deferred_until = Clock::now() + kDeferral;
         return;
@@ -281,7 +280,7 @@ std::string MpiWatchdog::Report(const Status& mine, const std::vector<Status>& s
     missing_ranks.push_back(r);
     std::string where = "rank " + std::to_string(r) + " has completed " + std::to_string(other.completed) +
                         " collectives and ";
-    where += other.waiting ? "is waiting in " + other.Description() : std::string("is not waiting in one (computing or stuck)");
+    where += other.waiting ? "is waiting in " + other.Description() : std::string("is not in one: computing or stuck");
     missing.push_back(where);
   }
   if (missing_ranks.empty()) {
