@@ -7,6 +7,7 @@
 #include <fstream>
 #include <system_error>
 
+#include "io/array_source.h"
 #include "io/npy.h"
 #include "support/diagnostic.h"
 
@@ -15,7 +16,7 @@ namespace gspmd::tools {
 std::vector<Literal> ReadInputs(const std::vector<std::string>& paths) {
   std::vector<Literal> inputs;
   inputs.reserve(paths.size());
-  for (const std::string& path : paths) inputs.push_back(ReadNpy(path));
+  for (const std::string& path : paths) inputs.push_back(ReadArrayFile(path));
   return inputs;
 }
 
