@@ -386,12 +386,11 @@ ENTRY %main {
             "t.hlo:4:36: error: bad constant element '2.5': expected a s32 value");
 }
 
-TEST(ParseErrorTest, MissingHloModuleHeader) {
-  EXPECT_EQ(ParseError(R"hlo(ENTRY %main {
-  ROOT %a = f32[] parameter(0)
-}
-)hlo"),
-            "t.hlo:1:1: error: expected 'HloModule' at the start of the module, found 'ENTRY'");
+TEST(ParseErrorTest, NeitherHeaderNorComputation) {
+  // Without "HloModule" XLA reads bare computations (tests/data/hlo_syntax/headerless.hlo);
+  // anything else is an error.
+  EXPECT_EQ(ParseError("= f32[] parameter(0)\n"),
+            "t.hlo:1:1: error: expected 'HloModule' at the start of the module, or a computation, found '='");
 }
 
 TEST(ParseErrorTest, SignatureDisagreesWithParameters) {
