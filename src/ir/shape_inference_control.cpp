@@ -26,8 +26,8 @@ std::string CheckReplicaGroups(const Instruction& instruction, const DeviceCount
   // not bounded here.
   int64_t bound = 0;
   if (!instruction.channel_id.has_value()) bound = devices.replicas;
-  else if (instruction.use_global_device_ids && devices.partitions > 0 && devices.replicas > 0)
-    bound = devices.partitions * devices.replicas;
+  else if (instruction.use_global_device_ids && devices.partitions > 0)
+    bound = devices.partitions * std::max<int64_t>(devices.replicas, 1);  // replica_count defaults to 1
   else if (instruction.opcode() == Opcode::kAllToAll || instruction.opcode() == Opcode::kCollectiveBroadcast)
     bound = devices.partitions;
   std::set<int64_t> seen;

@@ -188,8 +188,9 @@ void ModuleParser::ParseOperands(ComputationState& state, Instruction& instructi
       operand = TupleElementRef(state, operand, index, pos);
     }
     if (written && !written->Compatible(operand->shape()))
-      scanner_.ErrorAt(operand_start, StrCat("operand %", operand->name(), " is written as ", written->ToString(false),
-                                             ", but %", operand->name(), " is ", operand->shape().ToString(false)));
+      scanner_.ErrorAt(operand_start, StrCat("%", instruction.name(), ": operand ", instruction.operand_count(), " (%",
+                                             operand->name(), ") is written as ", written->ToString(false), ", but %",
+                                             operand->name(), " is ", operand->shape().ToString(false)));
     instruction.AppendOperand(operand);
   } while (scanner_.TryConsume(','));
   scanner_.Expect(')', "',' or ')' after an operand");

@@ -280,6 +280,12 @@ Literal ParseArrayLiteral(Scanner& scanner, const Shape& shape) {
       size_t offset = static_cast<size_t>(tokens[i].data() - base);
       if (tokens[i] == "...")
         scanner.ErrorAt(offset, "constant value elided ('...'): expected the full literal");
+      std::string token(tokens[i]);
+      char* end = nullptr;
+      double number = std::strtod(token.c_str(), &end);
+      if (end == token.c_str() + token.size() && !token.empty())
+        scanner.ErrorAt(offset, StrCat("bad constant element '", tokens[i], "': ", number,
+                                       " is out of range for ", ElementTypeName(shape.element_type())));
       scanner.ErrorAt(offset, StrCat("bad constant element '", tokens[i], "': expected a ",
                                      ElementTypeName(shape.element_type()), " value"));
     }
