@@ -283,7 +283,9 @@ Literal ParseArrayLiteral(Scanner& scanner, const Shape& shape) {
       std::string token(tokens[i]);
       char* end = nullptr;
       double number = std::strtod(token.c_str(), &end);
-      if (end == token.c_str() + token.size() && !token.empty())
+      bool integral_text = token.find_first_of(".eEn") == std::string::npos;  // no fraction, exponent, nan/inf
+      bool fits_kind = IsFloatingPoint(shape.element_type()) || IsComplex(shape.element_type()) || integral_text;
+      if (end == token.c_str() + token.size() && !token.empty() && fits_kind)
         scanner.ErrorAt(offset, StrCat("bad constant element '", tokens[i], "': ", number,
                                        " is out of range for ", ElementTypeName(shape.element_type())));
       scanner.ErrorAt(offset, StrCat("bad constant element '", tokens[i], "': expected a ",

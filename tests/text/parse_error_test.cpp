@@ -52,7 +52,7 @@ ENTRY %main {
   %a = f33[2]{0} parameter(0)
 }
 )hlo"),
-            "t.hlo:4:8: error: unknown element type 'f33': expected one of pred, s8, s16, s32, s64, u8, u16, u32, u64, f16, bf16, f32, f64, c64, c128, token");
+            "t.hlo:4:8: error: unknown element type 'f33': expected one of pred, s4, s8, s16, s32, s64, u4, u8, u16, u32, u64, f16, bf16, f32, f64, c64, c128, f8e4m3fn, f8e5m2, token");
 }
 
 TEST(ParseErrorTest, NegativeDimension) {
