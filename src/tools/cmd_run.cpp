@@ -11,7 +11,6 @@
 #include "runtime/spmd/like_module.h"
 #include "runtime/spmd/spmd_executor.h"
 #include "support/diagnostic.h"
-#include "text/parser.h"
 #include "tools/commands.h"
 #include "tools/partition_pipeline.h"
 #include "tools/tool_util.h"
@@ -30,9 +29,9 @@ struct RunOptions {
 
 // FILE is a per-device program: split the inputs by its entry shardings and run it as is.
 void RunPerDeviceProgram(const RunOptions& options, int64_t devices) {
-  std::unique_ptr<Module> module = ParseModuleFile(options.file);
+  std::unique_ptr<Module> module = LoadProgram(options.file);
   std::unique_ptr<Module> like;
-  if (!options.like.empty()) like = ParseModuleFile(options.like);
+  if (!options.like.empty()) like = LoadProgram(options.like);
   if (devices > 0) CheckDevicesMatchModule(*module, options.file, devices);
   CheckInputCount(*module, options.file, options.inputs.size());
   std::vector<Literal> inputs = ReadInputs(options.inputs);
@@ -47,17 +46,12 @@ void RunPerDeviceProgram(const RunOptions& options, int64_t devices) {
 // FILE is a global program: partition it onto the devices, then run the per-device program
 // with the global program's shapes and shardings.
 void RunGlobalProgram(const RunOptions& options, int64_t devices) {
-  std::unique_ptr<Module> module = ParseModuleFile(options.file);
+  std::unique_ptr<Module> module = LoadProgram(options.file);
   if (devices > 0) CheckDevicesMatchModule(*module, options.file, devices);
   std::vector<Literal> inputs = ReadInputs(options.inputs);
   CheckInputShapes(*module, options.file, inputs, options.inputs);
 
-  CliPartition partition = PartitionForCli(*module, options.file, devices);
-  const Module& per_device = *partition.partitioned.module;
-  SpmdRunOptions run_options =
-      WithFileContext(options.file, [&] { return OptionsFromLikeModule(per_device, module.get()); });
-  run_options.num_devices = partition.num_devices;
-  std::vector<Literal> outputs = WithFileContext(options.file, [&] { return RunSpmd(per_device, inputs, run_options); });
+  std::vector<Literal> outputs = PartitionAndRun(*module, options.file, devices, inputs);
   WriteOutputs(options.out_dir, outputs);
 }
 
@@ -81,7 +75,7 @@ void AddRunCommand(CLI::App& app) {
       "run",
       "Run a program on simulated devices with global inputs and outputs: FILE is partitioned first "
       "(propagating shardings if needed), unless --spmd says it is a per-device program already");
-  command->add_option("FILE", options->file, "HLO text file")->required()->type_name("FILE");
+  command->add_option("FILE", options->file, "HLO text file, or StableHLO (.mlir) text")->required()->type_name("FILE");
   command->add_flag("--spmd", options->spmd,
                     "FILE is a per-device (partitioned) program: run it on every device as is");
   command->add_option("--like", options->like,

@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "ir/literal.h"
 
 #include "ir/module.h"
 #include "partitioner/partitioner.h"
@@ -34,5 +37,14 @@ struct CliPartition {
 // the shardings plus one. `module` is updated in place by propagation. Partitioner warnings
 // are printed to stderr as "FILE: warning: ...".
 CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices);
+
+// PartitionForCli, then the per-device program run on the devices with the global program's
+// shapes and shardings: global inputs in, global outputs out.
+std::vector<Literal> PartitionAndRun(Module& module, const std::string& file, int64_t requested_devices,
+                                     const std::vector<Literal>& inputs);
+
+// Whether the module has a manual (shard_map) region: per-device code that one device
+// cannot run on its own (SPMDFullToShardShape, xla.sdy.GlobalToLocalShape).
+bool HasManualRegion(const Module& module);
 
 }  // namespace gspmd::tools
