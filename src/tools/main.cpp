@@ -1,4 +1,5 @@
-// The `gspmd` command-line tool: parse, eval, partition, run, report and compare subcommands.
+// The `gspmd` command-line tool: parse, eval, partition, run, report, compare, model and train
+// subcommands.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -17,6 +18,8 @@ int main(int argc, char** argv) {
   gspmd::tools::AddRunCommand(app);
   gspmd::tools::AddReportCommand(app);
   gspmd::tools::AddCompareCommand(app);
+  gspmd::tools::AddModelCommand(app);
+  gspmd::tools::AddTrainCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

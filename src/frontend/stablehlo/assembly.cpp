@@ -2,9 +2,11 @@
 // locations turned into metadata, computations put in call order (callees first) with
 // composite calls inlined, and the Module's attributes (entry layout, partitions, meshes).
 #include <functional>
+#include <unordered_map>
 
 #include "frontend/stablehlo/module_reader.h"
 #include "frontend/stablehlo/types.h"
+#include "ir/verifier.h"
 
 namespace gspmd::stablehlo {
 
@@ -15,12 +17,20 @@ class Assembler {
   std::unique_ptr<Module> Assemble() {
     CheckFunctions();
     Computation* entry = ChooseEntry();
-    reader_.locations_.Resolve(reader_.cursor_);
+    reader_.locations_.Resolve(reader_.cursor_);  // before inlining copies metadata
     std::vector<Computation*> order;
     std::vector<int> state(reader_.computations_.size(), 0);  // 0 new, 1 visiting, 2 done
     Visit(entry, state, order);
+    // What could not be finished while reading (composites of later functions), callees first.
+    for (Computation* computation : order) {
+      Pending& pending = PendingOf(computation);
+      if (!pending.finished) reader_.FinishComputation(pending);
+    }
+    for (const auto& [instruction, pos] : reader_.deferred_checks_)
+      if (!reader_.inline_calls_.count(instruction)) reader_.RunChecks(*instruction, pos);
+    for (const auto& [copy, original, call] : reader_.inlined_copies_)
+      if (copy->metadata.empty()) copy->metadata = original->metadata.empty() ? call->metadata : original->metadata;
     auto module = std::make_unique<Module>(reader_.module_name_);
-    for (Computation* computation : order) Finish(computation);
     for (Computation* computation : order) {
       auto& pending = reader_.computations_[reader_.pending_index_.at(computation)];
       module->AddComputation(std::move(pending.computation), computation == entry);
@@ -89,50 +99,11 @@ class Assembler {
     state[index] = 1;
     Pending& pending = reader_.computations_[index];
     GSPMD_CHECK(pending.defined, "computation ", computation->name(), " was never defined");
-    for (const auto& instruction : pending.instructions)
+    const auto& instructions = pending.finished ? computation->instructions() : pending.instructions;
+    for (const auto& instruction : instructions)
       for (Computation* called : instruction->called_computations()) Visit(called, state, order);
     state[index] = 2;
     order.push_back(computation);
-  }
-
-  // Adds a computation's instructions, inlining the marked calls (their callees are done).
-  void Finish(Computation* computation) {
-    Pending& pending = PendingOf(computation);
-    Instruction* root = pending.root;
-    std::vector<Instruction*> inlined;
-    for (auto& owned : pending.instructions) {
-      Instruction* instruction = owned.get();
-      if (reader_.inline_calls_.count(instruction)) {
-        Instruction* replacement = Inline(*computation, *instruction);
-        instruction->ReplaceAllUsesWith(replacement);
-        if (root == instruction) root = replacement;
-        inlined.push_back(instruction);
-      }
-      computation->AddInstruction(std::move(owned));
-    }
-    pending.instructions.clear();
-    computation->set_root(root);
-    for (Instruction* call : inlined) computation->RemoveInstruction(call);
-  }
-
-  // The callee's instructions copied into `computation` with the call's operands for its
-  // parameters; returns the copy of its root.
-  Instruction* Inline(Computation& computation, const Instruction& call) {
-    const Computation& callee = *call.to_apply();
-    std::unordered_map<const Instruction*, Instruction*> copies;  // lookups only
-    for (const auto& instruction : callee.instructions()) {
-      if (instruction->opcode() == Opcode::kParameter) {
-        copies[instruction.get()] = call.operand(instruction->parameter_number);
-        continue;
-      }
-      std::vector<Instruction*> operands;
-      for (const Instruction* operand : instruction->operands()) operands.push_back(copies.at(operand));
-      auto copy = instruction->CloneWithNewOperands(instruction->shape(), operands);
-      copy->set_name(reader_.names_.Unique(instruction->name()));
-      if (copy->metadata.empty()) copy->metadata = call.metadata;
-      copies[instruction.get()] = computation.AddInstruction(std::move(copy));
-    }
-    return copies.at(callee.root());
   }
 
   void SetModuleAttributes(Module& module) {
@@ -161,6 +132,68 @@ class Assembler {
 
   ModuleReader& reader_;
 };
+
+bool ModuleReader::Finished(const Computation* computation) const {
+  auto it = pending_index_.find(computation);
+  return it == pending_index_.end() || computations_[it->second].finished;
+}
+
+bool ModuleReader::ReadyToFinish(const PendingComputation& pending) const {
+  for (const auto& instruction : pending.instructions)
+    if (inline_calls_.count(instruction.get()) && !Finished(instruction->to_apply())) return false;
+  return true;
+}
+
+void ModuleReader::FinishComputation(PendingComputation& pending) {
+  Computation* computation = pending.computation.get();
+  Instruction* root = pending.root;
+  for (auto& owned : pending.instructions) {
+    Instruction* instruction = owned.get();
+    if (!inline_calls_.count(instruction)) {
+      computation->AddInstruction(std::move(owned));
+      continue;
+    }
+    Instruction* replacement = InlineCall(*computation, *instruction);
+    instruction->ReplaceAllUsesWith(replacement);
+    if (root == instruction) root = replacement;
+    // The call stays alive (locations and copies refer to it) but leaves its operands' users.
+    if (!detached_) detached_ = std::make_unique<Instruction>(Opcode::kTuple, Shape::Tuple({}), "detached");
+    for (int64_t i = 0; i < instruction->operand_count(); ++i) instruction->ReplaceOperand(i, detached_.get());
+    inlined_calls_.push_back(std::move(owned));
+  }
+  pending.instructions.clear();
+  computation->set_root(root);
+  pending.finished = true;
+}
+
+// The callee's instructions copied into `computation` with the call's operands for its
+// parameters; returns the copy of its root.
+Instruction* ModuleReader::InlineCall(Computation& computation, Instruction& call) {
+  const Computation& callee = *call.to_apply();
+  GSPMD_CHECK(Finished(&callee), "inlining ", callee.name(), " before it is finished");
+  std::unordered_map<const Instruction*, Instruction*> copies;  // lookups only
+  for (const auto& instruction : callee.instructions()) {
+    if (instruction->opcode() == Opcode::kParameter) {
+      copies[instruction.get()] = call.operand(instruction->parameter_number);
+      continue;
+    }
+    std::vector<Instruction*> operands;
+    for (const Instruction* operand : instruction->operands()) operands.push_back(copies.at(operand));
+    auto copy = instruction->CloneWithNewOperands(instruction->shape(), operands);
+    copy->set_name(names_.Unique(instruction->name()));
+    copy->CopySourceFrom(call);
+    inlined_copies_.emplace_back(copy.get(), instruction.get(), &call);
+    copies[instruction.get()] = computation.AddInstruction(std::move(copy));
+  }
+  return copies.at(callee.root());
+}
+
+void ModuleReader::RunChecks(const Instruction& instruction, size_t pos) const {
+  std::string error = CheckOperandCount(instruction);
+  if (error.empty()) error = CheckCalledComputations(instruction);
+  if (error.empty()) error = CheckInstruction(instruction, device_counts_);
+  if (!error.empty()) cursor_.ErrorAt(pos, error);
+}
 
 std::unique_ptr<Module> ModuleReader::Read() {
   ReadTopLevel();

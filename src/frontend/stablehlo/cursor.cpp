@@ -1,6 +1,7 @@
 // Cursor: character-level reading of MLIR text and located error reporting.
 #include "frontend/stablehlo/cursor.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace gspmd::stablehlo {
@@ -233,18 +234,19 @@ std::string_view Cursor::ReadBalanced(std::string_view what) {
 }
 
 SourceLocation Cursor::LocationAt(size_t offset) const {
-  SourceLocation location;
-  location.file = filename_;
-  location.line = 1;
-  size_t line_start = 0;
-  size_t limit = std::min(offset, text_.size());
-  for (size_t i = 0; i < limit; ++i) {
-    if (text_[i] != '\n') continue;
-    ++location.line;
-    line_start = i + 1;
+  offset = std::min(offset, text_.size());
+  if (offset < located_offset_) {
+    located_offset_ = 0;
+    located_line_ = 1;
+    located_line_start_ = 0;
   }
-  location.column = static_cast<int>(limit - line_start) + 1;
-  return location;
+  for (size_t i = located_offset_; i < offset; ++i) {
+    if (text_[i] != '\n') continue;
+    ++located_line_;
+    located_line_start_ = i + 1;
+  }
+  located_offset_ = offset;
+  return SourceLocation{filename_, located_line_, static_cast<int>(offset - located_line_start_) + 1};
 }
 
 void Cursor::ErrorAt(size_t offset, const std::string& message) const { ThrowUserErrorAt(LocationAt(offset), message); }

@@ -80,6 +80,10 @@ class Cursor {
   std::string_view text_;
   std::string filename_;
   size_t pos_ = 0;
+  // LocationAt counts lines from the last offset it located (offsets mostly grow).
+  mutable size_t located_offset_ = 0;
+  mutable int located_line_ = 1;
+  mutable size_t located_line_start_ = 0;
 };
 
 inline bool IsIdStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }

@@ -97,10 +97,12 @@ void ModuleReader::ReadModuleOp() {
         int64_t n = AttrInt(cursor_, attr.value, attr.name);
         if (n < 1) cursor_.ErrorAt(attr.pos, "mhlo.num_partitions must be positive");
         module_attributes_.emplace_back("num_partitions", std::to_string(n));
+        device_counts_.partitions = n;
       } else if (attr.name == "mhlo.num_replicas") {
         int64_t n = AttrInt(cursor_, attr.value, attr.name);
         if (n < 1) cursor_.ErrorAt(attr.pos, "mhlo.num_replicas must be positive");
         module_attributes_.emplace_back("replica_count", std::to_string(n));
+        device_counts_.replicas = n;
       } else if (attr.name == "mhlo.frontend_attributes") {
         module_attributes_.emplace_back("frontend_attributes", FrontendAttributesText(*this, attr.value));
       }
@@ -351,8 +353,15 @@ void ModuleReader::ReadOperation() {
     cursor_.ErrorAt(start, StrCat(op.name, " produces ", converted.results.size(), " results but ", op.num_results,
                                   op.num_results == 1 ? " name is" : " names are", " bound to it"));
   if (converted.primary != nullptr) ApplyOpAttributes(op, converted);
-  if (location) {
-    for (size_t i = first_new; i < region.body.size(); ++i) locations_.Attach(region.body[i].get(), *location);
+  if (region.body.size() > first_new) {
+    // Where the op was written, for errors of later passes.
+    auto source = std::make_shared<const InstructionSource>(InstructionSource{
+        cursor_.LocationAt(op.pos), result_names.empty() ? std::string(op.name) : StrCat("%", result_names[0].first)});
+    for (size_t i = first_new; i < region.body.size(); ++i) {
+      Instruction* instruction = region.body[i].get();
+      instruction->set_source(source);
+      if (location) locations_.Attach(instruction, *location);
+    }
   }
   BindResults(result_names, start, converted.results);
 }
@@ -603,10 +612,13 @@ Converted ModuleReader::Results(const OpSyntax& op, Instruction* producer) {
 }
 
 void ModuleReader::Verify(const Instruction& instruction, size_t pos) const {
-  std::string error = CheckOperandCount(instruction);
-  if (error.empty()) error = CheckCalledComputations(instruction);
-  if (error.empty()) error = CheckInstructionShapes(instruction);
-  if (!error.empty()) cursor_.ErrorAt(pos, error);
+  for (const Computation* called : instruction.called_computations()) {
+    if (Finished(called)) continue;
+    // A function defined later: checked once every computation is finished.
+    const_cast<ModuleReader*>(this)->deferred_checks_.emplace_back(&instruction, pos);
+    return;
+  }
+  RunChecks(instruction, pos);
 }
 
 Computation* ModuleReader::NewComputation(std::string_view base_name) {
@@ -627,6 +639,7 @@ void ModuleReader::DefineComputation(Computation* computation, std::vector<std::
   pending.instructions = std::move(instructions);
   pending.root = root;
   pending.defined = true;
+  if (ReadyToFinish(pending)) FinishComputation(pending);
 }
 
 Computation* ModuleReader::FunctionFor(const std::string& name, size_t pos, const std::vector<Shape>& operand_shapes,

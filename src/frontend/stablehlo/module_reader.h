@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "frontend/stablehlo/op_syntax.h"
 #include "ir/hlo_builder.h"
 #include "ir/module.h"
+#include "ir/shape_inference.h"
 #include "sharding/mesh.h"
 
 namespace gspmd::stablehlo {
@@ -96,11 +98,14 @@ class ModuleReader {
     std::map<std::pair<std::string_view, int64_t>, Instruction*> captured;
   };
 
+  // A computation and its instructions until they are added to it: at once when defined,
+  // or, when it inlines a composite whose decomposition is not finished yet, at the end.
   struct PendingComputation {
     std::unique_ptr<Computation> computation;
     std::vector<std::unique_ptr<Instruction>> instructions;
     Instruction* root = nullptr;
     bool defined = false;
+    bool finished = false;
   };
 
   struct FunctionInfo {
@@ -132,6 +137,13 @@ class ModuleReader {
   void BindResults(const std::vector<std::pair<std::string_view, uint32_t>>& names, size_t pos,
                    const std::vector<Instruction*>& results);
 
+  // Computations (assembly.cpp).
+  bool Finished(const Computation* computation) const;
+  bool ReadyToFinish(const PendingComputation& pending) const;
+  void FinishComputation(PendingComputation& pending);
+  Instruction* InlineCall(Computation& computation, Instruction& call);
+  void RunChecks(const Instruction& instruction, size_t pos) const;
+
   // Values and scopes.
   Instruction* Lookup(std::string_view name, int64_t index, size_t pos);
   Instruction* CaptureInto(size_t scope_index, Instruction* outer, std::string_view name, int64_t index, size_t pos);
@@ -156,6 +168,13 @@ class ModuleReader {
   std::vector<std::string> function_order_;
   std::vector<CallCheck> call_checks_;
   std::set<const Instruction*> inline_calls_;
+  std::vector<std::unique_ptr<Instruction>> inlined_calls_;  // replaced by their callees
+  std::unique_ptr<Instruction> detached_;  // the operand inlined calls are left with
+  // Instructions whose called computations were not finished when they were converted.
+  std::vector<std::pair<const Instruction*, size_t>> deferred_checks_;
+  // Inlined copies (copy, original, composite call): metadata is copied once locations are read.
+  std::vector<std::tuple<Instruction*, const Instruction*, const Instruction*>> inlined_copies_;
+  DeviceCounts device_counts_;
   NameUniquer names_;
   NameUniquer computation_names_;
   std::string entry_name_;
