@@ -35,6 +35,7 @@ class Assembler {
       auto& pending = reader_.computations_[reader_.pending_index_.at(computation)];
       module->AddComputation(std::move(pending.computation), computation == entry);
     }
+    module->RemoveUnusedComputations();  // inlined decompositions
     SetModuleAttributes(*module);
     return module;
   }

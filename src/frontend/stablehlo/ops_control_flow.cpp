@@ -276,6 +276,8 @@ void ParseOptimizationBarrier(ModuleReader& reader, OpSyntax& op) {
 Converted ConvertOptimizationBarrier(ModuleReader& reader, OpSyntax& op) {
   CheckOperandTypes(reader, op);
   if (op.operands.empty()) return Converted{};
+  if (op.operands.size() == 1 && op.operands[0]->shape().IsTuple())  // one tuple value: barrier it as is
+    return Single(AddChecked(reader, op, MakeInstruction(Opcode::kOptimizationBarrier, op.operands[0]->shape(), op.operands)));
   Instruction* tuple = reader.Tuple(op.operands);
   Instruction* barrier = AddChecked(reader, op, MakeInstruction(Opcode::kOptimizationBarrier, tuple->shape(), {tuple}));
   Converted converted;

@@ -1,6 +1,7 @@
 // Sharding attributes of StableHLO text: GSPMD strings, Shardy attributes, frontend attributes.
 #include "frontend/stablehlo/shardings.h"
 
+#include "ir/tuple_sharding.h"
 #include "ir/verifier.h"
 #include "partitioner/sdy_attributes.h"
 #include "sharding/sharding_text.h"
@@ -73,6 +74,12 @@ Sharding GspmdSharding(ModuleReader& reader, const Attr& attr, const Shape& shap
   } catch (const std::exception& error) {
     reader.Error(attr.pos, StrCat("bad mhlo.sharding \"", text, "\": ", error.what()));
   }
+  // XLA's text lists a tuple sharding per leaf; the IR nests it like the shape.
+  std::optional<Sharding> nested = NestTupleSharding(sharding, shape);
+  if (!nested)
+    reader.Error(attr.pos, StrCat("mhlo.sharding \"", text, "\" has ", FlattenTupleSharding(sharding).tuple_elements().size(),
+                                  " shardings for the ", CountShapeLeaves(shape), " values of ", shape.ToString(false)));
+  sharding = std::move(*nested);
   std::string problem = CheckSharding(sharding, shape, 0);
   if (!problem.empty()) reader.Error(attr.pos, StrCat("mhlo.sharding \"", text, "\" does not fit ", shape.ToString(false), ": ", problem));
   return sharding;
