@@ -70,13 +70,20 @@ bool AliasesOperand(const Instruction& instruction) {
   }
 }
 
-int64_t ComputationPeak(const Computation& computation,
-                        std::unordered_map<const Computation*, int64_t>& memo) {
-  if (auto it = memo.find(&computation); it != memo.end()) return it->second;
+// Where a computation's live bytes peak: the bytes, the instruction at which they do and the
+// peak of the computation it calls there.
+struct PeakPoint {
+  int64_t bytes = 0;
+  size_t index = 0;
+  int64_t callee_bytes = 0;
+};
+
+// Last use of each value of `computation`: the position of its last user (the root, and the
+// entry's parameters, live to the end: position instructions.size()).
+std::vector<size_t> LastUses(const Computation& computation) {
   const auto& instructions = computation.instructions();
   std::unordered_map<const Instruction*, size_t> position;
   for (size_t i = 0; i < instructions.size(); ++i) position[instructions[i].get()] = i;
-  // Last use of each value: the position of its last user (the root lives to the end).
   std::vector<size_t> last_use(instructions.size(), 0);
   for (size_t i = 0; i < instructions.size(); ++i) {
     last_use[i] = i;
@@ -86,22 +93,41 @@ int64_t ComputationPeak(const Computation& computation,
                         (computation.is_entry && instructions[i]->opcode() == Opcode::kParameter);
     if (lives_to_end) last_use[i] = instructions.size();
   }
+  return last_use;
+}
+
+int64_t ComputationPeak(const Computation& computation, std::unordered_map<const Computation*, int64_t>& memo,
+                        const BufferSharing* shares_buffer = nullptr, PeakPoint* point = nullptr);
+
+// Bytes of its own that `instruction` keeps live.
+int64_t OwnBytes(const Instruction& instruction, const BufferSharing* shares_buffer) {
+  if (AliasesOperand(instruction)) return 0;
+  if (shares_buffer != nullptr && *shares_buffer && (*shares_buffer)(instruction)) return 0;
+  return instruction.shape().byte_size();
+}
+
+int64_t ComputationPeak(const Computation& computation, std::unordered_map<const Computation*, int64_t>& memo,
+                        const BufferSharing* shares_buffer, PeakPoint* point) {
+  const bool memoizable = shares_buffer == nullptr && point == nullptr;
+  if (memoizable)
+    if (auto it = memo.find(&computation); it != memo.end()) return it->second;
+  const auto& instructions = computation.instructions();
+  const std::vector<size_t> last_use = LastUses(computation);
   std::vector<std::vector<size_t>> frees_after(instructions.size() + 1);
   for (size_t i = 0; i < instructions.size(); ++i) frees_after[last_use[i]].push_back(i);
 
   int64_t live = 0, peak = 0;
   for (size_t i = 0; i < instructions.size(); ++i) {
     const Instruction& instruction = *instructions[i];
-    int64_t own = AliasesOperand(instruction) ? 0 : instruction.shape().byte_size();
     int64_t callee_peak = 0;
     for (const Computation* called : instruction.called_computations())
       callee_peak = std::max(callee_peak, ComputationPeak(*called, memo));
-    live += own;
+    live += OwnBytes(instruction, shares_buffer);
+    if (live + callee_peak > peak && point != nullptr) *point = PeakPoint{live + callee_peak, i, callee_peak};
     peak = std::max(peak, live + callee_peak);
-    for (size_t freed : frees_after[i])
-      live -= AliasesOperand(*instructions[freed]) ? 0 : instructions[freed]->shape().byte_size();
+    for (size_t freed : frees_after[i]) live -= OwnBytes(*instructions[freed], shares_buffer);
   }
-  memo[&computation] = peak;
+  if (memoizable) memo[&computation] = peak;
   return peak;
 }
 
@@ -128,9 +154,24 @@ double CollectiveBytesPerDevice(const Instruction& collective, int64_t num_devic
   }
 }
 
-int64_t PeakLiveBytes(const Module& module) {
+int64_t PeakLiveBytes(const Module& module) { return EntryLivePeak(module, nullptr).bytes; }
+
+LivePeak EntryLivePeak(const Module& module, const BufferSharing& shares_buffer) {
+  LivePeak result;
+  const Computation* entry = module.entry();
+  if (entry == nullptr) return result;
   std::unordered_map<const Computation*, int64_t> memo;
-  return module.entry() ? ComputationPeak(*module.entry(), memo) : 0;
+  PeakPoint point;
+  result.bytes = ComputationPeak(*entry, memo, &shares_buffer, &point);
+  result.callee_bytes = point.callee_bytes;
+  if (result.bytes == 0) return result;
+  // The values live at the peak: defined at or before it, last used at or after it.
+  const std::vector<size_t> last_use = LastUses(*entry);
+  for (size_t i = 0; i <= point.index; ++i) {
+    const Instruction* instruction = entry->instructions()[i].get();
+    if (last_use[i] >= point.index && OwnBytes(*instruction, &shares_buffer) > 0) result.live.push_back(instruction);
+  }
+  return result;
 }
 
 CommReport AnalyzeCommunication(const Module& module) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -41,6 +42,17 @@ double CollectiveBytesPerDevice(const Instruction& collective, int64_t num_devic
 // from definition to last use, entry parameters for the whole program, tuples and
 // get-tuple-element alias their operands, called computations add their own peak.
 int64_t PeakLiveBytes(const Module& module);
+
+// PeakLiveBytes with the values for which `shares_buffer` is true keeping no bytes of their
+// own (an output written into the buffer of the input it aliases), and what is live at the
+// peak: the entry's values (program order) and the peak of the computation called there.
+using BufferSharing = std::function<bool(const Instruction&)>;
+struct LivePeak {
+  int64_t bytes = 0;
+  std::vector<const Instruction*> live;
+  int64_t callee_bytes = 0;
+};
+LivePeak EntryLivePeak(const Module& module, const BufferSharing& shares_buffer);
 
 std::string FormatCommReport(const CommReport& report);
 nlohmann::json CommReportToJson(const CommReport& report);

@@ -1,4 +1,4 @@
-// The `gspmd` command-line tool: parse, eval, partition, run, report and compare subcommands.
+// The `gspmd` command-line tool: parse, eval, partition, run, report, simulate and compare subcommands.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   gspmd::tools::AddPartitionCommand(app);
   gspmd::tools::AddRunCommand(app);
   gspmd::tools::AddReportCommand(app);
+  gspmd::tools::AddSimulateCommand(app);
   gspmd::tools::AddCompareCommand(app);
   try {
     app.parse(argc, argv);
