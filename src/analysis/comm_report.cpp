@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -70,14 +69,6 @@ bool AliasesOperand(const Instruction& instruction) {
   }
 }
 
-// Where a computation's live bytes peak: the bytes, the instruction at which they do and the
-// peak of the computation it calls there.
-struct PeakPoint {
-  int64_t bytes = 0;
-  size_t index = 0;
-  int64_t callee_bytes = 0;
-};
-
 // Last use of each value of `computation`: the position of its last user (the root, and the
 // entry's parameters, live to the end: position instructions.size()).
 std::vector<size_t> LastUses(const Computation& computation) {
@@ -96,21 +87,12 @@ std::vector<size_t> LastUses(const Computation& computation) {
   return last_use;
 }
 
-int64_t ComputationPeak(const Computation& computation, std::unordered_map<const Computation*, int64_t>& memo,
-                        const BufferSharing* shares_buffer = nullptr, PeakPoint* point = nullptr);
-
-// Bytes of its own that `instruction` keeps live.
-int64_t OwnBytes(const Instruction& instruction, const BufferSharing* shares_buffer) {
-  if (AliasesOperand(instruction)) return 0;
-  if (shares_buffer != nullptr && *shares_buffer && (*shares_buffer)(instruction)) return 0;
-  return instruction.shape().byte_size();
+int64_t OwnBytes(const Instruction& instruction) {
+  return AliasesOperand(instruction) ? 0 : instruction.shape().byte_size();
 }
 
-int64_t ComputationPeak(const Computation& computation, std::unordered_map<const Computation*, int64_t>& memo,
-                        const BufferSharing* shares_buffer, PeakPoint* point) {
-  const bool memoizable = shares_buffer == nullptr && point == nullptr;
-  if (memoizable)
-    if (auto it = memo.find(&computation); it != memo.end()) return it->second;
+int64_t ComputationPeak(const Computation& computation, std::unordered_map<const Computation*, int64_t>& memo) {
+  if (auto it = memo.find(&computation); it != memo.end()) return it->second;
   const auto& instructions = computation.instructions();
   const std::vector<size_t> last_use = LastUses(computation);
   std::vector<std::vector<size_t>> frees_after(instructions.size() + 1);
@@ -122,12 +104,11 @@ int64_t ComputationPeak(const Computation& computation, std::unordered_map<const
     int64_t callee_peak = 0;
     for (const Computation* called : instruction.called_computations())
       callee_peak = std::max(callee_peak, ComputationPeak(*called, memo));
-    live += OwnBytes(instruction, shares_buffer);
-    if (live + callee_peak > peak && point != nullptr) *point = PeakPoint{live + callee_peak, i, callee_peak};
+    live += OwnBytes(instruction);
     peak = std::max(peak, live + callee_peak);
-    for (size_t freed : frees_after[i]) live -= OwnBytes(*instructions[freed], shares_buffer);
+    for (size_t freed : frees_after[i]) live -= OwnBytes(*instructions[freed]);
   }
-  if (memoizable) memo[&computation] = peak;
+  memo[&computation] = peak;
   return peak;
 }
 
@@ -154,24 +135,25 @@ double CollectiveBytesPerDevice(const Instruction& collective, int64_t num_devic
   }
 }
 
-int64_t PeakLiveBytes(const Module& module) { return EntryLivePeak(module, nullptr).bytes; }
-
-LivePeak EntryLivePeak(const Module& module, const BufferSharing& shares_buffer) {
-  LivePeak result;
-  const Computation* entry = module.entry();
-  if (entry == nullptr) return result;
+int64_t PeakLiveBytes(const Module& module) {
   std::unordered_map<const Computation*, int64_t> memo;
-  PeakPoint point;
-  result.bytes = ComputationPeak(*entry, memo, &shares_buffer, &point);
-  result.callee_bytes = point.callee_bytes;
-  if (result.bytes == 0) return result;
-  // The values live at the peak: defined at or before it, last used at or after it.
+  return module.entry() ? ComputationPeak(*module.entry(), memo) : 0;
+}
+
+EntryLiveRanges LiveRangesOfEntry(const Module& module) {
+  EntryLiveRanges ranges;
+  const Computation* entry = module.entry();
+  if (entry == nullptr) return ranges;
   const std::vector<size_t> last_use = LastUses(*entry);
-  for (size_t i = 0; i <= point.index; ++i) {
-    const Instruction* instruction = entry->instructions()[i].get();
-    if (last_use[i] >= point.index && OwnBytes(*instruction, &shares_buffer) > 0) result.live.push_back(instruction);
+  std::unordered_map<const Computation*, int64_t> memo;
+  for (size_t i = 0; i < entry->instructions().size(); ++i) {
+    const Instruction& instruction = *entry->instructions()[i];
+    int64_t callee_peak = 0;
+    for (const Computation* called : instruction.called_computations())
+      callee_peak = std::max(callee_peak, ComputationPeak(*called, memo));
+    ranges.values.push_back(LiveRange{&instruction, OwnBytes(instruction), i, last_use[i], callee_peak});
   }
-  return result;
+  return ranges;
 }
 
 CommReport AnalyzeCommunication(const Module& module) {

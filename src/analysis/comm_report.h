@@ -3,7 +3,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -43,16 +42,23 @@ double CollectiveBytesPerDevice(const Instruction& collective, int64_t num_devic
 // get-tuple-element alias their operands, called computations add their own peak.
 int64_t PeakLiveBytes(const Module& module);
 
-// PeakLiveBytes with the values for which `shares_buffer` is true keeping no bytes of their
-// own (an output written into the buffer of the input it aliases), and what is live at the
-// peak: the entry's values (program order) and the peak of the computation called there.
-using BufferSharing = std::function<bool(const Instruction&)>;
-struct LivePeak {
+// The entry computation's values as PeakLiveBytes sees them, in program order: each keeps
+// `bytes` of its own (0 for tuples, get-tuple-element, bitcasts, ...) live from its position
+// `begin` through `end` (its last use; the program's length for the root and the parameters),
+// and the computations it calls add `callee_peak` at its position. PeakLiveBytes is the
+// largest sum over positions p of the bytes of values with begin <= p <= end, plus p's
+// callee_peak.
+struct LiveRange {
+  const Instruction* value = nullptr;
   int64_t bytes = 0;
-  std::vector<const Instruction*> live;
-  int64_t callee_bytes = 0;
+  size_t begin = 0;
+  size_t end = 0;
+  int64_t callee_peak = 0;
 };
-LivePeak EntryLivePeak(const Module& module, const BufferSharing& shares_buffer);
+struct EntryLiveRanges {
+  std::vector<LiveRange> values;
+};
+EntryLiveRanges LiveRangesOfEntry(const Module& module);
 
 std::string FormatCommReport(const CommReport& report);
 nlohmann::json CommReportToJson(const CommReport& report);

@@ -12,6 +12,11 @@ namespace {
 constexpr int64_t kNoGroup = -1;
 constexpr int64_t kConflict = -2;
 
+bool LooksThrough(const Instruction& user) {
+  const OpClass op_class = ClassifyOp(user);
+  return op_class == OpClass::kDuplicable || op_class == OpClass::kView;
+}
+
 struct Grouping {
   std::unordered_map<const Instruction*, int64_t> group;
   std::vector<bool> accepts_producers;
@@ -30,11 +35,11 @@ struct Grouping {
   }
 
   // The one group every use of `instruction` runs in (looking through duplicable users,
-  // which are copied into their consumers), kNoGroup / kConflict otherwise.
+  // which are copied into their consumers, and views), kNoGroup / kConflict otherwise.
   int64_t ConsumerGroup(const Instruction* instruction) const {
     int64_t target = kNoGroup;
     for (const Instruction* user : instruction->users()) {
-      int64_t group_of_user = ClassifyOp(*user) == OpClass::kDuplicable ? ConsumerGroup(user) : GroupOf(user);
+      int64_t group_of_user = LooksThrough(*user) ? ConsumerGroup(user) : GroupOf(user);
       if (group_of_user < 0) return kConflict;
       if (target != kNoGroup && target != group_of_user) return kConflict;
       target = group_of_user;
@@ -61,7 +66,8 @@ KernelPlan PlanKernels(const Computation& computation) {
   for (auto it = instructions.rbegin(); it != instructions.rend(); ++it) {
     const Instruction* instruction = it->get();
     switch (ClassifyOp(*instruction)) {
-      case OpClass::kFree: case OpClass::kDuplicable: case OpClass::kCollective: case OpClass::kControl:
+      case OpClass::kFree: case OpClass::kView: case OpClass::kDuplicable: case OpClass::kCollective:
+      case OpClass::kControl:
         break;
       case OpClass::kLoop: {
         const int64_t target = instruction == computation.root() ? kConflict : grouping.ConsumerGroup(instruction);
@@ -108,15 +114,18 @@ KernelPlan PlanKernels(const Computation& computation) {
       auto it = plan.kernel_of.find(value);
       return it != plan.kernel_of.end() && it->second == static_cast<int64_t>(k);
     };
-    // Records that `reader` reads `value`, looking through duplicable producers.
-    std::function<void(const Instruction*, const Instruction*)> read = [&](const Instruction* reader, const Instruction* value) {
+    // Records a read of `value`: all of it, or `sliced` bytes of it (a slice or dynamic-slice
+    // reads only its result); duplicable producers and views are looked through.
+    std::function<void(const Instruction*, double)> read = [&](const Instruction* value, double sliced) {
       if (in_kernel(value)) return;
-      if (ClassifyOp(*value) == OpClass::kDuplicable) {
+      const OpClass op_class = ClassifyOp(*value);
+      if (op_class == OpClass::kView) return read(value->operand(0), sliced);
+      if (op_class == OpClass::kDuplicable) {
         if (value->opcode() == Opcode::kConstant && !IsScalarConstant(*value)) full.insert(value);
-        for (const Instruction* operand : value->operands()) read(value, operand);
+        for (const Instruction* operand : value->operands()) read(operand, -1);
         return;
       }
-      if (ReadsOnlyItsResult(*reader) && reader->operand_count() > 0 && reader->operand(0) == value) partial[value] += Bytes(*reader);
+      if (sliced >= 0) partial[value] += sliced;
       else full.insert(value);
     };
     for (const Instruction* member : kernel.members) {
@@ -128,11 +137,11 @@ KernelPlan PlanKernels(const Computation& computation) {
       const bool in_place = ClassifyOp(*member) == OpClass::kInPlace;
       for (int64_t i = 0; i < member->operand_count(); ++i) {
         if (in_place && i == 0) continue;  // the buffer it updates is not read
-        read(member, member->operand(i));
+        read(member->operand(i), ReadsOnlyItsResult(*member) && i == 0 ? Bytes(*member) : -1);
       }
       bool used_outside = member == computation.root() || member->users().empty();
       for (const Instruction* user : member->users()) {
-        const bool copied_in = ClassifyOp(*user) == OpClass::kDuplicable && grouping.ConsumerGroup(user) == order[k];
+        const bool copied_in = LooksThrough(*user) && grouping.ConsumerGroup(user) == order[k];
         used_outside = used_outside || !(in_kernel(user) || copied_in);
       }
       if (!used_outside) continue;

@@ -7,6 +7,8 @@
 //     otherwise they start a loop kernel of their own;
 //   - broadcast, iota and constants (kDuplicable) are copied into every consuming kernel and
 //     never stored; their operands are read by those kernels instead;
+//   - reshape and bitcast (kView) are the same bytes under other dims (row-major layouts):
+//     no kernel, and fusion and reads look through them;
 //   - reduce / reduce-window and dot / convolution end a kernel: producers fuse in, their result
 //     is stored;
 //   - collectives, control flow and the other ops (gather, scatter, sort, custom-call) are

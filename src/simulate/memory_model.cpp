@@ -1,6 +1,7 @@
 // Peak memory with its split by role, from the live-range peak of analysis/comm_report.
 #include "simulate/memory_model.h"
 
+#include <algorithm>
 #include <map>
 #include <regex>
 #include <set>
@@ -54,7 +55,7 @@ const Instruction* BufferOwner(const Instruction* value) {
 
 }  // namespace
 
-MemoryEstimate EstimateMemory(const Module& per_device, int64_t capacity_bytes) {
+MemoryEstimate EstimateMemory(const Module& per_device, int64_t capacity_bytes, const MemoryOptions& options) {
   MemoryEstimate estimate;
   estimate.capacity_bytes = capacity_bytes;
   const Computation* entry = per_device.entry();
@@ -91,20 +92,46 @@ MemoryEstimate EstimateMemory(const Module& per_device, int64_t capacity_bytes) 
   estimate.roles_from = annotated ? "gspmd.role" : !aliased_parameters.empty() ? "aliases" : "none";
 
   estimate.live_range_peak_bytes = PeakLiveBytes(per_device);
-  const LivePeak peak = EntryLivePeak(per_device, [&](const Instruction& value) { return in_place.count(&value) > 0; });
-  estimate.peak_bytes = peak.bytes;
-  estimate.activation_bytes = peak.callee_bytes;
-  for (const Instruction* value : peak.live) {
-    const int64_t bytes = value->shape().byte_size();
-    auto role = roles.find(value);
+  EntryLiveRanges ranges = LiveRangesOfEntry(per_device);
+  for (LiveRange& range : ranges.values)
+    if (in_place.count(range.value)) range.bytes = 0;
+
+  RematPlan plan = NoRematerialization(ranges);
+  std::vector<int64_t> live = LiveBytesByPosition(ranges, plan);
+  auto peak_of = [](const std::vector<int64_t>& bytes) {
+    return bytes.empty() ? size_t{0} : static_cast<size_t>(std::max_element(bytes.begin(), bytes.end()) - bytes.begin());
+  };
+  size_t peak = peak_of(live);
+  estimate.peak_without_remat_bytes = live.empty() ? 0 : live[peak];
+  if (options.rematerialize && estimate.peak_without_remat_bytes > capacity_bytes) {
+    plan = PlanRematerialization(ranges, capacity_bytes, options.recompute_seconds);
+    live = LiveBytesByPosition(ranges, plan);
+    peak = peak_of(live);
+    estimate.rematerialized = plan.recomputations > 0;
+    estimate.recomputations = plan.recomputations;
+    estimate.remat_flops = plan.flops;
+    estimate.remat_matrix_flops = plan.matrix_flops;
+    estimate.remat_seconds = plan.seconds;
+  }
+  estimate.peak_bytes = live.empty() ? 0 : live[peak];
+
+  // What is live at the peak, by role.
+  if (!live.empty()) estimate.activation_bytes = ranges.values[peak].callee_peak + plan.transient_bytes[peak];
+  for (size_t i = 0; i < ranges.values.size() && !live.empty(); ++i) {
+    const LiveRange& range = ranges.values[i];
+    if (range.bytes == 0) continue;
+    const bool live_at_peak = std::any_of(plan.segments[i].begin(), plan.segments[i].end(),
+                                          [&](const auto& segment) { return segment.first <= peak && peak <= segment.second; });
+    if (!live_at_peak) continue;
+    auto role = roles.find(range.value);
     if (role == roles.end()) {
-      estimate.activation_bytes += bytes;
+      estimate.activation_bytes += range.bytes;
       continue;
     }
     switch (role->second) {
-      case Role::kParameter: estimate.parameter_bytes += bytes; break;
-      case Role::kOptimizerState: estimate.optimizer_state_bytes += bytes; break;
-      case Role::kBatch: estimate.batch_bytes += bytes; break;
+      case Role::kParameter: estimate.parameter_bytes += range.bytes; break;
+      case Role::kOptimizerState: estimate.optimizer_state_bytes += range.bytes; break;
+      case Role::kBatch: estimate.batch_bytes += range.bytes; break;
     }
   }
   estimate.fits = estimate.peak_bytes <= capacity_bytes;

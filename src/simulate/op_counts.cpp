@@ -115,13 +115,15 @@ OpClass ClassifyOp(const Instruction& instruction) {
   if (IsCollective(opcode)) return OpClass::kCollective;
   if (IsElementwiseArithmetic(opcode)) return OpClass::kLoop;
   switch (opcode) {
-    case Opcode::kParameter: case Opcode::kTuple: case Opcode::kGetTupleElement: case Opcode::kBitcast:
+    case Opcode::kReshape: case Opcode::kBitcast:
+      return OpClass::kView;
+    case Opcode::kParameter: case Opcode::kTuple: case Opcode::kGetTupleElement:
     case Opcode::kPartitionId: case Opcode::kReplicaId: case Opcode::kAfterAll: case Opcode::kAddDependency:
     case Opcode::kOptimizationBarrier: case Opcode::kDomain: case Opcode::kGetDimensionSize:
       return OpClass::kFree;
     case Opcode::kBroadcast: case Opcode::kIota: case Opcode::kConstant:
       return OpClass::kDuplicable;
-    case Opcode::kConvert: case Opcode::kBitcastConvert: case Opcode::kStochasticConvert: case Opcode::kReshape:
+    case Opcode::kConvert: case Opcode::kBitcastConvert: case Opcode::kStochasticConvert:
     case Opcode::kTranspose: case Opcode::kSlice: case Opcode::kDynamicSlice: case Opcode::kPad:
     case Opcode::kConcatenate: case Opcode::kReverse: case Opcode::kCopy:
       return OpClass::kLoop;
@@ -152,7 +154,7 @@ double ComputationOps(const Computation& computation) {
 OpCounts CountOp(const Instruction& instruction) {
   OpCounts counts;
   const OpClass op_class = ClassifyOp(instruction);
-  if (op_class == OpClass::kFree || op_class == OpClass::kControl) return counts;
+  if (RunsNoKernel(op_class) || op_class == OpClass::kControl) return counts;
   counts.unfused_bytes = OperandBytes(instruction) + static_cast<double>(instruction.shape().byte_size());
   const Opcode opcode = instruction.opcode();
   const double result_elements = Elements(instruction.shape());

@@ -12,7 +12,8 @@ namespace gspmd::simulate {
 
 // How an instruction is costed and fused, from its opcode (a table in op_counts.cpp).
 enum class OpClass {
-  kFree,         // parameter, tuple, get-tuple-element, bitcast, partition-id, sharding annotations: no kernel
+  kFree,         // parameter, tuple, get-tuple-element, partition-id, sharding annotations: no kernel
+  kView,         // reshape, bitcast: the same bytes seen with other dims (row-major layouts), no kernel
   kDuplicable,   // broadcast, iota, constant: copied into every consumer's kernel, never stored
   kLoop,         // elementwise and data movement: fuses into its consumer's kernel
   kReduce,       // reduce, reduce-window: ends a kernel that its producers fuse into
@@ -24,6 +25,9 @@ enum class OpClass {
 };
 
 OpClass ClassifyOp(const Instruction& instruction);
+
+// kFree and kView: instructions that run no kernel.
+inline bool RunsNoKernel(OpClass op_class) { return op_class == OpClass::kFree || op_class == OpClass::kView; }
 
 // Counts, per execution of the instruction. FLOP conventions (the tests count by hand):
 //   dot          2 x |result| x product of the contracting dims

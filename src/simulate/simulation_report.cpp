@@ -49,6 +49,11 @@ std::string Pad(std::string text, size_t width) {
 nlohmann::json MemoryToJson(const MemoryEstimate& memory) {
   nlohmann::json json;
   json["peak_bytes"] = memory.peak_bytes;
+  json["peak_without_remat_bytes"] = memory.peak_without_remat_bytes;
+  json["rematerialized"] = memory.rematerialized;
+  json["recomputations"] = memory.recomputations;
+  json["remat_flops"] = memory.remat_flops;
+  json["remat_seconds"] = memory.remat_seconds;
   json["live_range_peak_bytes"] = memory.live_range_peak_bytes;
   json["parameter_bytes"] = memory.parameter_bytes;
   json["optimizer_state_bytes"] = memory.optimizer_state_bytes;
@@ -73,7 +78,7 @@ std::string FormatSimulationReport(const SimulationReport& r, int64_t top_entrie
   out += "  collectives  " + Seconds(r.comm_s) + "\n";
   out += "utilization:   MFU " + Format("%.1f%%", 100 * r.mfu) + " (" + Number(r.model_flops) +
          " model FLOPs per device over the step at the " + r.peak_compute_type + " peak of " + Number(r.peak_flops_per_s) +
-         " FLOP/s)\n";
+         " FLOP/s); with recomputation " + Format("%.1f%%", 100 * r.hfu) + "\n";
   out += "\nper device and step:\n";
   out += "  FLOPs            " + Number(r.matrix_flops + r.vector_flops) + " (dot/convolution " + Number(r.matrix_flops) +
          ", other " + Number(r.vector_flops) + "; transcendentals " + Number(r.transcendentals) + ")\n";
@@ -84,6 +89,10 @@ std::string FormatSimulationReport(const SimulationReport& r, int64_t top_entrie
   const MemoryEstimate& m = r.memory;
   out += "\nmemory per device: peak " + GiB(static_cast<double>(m.peak_bytes)) + " of " +
          GiB(static_cast<double>(m.capacity_bytes)) + (m.fits ? ": fits" : ": DOES NOT FIT") + "\n";
+  if (m.rematerialized)
+    out += "  after rematerialization (" + GiB(static_cast<double>(m.peak_without_remat_bytes)) + " without): " +
+           std::to_string(m.recomputations) + " values recomputed, " + Number(m.remat_flops) + " FLOPs, " +
+           Seconds(m.remat_seconds) + "\n";
   out += "  parameters " + GiB(static_cast<double>(m.parameter_bytes)) + ", optimizer state " +
          GiB(static_cast<double>(m.optimizer_state_bytes)) + ", batch " + GiB(static_cast<double>(m.batch_bytes)) +
          ", activations " + GiB(static_cast<double>(m.activation_bytes)) + " (roles from " + m.roles_from + "; " +
@@ -134,6 +143,7 @@ nlohmann::json SimulationReportToJson(const SimulationReport& r) {
   json["compute_time_s"] = r.compute_s;
   json["comm_time_s"] = r.comm_s;
   json["mfu"] = r.mfu;
+  json["hfu"] = r.hfu;
   json["peak_flops_per_s"] = r.peak_flops_per_s;
   json["peak_compute_type"] = r.peak_compute_type;
   json["flops_per_device"] = r.matrix_flops + r.vector_flops;

@@ -65,6 +65,18 @@ class Simulator {
     report_.comm = AnalyzeCommunication(module_);
     report_.warnings = report_.comm.warnings;
     if (module_.entry() != nullptr) report_.step_time_s = Schedule(*module_.entry(), 1.0);
+
+    MemoryOptions memory_options;
+    memory_options.rematerialize = options_.rematerialize;
+    memory_options.recompute_seconds = [this](const Instruction& instruction) { return OpSeconds(instruction); };
+    report_.memory = EstimateMemory(module_, chip_.hbm_bytes, memory_options);
+    // Recomputation runs on the core, serially with the rest.
+    report_.compute_s += report_.memory.remat_seconds;
+    report_.step_time_s += report_.memory.remat_seconds;
+    report_.matrix_flops += report_.memory.remat_matrix_flops;
+    report_.vector_flops += report_.memory.remat_flops - report_.memory.remat_matrix_flops;
+    report_.remat_flops += report_.memory.remat_flops;
+    report_.model_flops = report_.matrix_flops - remat_matrix_flops_ - report_.memory.remat_matrix_flops;
     report_.step_time_no_overlap_s = report_.compute_s + report_.comm_s;
 
     // Utilization against the rate of the compute type most matrix FLOPs ran at.
@@ -76,8 +88,8 @@ class Simulator {
     report_.peak_compute_type = type;
     report_.peak_flops_per_s = chip_.matrix_flops.at(type);
     report_.mfu = report_.step_time_s > 0 ? report_.model_flops / (report_.step_time_s * report_.peak_flops_per_s) : 0;
+    report_.hfu = report_.step_time_s > 0 ? report_.matrix_flops / (report_.step_time_s * report_.peak_flops_per_s) : 0;
 
-    report_.memory = EstimateMemory(module_, chip_.hbm_bytes);
     for (auto& [key, entry] : breakdown_) report_.breakdown.push_back(entry);
     std::stable_sort(report_.breakdown.begin(), report_.breakdown.end(), [](const BreakdownEntry& a, const BreakdownEntry& b) {
       return a.compute_s + a.comm_s > b.compute_s + b.comm_s;
@@ -127,6 +139,25 @@ class Simulator {
     std::string fallback = chip_.matrix_flops.count("bf16") ? "bf16" : chip_.matrix_flops.begin()->first;
     Warn(StrCat(chip_.name, " has no matrix rate for ", operands.element_type, "; those dots are costed at ", fallback));
     return MatrixMode{fallback, 1};
+  }
+
+  // Seconds of one instruction run alone (unfused), for recomputation.
+  double OpSeconds(const Instruction& instruction) {
+    const OpClass op_class = ClassifyOp(instruction);
+    if (RunsNoKernel(op_class) || op_class == OpClass::kDuplicable) return 0;
+    if (op_class == OpClass::kCollective) return EstimateOf(instruction).time_s;
+    const OpCounts counts = CountOp(instruction);
+    double matrix_s = 0;
+    if (op_class == OpClass::kMatrix) {
+      const MatrixMode mode = ModeOf(instruction);
+      const std::string kind = instruction.opcode() == Opcode::kDot ? "dot" : "convolution";
+      matrix_s = counts.matrix_flops * mode.passes /
+                 (chip_.matrix_flops.at(mode.compute_type) * chip_.Efficiency(kind) * TileUse(MatrixDimsOf(instruction), chip_.matrix_tile));
+    }
+    const double vector_s = (counts.vector_flops + counts.transcendentals * chip_.transcendental_cost) /
+                            (chip_.vector_flops * chip_.Efficiency("vector"));
+    const double memory_s = counts.unfused_bytes / (chip_.hbm_bandwidth * chip_.Efficiency("memory"));
+    return chip_.op_overhead_s + std::max({matrix_s, vector_s, memory_s});
   }
 
   double KernelSeconds(const Kernel& kernel, double multiplier) {

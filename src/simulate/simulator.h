@@ -36,6 +36,9 @@ struct SimulateOptions {
   // "opcode".
   std::string breakdown = "op_name";
   int64_t breakdown_depth = 0;
+  // Estimate XLA's rematerialization when the program does not fit (memory_model.h); its
+  // recomputation then adds to the compute time and the FLOPs.
+  bool rematerialize = true;
 };
 
 // One collective instruction of the program, per execution, and how often a step runs it.
@@ -75,7 +78,7 @@ struct SimulationReport {
   double matrix_flops = 0;       // dot and convolution
   double vector_flops = 0;       // everything else
   double transcendentals = 0;
-  double remat_flops = 0;        // part of matrix + vector FLOPs that rematerialized ops spend
+  double remat_flops = 0;        // part of matrix + vector FLOPs spent recomputing (marked or estimated)
   double model_flops = 0;        // matrix FLOPs that are not rematerialization
   double hbm_bytes = 0;          // with the kernel (fusion) estimate
   double hbm_bytes_unfused = 0;  // every instruction reading its operands and writing its result
@@ -85,7 +88,7 @@ struct SimulationReport {
   std::map<std::string, KindTotals> comm_by_kind;
   std::vector<CollectiveLine> collectives;  // program order (loop bodies after their loop)
 
-  double compute_s = 0;  // sum of kernel times
+  double compute_s = 0;  // sum of kernel times, rematerialization included
   double comm_s = 0;     // sum of collective times
   double step_time_no_overlap_s = 0;
   double step_time_s = 0;  // with overlap
@@ -93,6 +96,7 @@ struct SimulationReport {
   std::string peak_compute_type;  // the matrix compute type most FLOPs ran at
   double peak_flops_per_s = 0;
   double mfu = 0;  // model_flops / (step_time_s x peak_flops_per_s)
+  double hfu = 0;  // matrix_flops (recomputation included) / (step_time_s x peak_flops_per_s)
 
   MemoryEstimate memory;
   std::vector<BreakdownEntry> breakdown;  // by compute + comm time, largest first

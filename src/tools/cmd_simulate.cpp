@@ -31,6 +31,7 @@ struct SimulateCommandOptions {
   bool json = false;
   bool per_device = false;
   bool global = false;
+  bool no_remat = false;
 };
 
 // Whether `module` is already one device's program: the SPMD partitioner's output (ours and
@@ -80,6 +81,7 @@ void RunSimulate(const SimulateCommandOptions& options) {
   simulate::SimulateOptions simulate_options;
   simulate_options.breakdown = options.breakdown;
   simulate_options.breakdown_depth = options.breakdown_depth;
+  simulate_options.rematerialize = !options.no_remat;
   const simulate::SimulationReport report = WithFileContext(options.file, [&] {
     const simulate::Topology topology =
         simulate::Topology::Build(chip, per_device->num_partitions(), options.topology, options.placement);
@@ -139,6 +141,8 @@ void AddSimulateCommand(CLI::App& app) {
   command->add_flag("--json", options->json,
                     "print one JSON object: step_time_s, mfu, flops_per_device, comm_bytes_per_device, "
                     "peak_bytes_per_device, fits_memory, and everything the text shows");
+  command->add_flag("--no-remat", options->no_remat,
+                    "do not estimate XLA's rematerialization when the program exceeds the chip's memory");
   command->add_flag("--per-device", options->per_device, "FILE is one device's program (skip partitioning)");
   command->add_flag("--global", options->global, "FILE is a global program (always propagate and partition)");
   command->callback([options] { RunSimulate(*options); });

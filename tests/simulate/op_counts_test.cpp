@@ -150,5 +150,21 @@ TEST(KernelPlanTest, ProducersFuseIntoDotsAndSlicesReadOnlyTheirResult) {
   EXPECT_EQ(update.bytes_written, 16 * 32 * 4);
 }
 
+TEST(KernelPlanTest, ReshapesAreViewsThatFusionLooksThrough) {
+  auto module = Parse(R"(  %x = f32[16,8,32]{2,1,0} parameter(0)
+  %w = f32[256,64]{1,0} parameter(1)
+  %n = f32[16,8,32]{2,1,0} negate(%x)
+  %r = f32[16,256]{1,0} reshape(%n)
+  %d = f32[16,64]{1,0} dot(%r, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %o = f32[16,4,16]{2,1,0} reshape(%d)
+)");
+  const KernelPlan plan = PlanKernels(*module->entry());
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  EXPECT_EQ(plan.kernels[0].members.size(), 2u);  // negate and dot; the reshapes run no kernel
+  EXPECT_EQ(plan.kernels[0].bytes_read, 4 * (4096 + 256 * 64));
+  EXPECT_EQ(plan.kernels[0].bytes_written, 4 * 16 * 64);
+  EXPECT_EQ(CountOp(Find(*module, "r")).unfused_bytes, 0);
+}
+
 }  // namespace
 }  // namespace gspmd::simulate

@@ -170,6 +170,40 @@ TEST(SimulatorTest, MemorySplitsByRoleAndAliasedOutputsReuseTheirBuffer) {
   EXPECT_EQ(memory.capacity_bytes, int64_t{16} << 30);
 }
 
+TEST(SimulatorTest, ProgramsThatDoNotFitAreRematerialized) {
+  // a = x*x is used early (by b) and late (by sa); b and c are the forward's working set. At
+  // the peak (%c) x, a, b, c are live: 16 MiB. With 12 MiB + 100 bytes, a is dropped after
+  // %b and recomputed from x for %sa.
+  auto module = PerDevice(1, R"(  %x = f32[1048576]{0} parameter(0)
+  %zero = f32[] constant(0)
+  %a = f32[1048576]{0} multiply(%x, %x)
+  %b = f32[1048576]{0} negate(%a)
+  %c = f32[1048576]{0} multiply(%b, %b)
+  %d = f32[] reduce(%c, %zero), dimensions={0}, to_apply=%add
+  %sa = f32[] reduce(%a, %zero), dimensions={0}, to_apply=%add
+  ROOT %t = (f32[], f32[]) tuple(%d, %sa)
+)");
+  const int64_t mib4 = 4 << 20;
+  MemoryOptions options{true, [](const Instruction&) { return 1e-6; }};
+  const MemoryEstimate fitted = EstimateMemory(*module, 3 * mib4 + 100, options);
+  EXPECT_EQ(fitted.peak_without_remat_bytes, 4 * mib4 + 4);  // x a b c and the constant, at %c
+  EXPECT_TRUE(fitted.rematerialized);
+  EXPECT_EQ(fitted.recomputations, 1);
+  EXPECT_EQ(fitted.remat_flops, 1048576);
+  EXPECT_DOUBLE_EQ(fitted.remat_seconds, 1e-6);
+  EXPECT_LE(fitted.peak_bytes, 3 * mib4 + 100);
+  EXPECT_TRUE(fitted.fits);
+  // Too small for anything: x, a recomputed... nothing more can go.
+  const MemoryEstimate stuck = EstimateMemory(*module, mib4, options);
+  EXPECT_FALSE(stuck.fits);
+  EXPECT_GT(stuck.peak_bytes, mib4);
+  // Without rematerialization the live-range peak stands.
+  const MemoryEstimate plain = EstimateMemory(*module, 3 * mib4 + 100);
+  EXPECT_FALSE(plain.rematerialized);
+  EXPECT_EQ(plain.peak_bytes, plain.peak_without_remat_bytes);
+  EXPECT_FALSE(plain.fits);
+}
+
 TEST(SimulatorTest, BreakdownGroupsByLayer) {
   auto module = PerDevice(1, R"(  %x = f32[128,128]{1,0} parameter(0)
   %a = f32[128,128]{1,0} dot(%x, %x), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(step)/layer_0/mlp/dot"}
