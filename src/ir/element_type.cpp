@@ -17,7 +17,8 @@ constexpr TypeInfo kTypes[] = {
     {ElementType::kS32, "s32", 4},   {ElementType::kS64, "s64", 8}, {ElementType::kU8, "u8", 1},
     {ElementType::kU16, "u16", 2},   {ElementType::kU32, "u32", 4}, {ElementType::kU64, "u64", 8},
     {ElementType::kF16, "f16", 2},   {ElementType::kBF16, "bf16", 2}, {ElementType::kF32, "f32", 4},
-    {ElementType::kF64, "f64", 8},   {ElementType::kToken, "token", 0},
+    {ElementType::kF64, "f64", 8},   {ElementType::kC64, "c64", 8},   {ElementType::kC128, "c128", 16},
+    {ElementType::kToken, "token", 0},
 };
 
 }  // namespace

@@ -21,6 +21,10 @@ decltype(auto) DispatchElementType(ElementType type, Fn&& fn) {
     case ElementType::kBF16: return fn.template operator()<BFloat16>();
     case ElementType::kF32: return fn.template operator()<float>();
     case ElementType::kF64: return fn.template operator()<double>();
+    case ElementType::kC64: case ElementType::kC128:
+      throw UserError(StrCat("element type ", ElementTypeName(type),
+                             " is not supported by this operation (complex values can be parsed, printed, "
+                             "partitioned and moved, but not computed on)"));
     default: break;
   }
   InternalError(__FILE__, __LINE__, "DispatchElementType on a non-array element type");

@@ -3,6 +3,7 @@
 // (unknown, or not used by this opcode) is kept verbatim in extra_attributes.
 #include <bitset>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/verifier.h"
 #include "sharding/sharding_text.h"
@@ -152,6 +153,34 @@ std::string_view MissingRequiredAttribute(Opcode opcode, const std::bitset<stati
   }
 }
 
+// Attribute names XLA's HLO syntax defines that this IR keeps verbatim (extra_attributes):
+// they round-trip but nothing here interprets them. Any other name is an error, as in XLA.
+bool IsKnownXlaAttribute(std::string_view name) {
+  static const std::unordered_set<std::string_view> names = {
+      "statistics", "parameter_replication", "control-predecessors", "origin", "result_accuracy",
+      "mode", "slice_sizes", "async_execution_thread", "output_to_operand_aliasing",
+      "cross_program_prefetch_index", "is_cross_program_prefetch", "inferred_dimension", "is_host_transfer",
+      "is_composite", "conv_kind", "operand_precision", "fft_type", "fft_length", "left_side", "lower",
+      "unit_diagonal", "transpose_a", "num_carries", "is_reverse", "is_associative", "epsilon",
+      "feature_index", "kind", "infeed_config", "outfeed_config", "outfeed_shape", "delta", "algorithm",
+      "operand_layout_constraints", "padding_type", "literal", "schedule", "api_version",
+      "lhs_ragged_dims", "rhs_group_dims", "domain", "sparsity", "window", "dim_labels",
+      "feature_group_count", "batch_group_count", "custom_call_has_side_effect", "to_apply", "calls",
+      "called_computations", "dimensions", "channel_id", "replica_groups", "use_global_device_ids",
+      "constrain_layout", "source_target_pairs", "distribution", "split_dimension", "async_group_id",
+      "async_wrapped_computation", "frontend_attributes", "sharding", "metadata", "backend_config",
+      "index", "iota_dimension", "k", "largest", "is_stable", "condition", "body", "select", "scatter",
+      "slice", "dynamic_slice_sizes", "padding", "exponent_bits", "mantissa_bits", "true_computation",
+      "false_computation", "branch_computations", "custom_call_target", "direction", "type",
+      "lhs_contracting_dims", "rhs_contracting_dims", "lhs_batch_dims", "rhs_batch_dims", "offset_dims",
+      "collapsed_slice_dims", "start_index_map", "index_vector_dim", "indices_are_sorted",
+      "operand_batching_dims", "start_indices_batching_dims", "update_window_dims",
+      "inserted_window_dims", "scatter_dims_to_operand_dims", "unique_indices", "input_batching_dims",
+      "scatter_indices_batching_dims", "precision_config", "custom_call_schedule", "raw_backend_config",
+  };
+  return names.count(name) > 0;
+}
+
 // Removes /* ... */ comments (XLA writes /*index=5*/ inside long tuple shardings) and
 // remembers where each kept character came from.
 std::string StripComments(std::string_view text, std::vector<size_t>& origin) {
@@ -202,8 +231,11 @@ std::vector<Computation*> ModuleParser::ParseComputationList() {
 }
 
 void ModuleParser::ParseShardingAttribute(Instruction& instruction) {
+  // Checked against the shape (and nested to match a tuple shape) once the instruction is
+  // complete: the shape may still have to be inferred.
   scanner_.SkipSpace();
   size_t start = scanner_.pos();
+  sharding_pos_ = start;
   if (scanner_.Peek() != '{') scanner_.ErrorExpected("'{' to start the sharding");
   std::string_view raw = scanner_.ReadBalanced();
   std::vector<size_t> origin;
@@ -211,8 +243,6 @@ void ModuleParser::ParseShardingAttribute(Instruction& instruction) {
   // Many instructions repeat the same few shardings: parse each distinct text once.
   auto cached = sharding_cache_.find(text);
   if (cached != sharding_cache_.end()) {
-    std::string error = CheckSharding(cached->second, instruction.shape(), num_partitions_);
-    if (!error.empty()) scanner_.ErrorAt(start, error);
     instruction.set_sharding(cached->second);
     return;
   }
@@ -222,11 +252,9 @@ void ModuleParser::ParseShardingAttribute(Instruction& instruction) {
   } catch (const ShardingSyntaxError& e) {
     size_t offset = e.offset < origin.size() ? origin[e.offset] : raw.size();
     scanner_.ErrorAt(start + offset, StrCat("bad sharding: ", e.what()));
-  } catch (const std::exception& e) {
+  } catch (const UserError& e) {
     scanner_.ErrorAt(start, StrCat("bad sharding: ", e.what()));
   }
-  std::string error = CheckSharding(sharding, instruction.shape(), num_partitions_);
-  if (!error.empty()) scanner_.ErrorAt(start, error);
   instruction.set_sharding(sharding);
   sharding_cache_.emplace(std::move(text), std::move(sharding));
 }
@@ -242,7 +270,7 @@ void ModuleParser::ParseReplicaGroupsAttribute(Instruction& instruction) {
   } catch (const ShardingSyntaxError& e) {
     size_t offset = e.offset < origin.size() ? origin[e.offset] : raw.size();
     scanner_.ErrorAt(start + offset, StrCat("bad replica_groups: ", e.what()));
-  } catch (const std::exception& e) {
+  } catch (const UserError& e) {
     scanner_.ErrorAt(start, StrCat("bad replica_groups: ", e.what()));
   }
   instruction.has_replica_groups = true;
@@ -265,6 +293,10 @@ void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos) 
     scanner_.Expect('=', What("'=' after attribute ", name));
     auto it = table.find(name);
     bool typed = it != table.end() && AttributeApplies(it->second, opcode);
+    if (!typed && it == table.end() && !IsKnownXlaAttribute(name))
+      scanner_.ErrorAt(name_pos, StrCat("unknown attribute '", name, "' on ", OpcodeName(opcode),
+                                        ": expected an attribute XLA defines (such as sharding=, metadata=, ",
+                                        "dimensions=)"));
     if (!typed) {
       for (const auto& [existing, unused] : instruction.extra_attributes())
         if (existing == name) scanner_.ErrorAt(name_pos, StrCat("duplicate attribute ", name));

@@ -2,6 +2,8 @@
 // operand resolution (including %tuple#i references) and per-instruction validation.
 #include <string>
 
+#include "ir/shape_inference.h"
+#include "ir/tuple_sharding.h"
 #include "ir/verifier.h"
 #include "text/literal_text.h"
 #include "text/module_parser.h"
@@ -24,15 +26,42 @@ void ModuleParser::ParseInstruction(ComputationState& state) {
     scanner_.ErrorAt(start, StrCat("duplicate instruction name '", name, "' in computation ",
                                    state.computation->name(), ": expected a new name"));
   scanner_.Expect('=', What("'=' after instruction name ", name));
-  Shape shape = ParseShape(scanner_);
+  // XLA lets many opcodes leave out the result shape ("ROOT r = copy(%x)"); it is inferred
+  // once the operands and attributes are known.
+  std::optional<Shape> shape;
+  if (AtShapeSyntax(scanner_)) shape = ParseShape(scanner_);
   scanner_.SkipSpace();
   size_t opcode_pos = scanner_.pos();
-  if (!scanner_.AtName()) scanner_.ErrorExpected("an opcode such as add or dot");
+  if (!scanner_.AtName())
+    scanner_.ErrorExpected(shape ? "an opcode such as add or dot" : "a result shape such as f32[2] or an opcode");
   std::string_view opcode_name = scanner_.ReadName("an opcode");
   std::optional<Opcode> opcode = ParseOpcode(opcode_name);
-  if (!opcode) scanner_.ErrorAt(opcode_pos, StrCat("unknown opcode '", opcode_name, "'"));
+  std::string_view async_wrapped;  // "custom-call" of custom-call-start (XLA's async syntax)
+  if (!opcode) {
+    for (auto [suffix, async_opcode] : {std::pair{std::string_view("-start"), Opcode::kAsyncStart},
+                                        std::pair{std::string_view("-update"), Opcode::kAsyncUpdate},
+                                        std::pair{std::string_view("-done"), Opcode::kAsyncDone}}) {
+      if (opcode_name.size() <= suffix.size() || !opcode_name.ends_with(suffix)) continue;
+      std::string_view wrapped = opcode_name.substr(0, opcode_name.size() - suffix.size());
+      if (!ParseOpcode(wrapped)) continue;
+      opcode = async_opcode;
+      async_wrapped = wrapped;
+    }
+  }
+  if (!opcode) {
+    if (!shape && ParseElementType(opcode_name))
+      scanner_.ErrorAt(opcode_pos, StrCat("expected '[' after element type '", opcode_name,
+                                          "' (a shape such as ", opcode_name, "[2])"));
+    scanner_.ErrorAt(opcode_pos, StrCat("unknown opcode '", opcode_name, "'"));
+  }
+  if (!shape && (*opcode == Opcode::kConstant || *opcode == Opcode::kParameter))
+    scanner_.ErrorAt(opcode_pos, StrCat(opcode_name, " needs its result shape written before the opcode, e.g. ",
+                                        "'%x = f32[2] ", opcode_name, "(...)'"));
 
-  auto instruction = std::make_unique<Instruction>(*opcode, std::move(shape), std::string(name));
+  auto instruction = std::make_unique<Instruction>(*opcode, shape.value_or(Shape()), std::string(name));
+  if (!async_wrapped.empty()) instruction->mutable_async_wrapped_opcode() = std::string(async_wrapped);
+  instruction->set_source(std::make_shared<const InstructionSource>(
+      InstructionSource{scanner_.LocationAt(start), std::string(name)}));
   scanner_.Expect('(', What("'(' after opcode ", opcode_name));
   if (*opcode == Opcode::kConstant) {
     instruction->mutable_literal() = ParseLiteral(scanner_, instruction->shape());
@@ -65,8 +94,29 @@ void ModuleParser::ParseInstruction(ComputationState& state) {
 
   std::string error = CheckOperandCount(*instruction);
   if (error.empty()) error = CheckCalledComputations(*instruction);
-  if (error.empty()) error = CheckInstructionShapes(*instruction);
-  if (!error.empty()) scanner_.ErrorAt(opcode_pos, error);
+  if (error.empty() && !shape) {
+    InferredShape inferred = InferShape(*instruction, DeviceCounts{num_partitions_, replica_count_});
+    if (!inferred.error.empty()) scanner_.ErrorAt(opcode_pos, StrCat("%", name, ": ", inferred.error));
+    if (!inferred.shape)
+      scanner_.ErrorAt(opcode_pos, StrCat("%", name, ": the result shape of ", opcode_name,
+                                          " cannot be inferred: expected it written before the opcode"));
+    instruction->set_shape(std::move(*inferred.shape));
+    instruction->mutable_shape().SetDefaultLayout();
+  }
+  if (error.empty()) error = CheckInstruction(*instruction, DeviceCounts{num_partitions_, replica_count_});
+  if (!error.empty()) scanner_.ErrorAt(opcode_pos, StrCat("%", name, ": ", error));
+  if (instruction->sharding()) {
+    // XLA writes a tuple sharding as one entry per leaf; the IR nests it like the shape.
+    std::optional<Sharding> nested = NestTupleSharding(*instruction->sharding(), instruction->shape());
+    if (!nested)
+      scanner_.ErrorAt(sharding_pos_, StrCat("%", name, ": tuple sharding has ",
+                                             FlattenTupleSharding(*instruction->sharding()).tuple_elements().size(),
+                                             " element(s), expected ", CountShapeLeaves(instruction->shape()),
+                                             " (one per leaf of ", instruction->shape().ToString(false), ")"));
+    std::string sharding_error = CheckSharding(*nested, instruction->shape(), num_partitions_);
+    if (!sharding_error.empty()) scanner_.ErrorAt(sharding_pos_, StrCat("%", name, ": ", sharding_error));
+    instruction->set_sharding(std::move(*nested));
+  }
 
   Instruction* added = state.computation->AddInstruction(std::move(instruction));
   state.names.emplace(added->name(), added);
@@ -121,6 +171,8 @@ Instruction* ModuleParser::TupleElementRef(ComputationState& state, Instruction*
   gte->tuple_index = index;
   gte->printed_as_tuple_ref = true;
   gte->AppendOperand(tuple);
+  gte->set_source(std::make_shared<const InstructionSource>(
+      InstructionSource{scanner_.LocationAt(pos), StrCat(tuple->name(), "#", index)}));
   Instruction* added = state.computation->AddInstruction(std::move(gte));
   state.tuple_refs.emplace(key, added);
   state.synthesized.push_back(added);

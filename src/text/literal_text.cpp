@@ -32,9 +32,22 @@ std::string_view ReadElementToken(Scanner& scanner) {
 }
 
 // Reads the nested braces for dims[dim..] and appends element tokens in row-major order.
+// Complex elements are "(re, im)" (or a lone real number) and give two tokens each.
 void ReadArrayLevel(Scanner& scanner, const Shape& shape, int64_t dim, std::vector<std::string_view>& out) {
   if (dim == shape.rank()) {
+    if (!IsComplex(shape.element_type())) {
+      out.push_back(ReadElementToken(scanner));
+      return;
+    }
+    if (!scanner.TryConsume('(')) {
+      out.push_back(ReadElementToken(scanner));
+      out.push_back("0");
+      return;
+    }
     out.push_back(ReadElementToken(scanner));
+    scanner.Expect(',', "',' between the real and imaginary parts of a complex constant");
+    out.push_back(ReadElementToken(scanner));
+    scanner.Expect(')', "')' after the imaginary part of a complex constant");
     return;
   }
   scanner.SkipSpace();
@@ -112,7 +125,9 @@ Literal ParseArrayLiteral(Scanner& scanner, const Shape& shape) {
   ReadArrayLevel(scanner, shape, 0, tokens);
   Literal literal(shape);
   const char* base = scanner.text().data();
-  DispatchElementType(shape.element_type(), [&]<typename T>() {
+  ElementType storage = IsComplex(shape.element_type()) ? ComplexComponentType(shape.element_type())
+                                                        : shape.element_type();
+  DispatchElementType(storage, [&]<typename T>() {
     T* data = literal.data<T>();
     for (size_t i = 0; i < tokens.size(); ++i) {
       if (ConvertElement(tokens[i], data[i])) continue;
@@ -194,6 +209,16 @@ Literal ParseLiteral(Scanner& scanner, const Shape& shape) {
 }
 
 std::string FormatElement(const Literal& literal, int64_t i) {
+  if (literal.element_type() == ElementType::kC64 || literal.element_type() == ElementType::kC128) {
+    auto part = [&](int64_t k) -> std::string {
+      if (literal.element_type() == ElementType::kC64)
+        return FormatFloat(literal.data<float>()[k], std::numeric_limits<float>::digits10,
+                           std::numeric_limits<float>::max_digits10);
+      return FormatFloat(literal.data<double>()[k], std::numeric_limits<double>::digits10,
+                         std::numeric_limits<double>::max_digits10);
+    };
+    return "(" + part(2 * i) + ", " + part(2 * i + 1) + ")";
+  }
   return DispatchElementType(literal.element_type(), [&]<typename T>() -> std::string {
     T value = literal.data<T>()[i];
     if constexpr (std::is_same_v<T, bool>) {

@@ -35,6 +35,7 @@ class ModuleParser {
   // parser.cpp: module structure.
   void ParseHeader();
   void ParseDebugTables();
+  void CheckEntryComputationLayout();
   void ParseComputation();
   void FinishComputation(ComputationState& state, size_t name_pos);
   Computation* ResolveComputation(std::string_view name, size_t pos);
@@ -58,6 +59,9 @@ class ModuleParser {
   std::unordered_map<std::string_view, Computation*> computation_names_;
   Computation* entry_ = nullptr;
   int64_t num_partitions_ = 0;  // 0: the module does not say
+  int64_t replica_count_ = 0;   // 0: the module does not say
+  size_t sharding_pos_ = 0;
+  size_t layout_pos_ = 0;        // where entry_computation_layout's value starts (0: none)      // where the current instruction's sharding= value starts
   std::unordered_map<std::string, Sharding> sharding_cache_;  // by comment-free text
 };
 

@@ -15,6 +15,7 @@
 // Long operand lists and tuple shapes carry /*index=N*/ every five entries, as XLA does.
 #include "text/printer.h"
 
+#include "ir/tuple_sharding.h"
 #include "text/attribute_text.h"
 #include "text/literal_text.h"
 
@@ -263,13 +264,18 @@ void AppendInstruction(std::string& out, const Instruction& instruction) {
   out += " = ";
   out += instruction.shape().ToString(true);
   out += ' ';
-  out += OpcodeName(instruction.opcode());
+  if (!instruction.async_wrapped_opcode().empty()) {  // custom-call-start: XLA's short async form
+    out += instruction.async_wrapped_opcode();
+    out += OpcodeName(instruction.opcode()).substr(std::string_view("async").size());
+  } else {
+    out += OpcodeName(instruction.opcode());
+  }
   AppendOperands(out, instruction);
   AttributeList attrs(out);
   AddOpcodeAttributes(attrs, instruction);
   for (const auto& [name, value] : instruction.extra_attributes()) attrs.Add(name, value);
   AddCalledComputations(attrs, instruction);
-  if (instruction.sharding()) attrs.Add("sharding", instruction.sharding()->ToString());
+  if (instruction.sharding()) attrs.Add("sharding", FlattenTupleSharding(*instruction.sharding()).ToString());
   if (!instruction.frontend_attributes.empty())
     attrs.Add("frontend_attributes", "{" + instruction.frontend_attributes + "}");
   if (!instruction.metadata.empty()) attrs.Add("metadata", "{" + instruction.metadata + "}");
@@ -300,7 +306,9 @@ void AppendComputation(std::string& out, const Computation& computation) {
     AppendInstruction(out, *instruction);
     out += '\n';
   }
-  out += "}\n";
+  out += "}";
+  if (!computation.execution_thread.empty()) out += ", execution_thread=\"" + computation.execution_thread + "\"";
+  out += "\n";
 }
 
 void AppendDebugTable(std::string& out, std::string_view name, const std::vector<std::string>& lines) {

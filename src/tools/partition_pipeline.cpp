@@ -92,7 +92,7 @@ PropagationResult Propagate(Module& module, const std::string& file, int64_t dev
   return WithFileContext(file, [&] { return PropagateShardings(module, options); });
 }
 
-CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices) {
+CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices, bool print_warnings) {
   if (requested_devices > 0) CheckDevicesMatchModule(module, file, requested_devices);
   const bool states_device_count = !module.Attribute("num_partitions").empty();
   CliPartition result;
@@ -110,7 +110,7 @@ CliPartition PartitionForCli(Module& module, const std::string& file, int64_t re
   result.partitioned = WithFileContext(file, [&] { return PartitionModule(module, options); });
   std::fflush(stdout);
   for (const std::string& warning : result.partitioned.warnings)
-    std::fprintf(stderr, "%s: warning: %s\n", file.c_str(), warning.c_str());
+    if (print_warnings) std::fprintf(stderr, "%s: warning: %s\n", file.c_str(), warning.c_str());
   return result;
 }
 

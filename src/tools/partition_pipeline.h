@@ -32,7 +32,9 @@ struct CliPartition {
 // propagates when NeedsPropagation, then partitions onto the device count: --devices, else
 // the module's num_partitions, else what propagation derived, else the largest device id in
 // the shardings plus one. `module` is updated in place by propagation. Partitioner warnings
-// are printed to stderr as "FILE: warning: ...".
-CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices);
+// are printed to stderr as "FILE: warning: ..." unless print_warnings is false (the ranks of
+// an MPI job other than rank 0, which compile the same program).
+CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices,
+                             bool print_warnings = true);
 
 }  // namespace gspmd::tools

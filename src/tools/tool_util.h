@@ -46,8 +46,7 @@ decltype(auto) WithFileContext(const std::string& file, Fn&& fn) {
   try {
     return fn();
   } catch (const UserError& error) {
-    const bool has_location = std::string_view(error.what()).find(": error: ") != std::string_view::npos;
-    if (has_location) throw;
+    if (error.HasLocation()) throw;
     throw UserError(file + ": error: " + error.what());
   }
 }
