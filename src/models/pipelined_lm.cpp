@@ -17,7 +17,7 @@ namespace gspmd {
 namespace {
 
 // The stacked weights of one stage-layer, in this order, each [P, K, ...].
-enum StackedWeight { kLn1, kWq, kWk, kWv, kWo, kLn2, kW1, kW2, kStackedCount };
+enum StackedWeight { kLn1, kWqkv, kWo, kLn2, kW1, kW2, kStackedCount };
 
 using LoopBody = std::function<std::vector<Instruction*>(ComputationBuilder& c, Instruction* i,
                                                          const std::vector<Instruction*>& values)>;
@@ -70,9 +70,7 @@ class PipelinedLmWriter {
     pos_ = t_.Weight("positions", {S_, M}, {none, none}, NormalInit(0.02));
     stacked_.resize(kStackedCount);
     stacked_[kLn1] = t_.Weight("stages.ln1", {P, K, M}, {st, none, none}, "ones");
-    stacked_[kWq] = t_.Weight("stages.wq", {P, K, M, N, D}, {st, none, none, md, none}, width);
-    stacked_[kWk] = t_.Weight("stages.wk", {P, K, M, N, D}, {st, none, none, md, none}, width);
-    stacked_[kWv] = t_.Weight("stages.wv", {P, K, M, N, D}, {st, none, none, md, none}, width);
+    stacked_[kWqkv] = t_.Weight("stages.wqkv", {P, K, 3, M, N, D}, {st, none, none, none, md, none}, width);
     stacked_[kWo] = t_.Weight("stages.wo", {P, K, N, D, M}, {st, none, md, none, none},
                               NormalInit(1.0 / std::sqrt(static_cast<double>(N * D))));
     stacked_[kLn2] = t_.Weight("stages.ln2", {P, K, M}, {st, none, none}, "ones");
@@ -80,6 +78,7 @@ class PipelinedLmWriter {
     stacked_[kW2] = t_.Weight("stages.w2", {P, K, H, M}, {st, none, md, none},
                               NormalInit(1.0 / std::sqrt(static_cast<double>(H))));
     final_ln_ = t_.Weight("final_ln", {M}, {none}, "ones");
+    softmax_ = t_.Weight("softmax", {V, M}, {none, none}, width);
     LmBatch batch = DeclareLmBatch(t_, {"data"});
     targets_ = batch.targets;
     weights_in_ = batch.weights;
@@ -98,7 +97,7 @@ class PipelinedLmWriter {
   LossAndAccuracy Head(Instruction* h) {
     LmLayers lm(t_.b(), "", &t_);
     h = lm.LayerNorm(t_.Split(h, {{"data"}, {}, {}}), final_ln_);
-    return lm.Head(h, emb_, targets_, weights_in_, {{"data"}, {}, {}});
+    return lm.Head(h, softmax_, targets_, weights_in_, {{"data"}, {}, {}});
   }
 
   std::unique_ptr<Module> Finish(const LossAndAccuracy& head, std::vector<Instruction*> gradients) {
@@ -129,9 +128,9 @@ class PipelinedLmWriter {
     Instruction* h = b.Reshape(b.Transpose(outputs, {1, 0, 2, 3}), {c_.Int("batch"), S_, M_});
     LossAndAccuracy head = Head(h);
 
-    // d loss / d (outputs, emb, final_ln) from the head; then the backward loop for the
+    // d loss / d (outputs, softmax, final_ln) from the head; then the backward loop for the
     // stages; then the embedding's vector-Jacobian product with d inputs.
-    std::vector<Instruction*> d_head = Gradients(b, head.loss, {outputs, emb_, final_ln_});
+    std::vector<Instruction*> d_head = Gradients(b, head.loss, {outputs, softmax_, final_ln_});
     std::vector<Instruction*> back = {t_.Split(b.Full(F32(state_dims), 0.0), StageAct()), d_head[0],
                                       b.Full(F32(io_dims), 0.0), forward[3]};
     back.insert(back.end(), stacked_.begin(), stacked_.end());
@@ -143,9 +142,10 @@ class PipelinedLmWriter {
     Instruction* d_embedded = b.Reshape(b.Transpose(backward[2], {1, 0, 2, 3}), {c_.Int("batch"), S_, M_});
     Instruction* surrogate = b.ReduceSum(b.Mul(embedded, d_embedded), {0, 1, 2});
     std::vector<Instruction*> d_embed = Gradients(b, surrogate, {emb_, pos_});
-    std::vector<Instruction*> grads = {b.Add(d_head[1], d_embed[0]), d_embed[1]};
+    std::vector<Instruction*> grads = {d_embed[0], d_embed[1]};
     for (int w = 0; w < kStackedCount; ++w) grads.push_back(backward[4 + kStackedCount + w]);
     grads.push_back(d_head[2]);
+    grads.push_back(d_head[1]);
     return Finish(head, grads);
   }
 
@@ -227,8 +227,7 @@ class PipelinedLmWriter {
     const PartitionSpec hidden = {{"stage"}, {"data"}, {}, {"model"}};
     Instruction* h = x;
     for (int64_t k = 0; k < K_; ++k) {
-      AttentionWeights attention{LayerSlice(c, w[kWq], k), LayerSlice(c, w[kWk], k), LayerSlice(c, w[kWv], k),
-                                 LayerSlice(c, w[kWo], k)};
+      AttentionWeights attention{LayerSlice(c, w[kWqkv], k), LayerSlice(c, w[kWo], k)};
       h = t_.Split(c, c.Add(h, lm.Attention(lm.LayerNorm(h, LayerSlice(c, w[kLn1], k)), attention)), StageAct());
       h = c.Add(h, lm.Mlp(lm.LayerNorm(h, LayerSlice(c, w[kLn2], k)), LayerSlice(c, w[kW1], k),
                           LayerSlice(c, w[kW2], k), hidden));
@@ -254,7 +253,7 @@ class PipelinedLmWriter {
     const PartitionSpec act = {{"data"}, {}, {}};
     for (int64_t p = 0; p < P_; ++p) {
       for (int64_t k = 0; k < K_; ++k) {
-        AttentionWeights attention{at(kWq, p, k), at(kWk, p, k), at(kWv, p, k), at(kWo, p, k)};
+        AttentionWeights attention{at(kWqkv, p, k), at(kWo, p, k)};
         h = t_.Split(b.Add(h, lm.Attention(lm.LayerNorm(h, at(kLn1, p, k)), attention)), act);
         h = t_.Split(b.Add(h, lm.Mlp(lm.LayerNorm(h, at(kLn2, p, k)), at(kW1, p, k), at(kW2, p, k))), act);
       }
@@ -283,6 +282,7 @@ class PipelinedLmWriter {
   Instruction* emb_ = nullptr;
   Instruction* pos_ = nullptr;
   Instruction* final_ln_ = nullptr;
+  Instruction* softmax_ = nullptr;
   std::vector<Instruction*> stacked_;
   Instruction* targets_ = nullptr;
   Instruction* weights_in_ = nullptr;
