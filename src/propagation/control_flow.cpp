@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ir/known_custom_calls.h"
+#include "ir/sdy_custom_calls.h"
 #include "propagation/annotations.h"
 #include "support/diagnostic.h"
 
@@ -15,7 +16,10 @@ namespace {
 void LinkAllLeaves(const Instruction* a, const Instruction* b, LinkKind kind, std::vector<LeafLink>& links) {
   int64_t count = LeafCount(a->shape());
   if (count != LeafCount(b->shape())) return;  // mismatched shapes: nothing is shared
-  for (int64_t leaf = 0; leaf < count; ++leaf) links.push_back({a, leaf, b, leaf, kind});
+  // A one-way link (a is the result, b its operand) offers shardings in its direction only.
+  const bool a_to_b = kind != LinkKind::kForwardOnly;
+  const bool b_to_a = kind != LinkKind::kBackwardOnly;
+  for (int64_t leaf = 0; leaf < count; ++leaf) links.push_back({a, leaf, b, leaf, kind, a_to_b, b_to_a});
 }
 
 void LinkWhile(const Instruction& loop, std::vector<LeafLink>& links) {
@@ -117,6 +121,8 @@ const char* LinkRuleName(LinkKind kind) {
     case LinkKind::kCallParameter: return "call parameter";
     case LinkKind::kCallResult: return "call result";
     case LinkKind::kPassThrough: return "pass-through";
+    case LinkKind::kForwardOnly: return "propagation barrier (forward)";
+    case LinkKind::kBackwardOnly: return "propagation barrier (backward)";
     case LinkKind::kShardGroup: return "shard group";
     case LinkKind::kBarrier: return "shard barrier";
     case LinkKind::kManualConversion: return "manual conversion";
@@ -208,7 +214,15 @@ void AppendLinks(const Instruction& instruction, std::vector<LeafLink>& links) {
       if (instruction.operand_count() == 1) LinkAllLeaves(&instruction, instruction.operand(0), LinkKind::kPassThrough, links);
       return;
     case Opcode::kCustomCall:
-      if (IsAnnotationCustomCall(instruction)) {
+      if (SdyTargetName(instruction.custom_call_target) == "PropagationBarrier") {
+        // Shardy's barrier lets shardings through in the allowed direction only (NONE: neither).
+        std::string direction = instruction.FrontendAttribute("xla.sdy.allowed_direction");
+        if (direction.find("FORWARD") != std::string::npos) {
+          LinkAllLeaves(&instruction, instruction.operand(0), LinkKind::kForwardOnly, links);
+        } else if (direction.find("BACKWARD") != std::string::npos) {
+          LinkAllLeaves(&instruction, instruction.operand(0), LinkKind::kBackwardOnly, links);
+        }
+      } else if (IsAnnotationCustomCall(instruction)) {
         LinkAllLeaves(&instruction, instruction.operand(0), LinkKind::kPassThrough, links);
         LinkManualConversion(instruction, links);
       } else if (IsShardBarrier(instruction) && LeafCount(instruction.shape()) == LeafCount(instruction.operand(0)->shape())) {

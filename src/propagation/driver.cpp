@@ -50,8 +50,14 @@ PropagationResult Driver::Run() {
   boundary_ = ResolveBoundaryPolicies(module_, options_.propagate_to_parameters, options_.propagate_to_outputs);
   BuildNodes();
   BuildLinks();
-  SeedAnnotations();
-  for (int level = 0; level <= kMaxPriorityLevel; ++level) RunLevel(level);
+  // Shardy's user priorities: a whole propagation per priority, lower numbers first (one
+  // when no annotation has priorities).
+  const std::vector<int64_t>& rounds = annotations_.priority_rounds;
+  SeedAnnotations(rounds.empty() ? 0 : rounds[0]);
+  for (size_t round = 0; round < std::max<size_t>(rounds.size(), 1); ++round) {
+    if (round > 0) StartRound(rounds[round]);
+    for (int level = 0; level <= kMaxPriorityLevel; ++level) RunLevel(level);
+  }
   // shard_as members end with one sharding; a ShardBarrierFrom member hands it to its
   // operand, and what that changes propagates once more.
   if (AlignShardAsGroups()) Drain(kMaxPriorityLevel);
@@ -185,14 +191,15 @@ bool Driver::IsBoundary(const Node& node) const {
          (instruction.opcode() == Opcode::kParameter || &instruction == module_.entry()->root());
 }
 
-void Driver::SeedAnnotations() {
+void Driver::SeedAnnotations(int64_t round) {
   for (size_t n = 0; n < nodes_.size(); ++n) {
     Node& node = nodes_[n];
     const bool boundary = IsBoundary(node);
     auto fixed = annotations_.fixed.find(node.instruction);
     if (fixed != annotations_.fixed.end()) {
+      const UserAnnotation annotation = fixed->second.ForRound(round);
       std::vector<Sharding> leaves;
-      FlattenSharding(fixed->second.sharding, node.instruction->shape(), leaves);
+      FlattenSharding(annotation.sharding, node.instruction->shape(), leaves);
       if (static_cast<int64_t>(leaves.size()) != node.leaf_count) {
         GSPMD_USER_ERROR("%", node.instruction->name(), ": sharding ", fixed->second.sharding.ToString(),
                          " does not fit the shape ", node.instruction->shape().ToString());
@@ -212,7 +219,7 @@ void Driver::SeedAnnotations() {
         slot.priority = kUserPriority;
         slot.source = from == nullptr ? static_cast<int32_t>(n) : NodeOf(from);
         slot.rule = RuleName{from == nullptr ? "user annotation" : "sharding constraint"};
-        if (node.leaf_count == 1 && slot.fixed) slot.open_dims = fixed->second.open_dims;
+        if (node.leaf_count == 1 && slot.fixed) slot.open_dims = annotation.open_dims;
       }
       continue;
     }
@@ -249,6 +256,27 @@ void Driver::SeedAnnotations() {
     int32_t source = NodeOf(seed.from);
     if (Improve(slot, seed.sharding, 0, source, RuleName{seed.rule.c_str()})) PropagateLinks();
   }
+}
+
+void Driver::StartRound(int64_t round) {
+  for (Slot& slot : slots_) slot.kept = slot.kept || (slot.sharding && !slot.fixed);
+  for (Node& node : nodes_) {
+    auto fixed = annotations_.fixed.find(node.instruction);
+    if (fixed == annotations_.fixed.end() || fixed->second.dim_priorities.empty() || node.leaf_count != 1) continue;
+    Slot& slot = slots_[node.first_slot];
+    if (slot.closed || !slot.sharding) continue;
+    const UserAnnotation annotation = fixed->second.ForRound(round);
+    if (!slot.fixed) {
+      // A boundary annotation propagation may refine (--propagate-to-*=true) is a proposal.
+      Improve(node.first_slot, annotation.sharding, kUserPriority, slot.source, slot.rule);
+      continue;
+    }
+    slot.open_dims = annotation.open_dims;
+    if (*slot.sharding == annotation.sharding) continue;
+    slot.sharding = annotation.sharding;
+    OnChanged(node.first_slot);
+  }
+  PropagateLinks();
 }
 
 void Driver::MakeManualIfFedManual(int32_t n) {
@@ -341,7 +369,7 @@ bool Driver::Improve(int64_t s, Sharding proposal, int priority, int32_t source,
     return Set(s, std::move(*merged), std::min(priority, slot.priority), source, rule);
   }
   if (Tiles(proposal) <= Tiles(current) || !IsMoreSpecific(proposal, current)) return false;
-  bool weak_current = Tiles(current) <= 1 || priority <= slot.priority;
+  bool weak_current = Tiles(current) <= 1 || (priority <= slot.priority && !slot.kept);
   if (!weak_current) return false;
   return Set(s, std::move(proposal), priority, source, rule);
 }

@@ -34,6 +34,7 @@ struct Slot {
   bool user = false;              // this value's own sharding was written by the user
   bool refined = false;           // a fixed sharding whose open dims were refined
   std::vector<int64_t> open_dims; // dims of a fixed sharding left open for refinement
+  bool kept = false;              // decided in an earlier user-priority round: only refined
   int32_t source = -1;            // the annotated node this sharding flows from
   RuleName rule;
   bool closed = false;            // a boundary value propagation may not set (stays replicated)
@@ -137,7 +138,11 @@ class Driver {
 
   bool IsBoundary(const Node& node) const;
 
-  void SeedAnnotations();
+  // Seeds the annotations as they stand in user-priority round `round` (UserAnnotation::ForRound).
+  void SeedAnnotations(int64_t round);
+  // The next user priority: what earlier rounds decided is kept (later proposals may add to
+  // it, not replace it), and the annotations' dims of this priority take effect.
+  void StartRound(int64_t round);
 
   // An op computed whole (a custom-call propagation does not know, a collective, ...) whose
   // operand is manual is itself manual: it runs on each device's own value, as XLA assumes.
