@@ -27,6 +27,8 @@ int64_t RankIn(const std::vector<int64_t>& list, int64_t value) {
   return std::count_if(list.begin(), list.end(), [&](int64_t v) { return v < value; });
 }
 
+bool IsFloatArray(const Instruction* x) { return x->shape().IsArray() && IsFloatingPoint(x->shape().element_type()); }
+
 class Differentiator {
  public:
   Differentiator(ComputationBuilder& b) : b_(b) {}
@@ -43,7 +45,11 @@ class Differentiator {
       if (x->parent() != computation) GSPMD_USER_ERROR("Gradients: %", x->name(), " is not in ", computation->name());
       depends_.insert(x);
     }
+    // Only floating-point values carry a gradient: a comparison or an integer index of a
+    // dependent value (a top-k choice, a capacity mask) is a constant to differentiation, so
+    // nothing downstream of it alone is differentiated.
     for (Instruction* instruction : order) {
+      if (!IsFloatArray(instruction)) continue;
       for (Instruction* operand : instruction->operands())
         if (depends_.count(operand)) depends_.insert(instruction);
     }
@@ -148,6 +154,10 @@ class Differentiator {
       case Opcode::kCompare:
       case Opcode::kIota:
       case Opcode::kConstant:
+        return;
+      // An element of a tuple (a loop's result, a loop body's parameter) is a leaf: tuples
+      // carry no gradient, so a caller differentiates loops itself.
+      case Opcode::kGetTupleElement:
         return;
       default:
         GSPMD_USER_ERROR("Gradients: cannot differentiate %", x->name(), " (", OpcodeName(x->opcode()), ")");

@@ -86,30 +86,76 @@ Sharding MeshSharding(const Mesh& mesh, const std::vector<int64_t>& dims_mapping
                       const std::string& what) {
   CheckMesh(mesh, what);
   CheckMapping(mesh, dims_mapping, rank, what);
+  std::vector<std::vector<int64_t>> dim_axes;
+  for (int64_t m : dims_mapping) dim_axes.push_back(m >= 0 ? std::vector<int64_t>{m} : std::vector<int64_t>{});
+  return MeshShardingOverAxes(mesh, dim_axes, rank, what);
+}
+
+Sharding MeshShardingOverAxes(const Mesh& mesh, const std::vector<std::vector<int64_t>>& dim_axes, int64_t rank,
+                              const std::string& what) {
+  CheckMesh(mesh, what);
+  if (static_cast<int64_t>(dim_axes.size()) != rank)
+    GSPMD_USER_ERROR(what, ": ", dim_axes.size(), " dim entries for a value of rank ", rank, " (one per tensor dim)");
   if (mesh.axes.empty()) return Sharding::Replicated();
-  // Mesh dims in tile order: the split dims in tensor-dim order, then the unused ones.
+  const int64_t mesh_rank = static_cast<int64_t>(mesh.axes.size());
+  // Mesh dims in tile order: each tensor dim's axes in tensor-dim order, then the unused ones.
   std::vector<int64_t> perm;
   std::vector<int64_t> tile_dims;
-  std::vector<bool> used(mesh.axes.size(), false);
+  std::vector<int64_t> used_by(mesh.axes.size(), -1);
   for (int64_t d = 0; d < rank; ++d) {
-    const int64_t m = dims_mapping[d];
-    if (m < 0) {
-      tile_dims.push_back(1);
-      continue;
+    int64_t tiles = 1;
+    for (int64_t m : dim_axes[d]) {
+      if (m < 0 || m >= mesh_rank)
+        GSPMD_USER_ERROR(what, ": tensor dim ", d, " is split over mesh dim ", m, ", out of range for ",
+                         mesh.ToString(), " (expected 0..", mesh_rank - 1, ")");
+      if (used_by[m] >= 0)
+        GSPMD_USER_ERROR(what, ": mesh dim ", m, " ('", mesh.axes[m].name, "') splits both tensor dims ", used_by[m],
+                         " and ", d);
+      used_by[m] = d;
+      perm.push_back(m);
+      tiles *= mesh.axes[m].size;
     }
-    perm.push_back(m);
-    used[m] = true;
-    tile_dims.push_back(mesh.axes[m].size);
+    tile_dims.push_back(tiles);
   }
   int64_t replicated = 1;
-  for (size_t m = 0; m < mesh.axes.size(); ++m) {
-    if (used[m]) continue;
-    perm.push_back(static_cast<int64_t>(m));
+  for (int64_t m = 0; m < mesh_rank; ++m) {
+    if (used_by[m] >= 0) continue;
+    perm.push_back(m);
     replicated *= mesh.axes[m].size;
   }
   tile_dims.push_back(replicated);
   TileAssignment tiles = MeshDevices(mesh).Transpose(perm).Reshape(tile_dims);
   return Sharding::PartiallyReplicated(std::move(tiles));
+}
+
+std::vector<std::vector<int64_t>> DimAxesFromSpec(const Mesh& mesh, const PartitionSpec& spec) {
+  std::vector<std::vector<int64_t>> dim_axes;
+  for (const std::vector<std::string>& names : spec) {
+    std::vector<int64_t> axes;
+    for (const std::string& name : names) {
+      if (name == "?") continue;
+      const int64_t index = mesh.AxisIndex(name);
+      if (index < 0) GSPMD_USER_ERROR("mesh_split: no axis '", name, "' in ", mesh.ToString());
+      axes.push_back(index);
+    }
+    dim_axes.push_back(std::move(axes));
+  }
+  return dim_axes;
+}
+
+std::string SpecText(const PartitionSpec& spec) {
+  std::string text = "P(";
+  for (size_t d = 0; d < spec.size(); ++d) {
+    if (d > 0) text += ", ";
+    if (spec[d].empty()) {
+      text += "None";
+      continue;
+    }
+    if (spec[d].size() > 1) text += "(";
+    for (size_t i = 0; i < spec[d].size(); ++i) text += (i > 0 ? ", '" : "'") + spec[d][i] + "'";
+    if (spec[d].size() > 1) text += ")";
+  }
+  return text + ")";
 }
 
 std::vector<int64_t> DimsMappingFromAxes(const Mesh& mesh, const std::vector<std::string>& axes) {
@@ -142,6 +188,27 @@ Instruction* mesh_split(ComputationBuilder& builder, Instruction* value, const M
 Instruction* mesh_split(ComputationBuilder& builder, Instruction* value, const Mesh& mesh,
                         const std::vector<std::string>& axes) {
   return mesh_split(builder, value, mesh, DimsMappingFromAxes(mesh, axes));
+}
+
+Instruction* mesh_split(ComputationBuilder& builder, Instruction* value, const Mesh& mesh, const PartitionSpec& spec) {
+  if (!value->shape().IsArray()) GSPMD_USER_ERROR(Describe(value), ": expected an array value");
+  Sharding sharding = MeshShardingOverAxes(mesh, DimAxesFromSpec(mesh, spec), value->shape().rank(), Describe(value));
+  std::vector<int64_t> open;
+  for (size_t d = 0; d < spec.size(); ++d)
+    if (spec[d].size() == 1 && spec[d][0] == "?") open.push_back(static_cast<int64_t>(d));
+  builder.state()->num_devices = std::max(builder.state()->num_devices, mesh.num_devices());
+  return builder.ShardingConstraint(value, sharding, open);
+}
+
+Instruction* ShardParameter(Instruction* parameter, const Mesh& mesh, const PartitionSpec& spec) {
+  const std::string what = StrCat("sharding of parameter %", parameter->name());
+  if (parameter->opcode() != Opcode::kParameter) GSPMD_USER_ERROR(what, ": not a parameter");
+  if (!parameter->shape().IsArray()) GSPMD_USER_ERROR(what, ": expected an array parameter");
+  for (const auto& names : spec)
+    if (names.size() == 1 && names[0] == "?")
+      GSPMD_USER_ERROR(what, ": ", SpecText(spec), " leaves a dim open; parameter shardings must be complete");
+  parameter->set_sharding(MeshShardingOverAxes(mesh, DimAxesFromSpec(mesh, spec), parameter->shape().rank(), what));
+  return parameter;
 }
 
 Instruction* ShardParameter(Instruction* parameter, const Mesh& mesh, const std::vector<int64_t>& dims_mapping) {

@@ -32,6 +32,20 @@ Mesh MakeMesh(const std::vector<std::pair<std::string, int64_t>>& axes, std::vec
 Sharding MeshSharding(const Mesh& mesh, const std::vector<int64_t>& dims_mapping, int64_t rank,
                       const std::string& what = "mesh_split");
 
+// The general form: tensor dim i split over the mesh dims dim_axes[i] at once (major to minor,
+// JAX's P(('x', 'y'), None)); an empty list leaves the dim unsplit. Mesh dims used by no
+// tensor dim become a replicated subgroup. A mesh dim used twice, out of range, or a list of
+// the wrong length is a UserError.
+//   mesh [x=2,y=4], dim_axes {{0, 1}, {}}  ->  {devices=[8,1]<=[8]}
+Sharding MeshShardingOverAxes(const Mesh& mesh, const std::vector<std::vector<int64_t>>& dim_axes, int64_t rank,
+                              const std::string& what = "mesh_split");
+
+// PartitionSpec by axis names: per tensor dim, the mesh axes splitting it (major to minor);
+// {} leaves it unsplit, {"?"} leaves it open for propagation (mesh_split only).
+using PartitionSpec = std::vector<std::vector<std::string>>;
+std::vector<std::vector<int64_t>> DimAxesFromSpec(const Mesh& mesh, const PartitionSpec& spec);
+std::string SpecText(const PartitionSpec& spec);  // "P(('x','y'), None, 'y')"
+
 // dims_mapping from axis names, PartitionSpec style: "" = kReplicated, "?" = kUnspecified,
 // otherwise a mesh axis name (unknown names are UserErrors).
 std::vector<int64_t> DimsMappingFromAxes(const Mesh& mesh, const std::vector<std::string>& axes);
@@ -45,8 +59,12 @@ Instruction* mesh_split(ComputationBuilder& builder, Instruction* value, const M
 Instruction* mesh_split(ComputationBuilder& builder, Instruction* value, const Mesh& mesh,
                         const std::vector<std::string>& axes);
 
+// mesh_split by PartitionSpec: dims may be split over several axes; {"?"} dims stay open.
+Instruction* mesh_split(ComputationBuilder& builder, Instruction* value, const Mesh& mesh, const PartitionSpec& spec);
+
 // An entry parameter's own sharding (JAX's in_shardings): sets it and returns the parameter.
 // kUnspecified is not allowed here (a parameter sharding is complete).
 Instruction* ShardParameter(Instruction* parameter, const Mesh& mesh, const std::vector<int64_t>& dims_mapping);
+Instruction* ShardParameter(Instruction* parameter, const Mesh& mesh, const PartitionSpec& spec);
 
 }  // namespace gspmd

@@ -15,5 +15,8 @@ void AddRunCommand(CLI::App& app);
 void AddCompareCommand(CLI::App& app);
 void AddPartitionCommand(CLI::App& app);
 void AddReportCommand(CLI::App& app);
+void AddModelCommand(CLI::App& app);
+void AddTrainCommand(CLI::App& app);
+void AddSimulateCommand(CLI::App& app);
 
 }  // namespace gspmd::tools

@@ -1,4 +1,5 @@
-// The `gspmd` command-line tool: parse, eval, partition, run, report and compare subcommands.
+// The `gspmd` command-line tool: parse, eval, partition, run, report, compare, model, train and
+// simulate subcommands.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -16,7 +17,10 @@ int main(int argc, char** argv) {
   gspmd::tools::AddPartitionCommand(app);
   gspmd::tools::AddRunCommand(app);
   gspmd::tools::AddReportCommand(app);
+  gspmd::tools::AddSimulateCommand(app);
   gspmd::tools::AddCompareCommand(app);
+  gspmd::tools::AddModelCommand(app);
+  gspmd::tools::AddTrainCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& error) {

@@ -7,15 +7,23 @@
 #include <fstream>
 #include <system_error>
 
+#include "frontend/stablehlo/reader.h"
+#include "io/array_source.h"
 #include "io/npy.h"
+#include "text/parser.h"
 #include "support/diagnostic.h"
 
 namespace gspmd::tools {
 
+std::unique_ptr<Module> LoadProgram(const std::string& path) {
+  if (std::filesystem::path(path).extension() == ".mlir") return ParseStableHloFile(path);
+  return ParseModuleFile(path);
+}
+
 std::vector<Literal> ReadInputs(const std::vector<std::string>& paths) {
   std::vector<Literal> inputs;
   inputs.reserve(paths.size());
-  for (const std::string& path : paths) inputs.push_back(ReadNpy(path));
+  for (const std::string& path : paths) inputs.push_back(ReadArrayFile(path));
   return inputs;
 }
 
@@ -68,10 +76,24 @@ void WriteText(const std::string& path, const std::string& text) {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return;
   }
-  std::ofstream out(path, std::ios::binary);
-  if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
-  if (!out)
+  // Written beside the target and renamed into place, so a failure leaves no partial file.
+  const std::string temporary = path + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary);
+    if (out) out.write(text.data(), static_cast<std::streamsize>(text.size()));
+    if (out) out.close();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      ThrowUserErrorAt(SourceLocation{path, 0, 0}, "cannot write the output file (expected a writable path)");
+    }
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::filesystem::remove(temporary, error);
     ThrowUserErrorAt(SourceLocation{path, 0, 0}, "cannot write the output file (expected a writable path)");
+  }
 }
 
 int64_t ParseDeviceCount(const std::string& text, const std::string& command) {
