@@ -168,6 +168,10 @@ class Differentiator {
       case Opcode::kIota:
       case Opcode::kConstant:
         return;
+      // An element of a tuple (a loop's result, a loop body's parameter) is a leaf: tuples
+      // carry no gradient, so a caller differentiates loops itself.
+      case Opcode::kGetTupleElement:
+        return;
       default:
         GSPMD_USER_ERROR("Gradients: cannot differentiate %", x->name(), " (", OpcodeName(x->opcode()), ")");
     }

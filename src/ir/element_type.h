@@ -1,5 +1,5 @@
-// HLO element types (pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128, tuple, token)
-// and the 16-bit float storage types.
+// HLO element types (pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128, the narrow
+// storage-only types s4/u4/f8e4m3fn/..., tuple, token) and the 16-bit float storage types.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +27,9 @@ enum class ElementType : uint8_t {
   kF64,
   kC64,   // complex: two f32 (real, imaginary)
   kC128,  // complex: two f64
+  // Storage-only types (ir/narrow_types.h): one byte per element, moved and converted only.
+  kS1, kS2, kS4, kU1, kU2, kU4,
+  kF8E5M2, kF8E4M3FN, kF8E4M3B11FNUZ, kF8E5M2FNUZ, kF8E4M3FNUZ, kF8E4M3, kF8E3M4, kF4E2M1FN, kF8E8M0FNU,
   kTuple,
   kToken,
 };

@@ -6,6 +6,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ir/narrow_types.h"
 #include "support/allocation.h"
 #include "support/diagnostic.h"
 
@@ -86,11 +87,13 @@ double Literal::GetAsDouble(int64_t i) const {
   // Complex values read and write their real part (imaginary part zero).
   if (element_type() == ElementType::kC64) return data<float>()[2 * i];
   if (element_type() == ElementType::kC128) return data<double>()[2 * i];
+  if (IsStorageOnly(element_type())) return NarrowToDouble(element_type(), raw(), i);
   return DispatchElementType(element_type(), [&]<typename T>() { return ToDouble(data<T>()[i]); });
 }
 
 int64_t Literal::GetAsInt64(int64_t i) const {
-  if (IsComplex(element_type())) return ConvertValue<int64_t>(GetAsDouble(i));
+  if (IsComplex(element_type()) || IsNarrowFloat(element_type())) return ConvertValue<int64_t>(GetAsDouble(i));
+  if (IsNarrowInteger(element_type())) return static_cast<int64_t>(GetAsDouble(i));
   return DispatchElementType(element_type(), [&]<typename T>() -> int64_t {
     if constexpr (std::is_integral_v<T>)
       return static_cast<int64_t>(data<T>()[i]);
@@ -110,11 +113,12 @@ void Literal::SetFromDouble(int64_t i, double value) {
     data<double>()[2 * i + 1] = 0;
     return;
   }
+  if (IsStorageOnly(element_type())) return NarrowFromDouble(element_type(), raw(), i, value);
   DispatchElementType(element_type(), [&]<typename T>() { data<T>()[i] = ConvertValue<T>(value); });
 }
 
 void Literal::SetFromInt64(int64_t i, int64_t value) {
-  if (IsComplex(element_type())) return SetFromDouble(i, static_cast<double>(value));
+  if (IsComplex(element_type()) || IsStorageOnly(element_type())) return SetFromDouble(i, static_cast<double>(value));
   DispatchElementType(element_type(), [&]<typename T>() { data<T>()[i] = ConvertValue<T>(value); });
 }
 
@@ -144,6 +148,28 @@ Literal Literal::Reshape(const std::vector<int64_t>& dims) const {
 }
 
 void ConvertElements(ElementType from, const void* src, ElementType to, void* dst, int64_t count) {
+  // Storage-only types go through double (exact for every value they hold).
+  if (IsStorageOnly(from) || IsStorageOnly(to)) {
+    if (from == to) {
+      std::memcpy(dst, src, static_cast<size_t>(count));
+      return;
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      double value = 0;
+      if (IsStorageOnly(from)) {
+        value = NarrowToDouble(from, static_cast<const uint8_t*>(src), i);
+      } else {
+        ConvertElements(from, static_cast<const uint8_t*>(src) + i * ElementByteSize(from), ElementType::kF64,
+                        &value, 1);
+      }
+      if (IsStorageOnly(to)) {
+        NarrowFromDouble(to, static_cast<uint8_t*>(dst), i, value);
+      } else {
+        ConvertElements(ElementType::kF64, &value, to, static_cast<uint8_t*>(dst) + i * ElementByteSize(to), 1);
+      }
+    }
+    return;
+  }
   // Complex: c64 <-> c128 part by part, real -> complex with a zero imaginary part, complex ->
   // real keeps the real part.
   if (IsComplex(from) || IsComplex(to)) {

@@ -361,6 +361,13 @@ std::string CheckResultShape(const Instruction& instruction, const DeviceCounts&
 
 std::optional<int64_t> CollectiveGroupSize(const Instruction& instruction, const DeviceCounts& devices) {
   const ReplicaGroups& groups = instruction.replica_groups();
+  // A channel without global device ids on an op that could have them: XLA reads the groups
+  // as replica ids, each spanning every partition; this runtime reads partition ids. Do not
+  // judge sizes in that mode.
+  bool has_global_ids_field = instruction.opcode() != Opcode::kAllToAll;
+  if (instruction.channel_id.has_value() && !instruction.use_global_device_ids && has_global_ids_field &&
+      devices.partitions != 1)
+    return std::nullopt;
   switch (groups.form()) {
     case ReplicaGroups::Form::kIota:
       if (groups.iota().num_dims() == 2) return groups.iota().dims()[1];

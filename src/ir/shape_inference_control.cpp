@@ -21,9 +21,15 @@ std::string CheckReplicaGroups(const Instruction& instruction, const DeviceCount
   const ReplicaGroups& groups = instruction.replica_groups();
   if (groups.form() != ReplicaGroups::Form::kExplicit || groups.empty()) return "";
   std::vector<std::vector<int64_t>> expanded = groups.Groups(1);
-  int64_t bound = instruction.channel_id.has_value() ? devices.partitions : devices.replicas;
-  if (instruction.use_global_device_ids && devices.partitions > 0 && devices.replicas > 0)
-    bound = devices.partitions * devices.replicas;
+  // The ids' kind follows XLA's group mode: replicas without a channel, global device ids
+  // with use_global_device_ids, partitions for ops without that field; the mixed mode is
+  // not bounded here.
+  int64_t bound = 0;
+  if (!instruction.channel_id.has_value()) bound = devices.replicas;
+  else if (instruction.use_global_device_ids && devices.partitions > 0)
+    bound = devices.partitions * std::max<int64_t>(devices.replicas, 1);  // replica_count defaults to 1
+  else if (instruction.opcode() == Opcode::kAllToAll || instruction.opcode() == Opcode::kCollectiveBroadcast)
+    bound = devices.partitions;
   std::set<int64_t> seen;
   for (const std::vector<int64_t>& group : expanded) {
     if (equal_sizes && group.size() != expanded[0].size())

@@ -8,7 +8,7 @@ namespace {
 // scalar per dimension of `shape` (or, in the older form, one integer vector).
 std::string CheckStartIndices(const Instruction& instruction, int64_t first, const Shape& shape) {
   int64_t count = instruction.operand_count() - first;
-  if (count == 1 && OperandShape(instruction, first).rank() == 1) {
+  if (count == 1 && shape.rank() > 0 && OperandShape(instruction, first).rank() == 1) {
     const Shape& vector = OperandShape(instruction, first);
     if (!IsInteger(vector.element_type()) || vector.dim(0) != shape.rank())
       return OperandError(instruction, first, StrCat("an integer vector of ", shape.rank(), " start indices"));

@@ -164,7 +164,7 @@ InferredShape InferDimensionSize(const Instruction& instruction) {
 
 InferredShape InferConstant(const Instruction& instruction) {
   if (!Written(instruction)) return MustBeWritten();
-  if (!instruction.literal()) return Fail("constant has no value");
+  if (!instruction.literal()) return MustBeWritten();  // elided in the text ({...})
   if (!instruction.literal()->shape().Compatible(instruction.shape()))
     return Fail(StrCat("constant value is ", Text(instruction.literal()->shape()), ", expected ",
                        Text(instruction.shape())));
@@ -236,9 +236,7 @@ InferredShape InferShapeOp(const Instruction& instruction) {
     case Opcode::kBitcast: return InferBitcast(instruction);
     case Opcode::kCopy: case Opcode::kOptimizationBarrier: case Opcode::kDomain: case Opcode::kAddDependency:
       return Ok(OperandShape(instruction, 0));
-    case Opcode::kAfterAll:
-      for (int64_t i = 0; i < instruction.operand_count(); ++i)
-        if (!OperandShape(instruction, i).IsToken()) return Fail(OperandError(instruction, i, "a token"));
+    case Opcode::kAfterAll:  // operands of any shape: it orders after them
       return Ok(Shape::Token());
     case Opcode::kPartitionId: case Opcode::kReplicaId:
       return Ok(Shape(ElementType::kU32, {}));

@@ -27,13 +27,13 @@ struct Recipe {
 Recipe ChooseRecipe(const std::string& name) {
   const Axes x = {"x"}, y = {"y"}, xy = {"x", "y"}, none = {};
   if (name == "2d")
-    return {x, {x, none, y}, {x, none, y}, {x, none, y}, {y, x}, {none, y}, {y}, {x, y, none}, {y, none, x}, {x, y},
+    return {x, {x, none, y}, {x, none, y}, {x, none, y}, {y, x}, {none, y}, {y}, {none, x, y, none}, {y, none, x}, {x, y},
             {y, x}};
   if (name == "megatron")
-    return {x, {x, none, none}, {x, none, y}, {x, none, y}, {y, none}, {none, none}, {none}, {none, y, none},
+    return {x, {x, none, none}, {x, none, y}, {x, none, y}, {y, none}, {none, none}, {none}, {none, none, y, none},
             {y, none, none}, {none, y}, {y, none}};
   Recipe data = {xy, {xy, none, none}, {xy, none, none}, {xy, none, none}, {none, none}, {none, none}, {none},
-                 {none, none, none}, {none, none, none}, {none, none}, {none, none}};
+                 {none, none, none, none}, {none, none, none}, {none, none}, {none, none}};
   data.fully_sharded = name == "fsdp";
   return data;
 }
@@ -61,9 +61,7 @@ class DenseLmWriter {
       const std::string p = "l" + std::to_string(l) + ".";
       Layer layer;
       layer.ln1 = W(p + "ln1", {M}, recipe_.scale, "ones");
-      layer.attention.wq = W(p + "wq", {M, N, D}, recipe_.wqkv, width);
-      layer.attention.wk = W(p + "wk", {M, N, D}, recipe_.wqkv, width);
-      layer.attention.wv = W(p + "wv", {M, N, D}, recipe_.wqkv, width);
+      layer.attention.wqkv = W(p + "wqkv", {3, M, N, D}, recipe_.wqkv, width);
       layer.attention.wo = W(p + "wo", {N, D, M}, recipe_.wo, NormalInit(1.0 / std::sqrt(static_cast<double>(N * D))));
       layer.ln2 = W(p + "ln2", {M}, recipe_.scale, "ones");
       layer.w1 = W(p + "w1", {M, H}, recipe_.w1, width);
@@ -71,6 +69,7 @@ class DenseLmWriter {
       layers.push_back(layer);
     }
     Instruction* final_scale = W("final_ln", {M}, recipe_.scale, "ones");
+    Instruction* softmax = W("softmax", {V, M}, recipe_.emb, width);
     LmBatch batch = DeclareLmBatch(t_, recipe_.batch);
 
     LmLayers lm(t_.b(), "", &t_);
@@ -87,7 +86,7 @@ class DenseLmWriter {
     }
     scope("head");
     h = lm.LayerNorm(h, final_scale);
-    LossAndAccuracy head = lm.Head(h, emb, batch.targets, batch.weights, recipe_.logits);
+    LossAndAccuracy head = lm.Head(h, softmax, batch.targets, batch.weights, recipe_.logits);
     scope("");
     std::unique_ptr<Module> module = t_.Finish(head.loss, {{"accuracy", head.accuracy}});
     RecordTask(*module, c_);

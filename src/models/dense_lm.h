@@ -13,7 +13,7 @@ namespace gspmd {
 // optimizer keys (optimizer.h). Mesh axes x, y.
 ModelConfig DenseLmConfig();
 
-// Token embedding [V, M] (tied with the logits) plus learned positions [S, M], `layers`
+// Token embedding [V, M] plus learned positions [S, M], `layers`
 // pre-LayerNorm layers of causal multi-head attention and an MLP, a final LayerNorm,
 // vocabulary logits and softmax cross-entropy. sharding=
 //   2d        the GSPMD paper's recipe: activations [B,S,M] B on x, M on y; FFN weights [M,H]

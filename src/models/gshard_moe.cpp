@@ -42,9 +42,7 @@ class GShardMoeWriter {
       const std::string p = "l" + std::to_string(l) + ".";
       Layer layer;
       layer.ln1 = t_.Weight(p + "ln1", {M}, {{}}, "ones");
-      layer.attention.wq = t_.Weight(p + "wq", {M, N, D}, none3, width);
-      layer.attention.wk = t_.Weight(p + "wk", {M, N, D}, none3, width);
-      layer.attention.wv = t_.Weight(p + "wv", {M, N, D}, none3, width);
+      layer.attention.wqkv = t_.Weight(p + "wqkv", {3, M, N, D}, {{}, {}, {}, {}}, width);
       layer.attention.wo = t_.Weight(p + "wo", {N, D, M}, none3, NormalInit(1.0 / std::sqrt(static_cast<double>(N * D))));
       layer.ln2 = t_.Weight(p + "ln2", {M}, {{}}, "ones");
       if (IsMoeLayer(l)) {
@@ -58,6 +56,7 @@ class GShardMoeWriter {
       layers.push_back(layer);
     }
     Instruction* final_scale = t_.Weight("final_ln", {M}, {{}}, "ones");
+    Instruction* softmax = t_.Weight("softmax", {V, M}, none2, width);
     const std::vector<std::string> all = {"data", "expert"};
     LmBatch batch = DeclareLmBatch(t_, all);
 
@@ -97,7 +96,7 @@ class GShardMoeWriter {
     }
     scope("head");
     h = lm.LayerNorm(h, final_scale);
-    LossAndAccuracy head = lm.Head(h, emb, batch.targets, batch.weights, act);
+    LossAndAccuracy head = lm.Head(h, softmax, batch.targets, batch.weights, act);
     Instruction* loss = b.Add(head.loss, b.Scale(aux_total, c_.Number("aux_loss_weight")));
     Instruction* fraction = b.Div(dropped_total, b.Max(routed_total, b.Scalar(1.0)));
     scope("");

@@ -71,11 +71,20 @@ Instruction* LmLayers::LayerNorm(Instruction* h, Instruction* scale) {
 }
 
 Instruction* LmLayers::Attention(Instruction* a, const AttentionWeights& w, const PartitionSpec& scores_spec) {
-  const int64_t head_dim = w.wq->shape().dims().back();
+  const int64_t head_dim = w.wqkv->shape().dims().back();
   const int64_t seq = a->shape().dim(lead_rank() + 1);
-  Instruction* q = b_.Einsum(E("bsm,mnd->bsnd"), a, w.wq);
-  Instruction* k = b_.Einsum(E("bsm,mnd->bsnd"), a, w.wk);
-  Instruction* v = b_.Einsum(E("bsm,mnd->bsnd"), a, w.wv);
+  Instruction* qkv = b_.Einsum(E("bsm,cmnd->cbsnd"), a, w.wqkv);  // [lead..., 3, B, S, N, D]
+  auto part = [&](int64_t index) {
+    std::vector<int64_t> starts(qkv->shape().rank(), 0), limits = qkv->shape().dims();
+    starts[lead_rank()] = index;
+    limits[lead_rank()] = index + 1;
+    std::vector<int64_t> dims = qkv->shape().dims();
+    dims.erase(dims.begin() + lead_rank());
+    return b_.Reshape(b_.Slice(qkv, starts, limits), dims);
+  };
+  Instruction* q = part(0);
+  Instruction* k = part(1);
+  Instruction* v = part(2);
   Instruction* scores = b_.Scale(b_.Einsum(E("bsnd,btnd->bnst"), q, k), 1.0 / std::sqrt(static_cast<double>(head_dim)));
   scores = Split(scores, scores_spec);
   // Query position s sees key positions t <= s.
@@ -109,10 +118,10 @@ Instruction* LmLayers::Embed(Instruction* tokens, Instruction* emb, Instruction*
   return b_.Add(h, b_.Broadcast(pos, h->shape().dims(), {1, 2}));
 }
 
-LossAndAccuracy LmLayers::Head(Instruction* h, Instruction* emb, Instruction* targets, Instruction* weights,
+LossAndAccuracy LmLayers::Head(Instruction* h, Instruction* softmax, Instruction* targets, Instruction* weights,
                                const PartitionSpec& logits_spec) {
-  const int64_t vocab = emb->shape().dim(0);
-  Instruction* logits = Split(b_.Einsum("bsm,vm->bsv", h, emb), logits_spec);
+  const int64_t vocab = softmax->shape().dim(0);
+  Instruction* logits = Split(b_.Einsum("bsm,vm->bsv", h, softmax), logits_spec);
   const std::vector<int64_t>& dims = logits->shape().dims();
   Instruction* max = b_.ReduceMax(logits, {2});
   Instruction* shifted = b_.Sub(logits, b_.BroadcastAlong(max, dims, {2}));

@@ -30,9 +30,9 @@ struct LmBatch {
 LmBatch DeclareLmBatch(TrainStepBuilder& t, const std::vector<std::string>& batch_axes);
 
 struct AttentionWeights {
-  Instruction* wq;  // [lead..., M, heads, head_dim]
-  Instruction* wk;
-  Instruction* wv;
+  // Query, key and value projections in one weight [lead..., 3, M, heads, head_dim]: one
+  // einsum, whose backward sums the three input gradients before any reduction.
+  Instruction* wqkv;
   Instruction* wo;  // [lead..., heads, head_dim, M]
 };
 
@@ -61,9 +61,11 @@ class LmLayers {
   Instruction* OneHot(Instruction* tokens, int64_t vocab);
   // onehot(tokens) emb + pos: [B, S, M] from emb [V, M] and pos [S, M].
   Instruction* Embed(Instruction* tokens, Instruction* emb, Instruction* pos);
-  // Logits h emb^T [B, S, V] (tied embedding, annotated with logits_spec), then the weighted
-  // softmax cross-entropy against s32 targets [B, S] with f32 weights [B, S].
-  LossAndAccuracy Head(Instruction* h, Instruction* emb, Instruction* targets, Instruction* weights,
+  // Logits h softmax^T [B, S, V] from the softmax weights [V, M] (a weight of their own, not
+  // the embedding's: a tied weight's two gradients would each be summed over the batch),
+  // annotated with logits_spec, then the weighted softmax cross-entropy against s32 targets
+  // [B, S] with f32 weights [B, S].
+  LossAndAccuracy Head(Instruction* h, Instruction* softmax, Instruction* targets, Instruction* weights,
                        const PartitionSpec& logits_spec);
 
  private:

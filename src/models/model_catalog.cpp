@@ -3,6 +3,7 @@
 
 #include "models/dense_lm.h"
 #include "models/gshard_moe.h"
+#include "models/pipelined_lm.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -11,6 +12,8 @@ const std::vector<ModelEntry>& TrainingModels() {
   static const std::vector<ModelEntry> models = {
       {"dense_lm", "dense decoder LM (GSPMD 2-D recipe; megatron, data, fsdp)", &DenseLmConfig, &BuildDenseLm},
       {"gshard_moe", "GShard MoE transformer (top-2 experts on every other layer)", &GShardMoeConfig, &BuildGShardMoe},
+      {"pipelined_lm", "pipelined transformer (GSPMD's stage-sharded layers and microbatch loop)", &PipelinedLmConfig,
+       &BuildPipelinedLm},
   };
   return models;
 }

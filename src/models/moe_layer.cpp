@@ -52,10 +52,9 @@ class MoeWriter {
     Instruction* slots1 = Slots(mask1, pos1);  // [G,S,E,C]
     Instruction* slots2 = Slots(mask2, pos2);
     const std::vector<int64_t>& sd = slots1->shape().dims();
-    // Dispatch and combine stay split by group like the tokens (GShard's Algorithm 2 splits
-    // them on G), so that the einsums move the dispatched tokens, not these [G,S,E,C] masks.
-    PartitionSpec by_group = s_.tokens;
-    by_group.resize(4);
+    // The dispatch and combine tensors stay split by group like the tokens (GShard annotates
+    // them so), so the einsums with the expert-split side are all-to-alls.
+    const PartitionSpec by_group = {s_.tokens[0], {}, {}, {}};
     Instruction* dispatch = t_.Split(b_, b_.Add(slots1, slots2), by_group);
     Instruction* combine = t_.Split(
         b_, b_.Add(b_.Mul(b_.Broadcast(g1, sd, {0, 1}), slots1), b_.Mul(b_.Broadcast(g2, sd, {0, 1}), slots2)), by_group);

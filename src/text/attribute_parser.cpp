@@ -8,6 +8,8 @@
 #include "ir/verifier.h"
 #include "sharding/sharding_text.h"
 #include "text/attribute_text.h"
+#include "text/literal_text.h"
+#include "text/shape_text.h"
 #include "text/module_parser.h"
 
 namespace gspmd::hlo_text {
@@ -81,7 +83,7 @@ bool AttributeApplies(Attr attr, Opcode opcode) {
     case Attr::kDimensions:
       return IsOneOf(opcode, {O::kBroadcast, O::kTranspose, O::kReduce, O::kReverse, O::kConcatenate,
                               O::kAllGather, O::kAllToAll, O::kReduceScatter, O::kSort, O::kMap,
-                              O::kGetDimensionSize});
+                              O::kGetDimensionSize, O::kSetDimensionSize});
     case Attr::kIotaDimension: return opcode == O::kIota;
     case Attr::kSlice: return opcode == O::kSlice;
     case Attr::kDynamicSliceSizes: return opcode == O::kDynamicSlice;
@@ -102,11 +104,11 @@ bool AttributeApplies(Attr attr, Opcode opcode) {
       return opcode == O::kScatter;
     case Attr::kToApply:
       return IsOneOf(opcode, {O::kReduce, O::kReduceWindow, O::kMap, O::kSort, O::kCall, O::kAllReduce,
-                              O::kReduceScatter, O::kScatter, O::kCustomCall});
+                              O::kReduceScatter, O::kScatter, O::kCustomCall, O::kAllReduceStart, O::kScan});
     case Attr::kCondition: case Attr::kBody: return opcode == O::kWhile;
     case Attr::kTrueComputation: case Attr::kFalseComputation: case Attr::kBranchComputations:
       return opcode == O::kConditional;
-    case Attr::kCalls: return opcode == O::kFusion;
+    case Attr::kCalls: return IsOneOf(opcode, {O::kFusion, O::kAsyncStart, O::kAsyncUpdate, O::kAsyncDone});
     case Attr::kSelect: case Attr::kScatter: return opcode == O::kSelectAndScatter;
     case Attr::kCalledComputations: return opcode == O::kCustomCall;
     case Attr::kDirection: case Attr::kType: return opcode == O::kCompare;
@@ -139,7 +141,7 @@ std::string_view MissingRequiredAttribute(Opcode opcode, const std::bitset<stati
     case Opcode::kCustomCall: return missing(Attr::kCustomCallTarget) ? "custom_call_target=" : "";
     case Opcode::kTopK: return missing(Attr::kK) ? "k=" : "";
     case Opcode::kConvolution: return missing(Attr::kDimLabels) ? "dim_labels=" : "";
-    case Opcode::kBroadcast: case Opcode::kTranspose: case Opcode::kReduce: case Opcode::kConcatenate:
+    case Opcode::kTranspose: case Opcode::kReduce: case Opcode::kConcatenate:
       return missing(Attr::kDimensions) ? "dimensions=" : "";
     case Opcode::kGather:
       if (missing(Attr::kOffsetDims)) return "offset_dims=";
@@ -180,6 +182,34 @@ bool IsKnownXlaAttribute(std::string_view name) {
   };
   return names.count(name) > 0;
 }
+
+}  // namespace
+
+// literal=s32[2]{0} {1, 2} or literal=( s32[2]{0} {1, 2}, pred[] true ) (custom-call): shapes
+// with constant values, checked and kept verbatim.
+std::string_view ModuleParser::ReadShapedLiteralText() {
+  scanner_.SkipSpace();
+  size_t start = scanner_.pos();
+  ReadShapedLiteral(0);
+  return scanner_.text().substr(start, scanner_.pos() - start);
+}
+
+void ModuleParser::ReadShapedLiteral(int depth) {
+  constexpr int kMaxLiteralNesting = 64;
+  if (depth > kMaxLiteralNesting) scanner_.ErrorExpected("a literal nested at most 64 tuples deep");
+  if (scanner_.TryConsume('(')) {
+    if (scanner_.TryConsume(')')) return;
+    do {
+      ReadShapedLiteral(depth + 1);
+    } while (scanner_.TryConsume(','));
+    scanner_.Expect(')', "',' or ')' in the tuple literal");
+    return;
+  }
+  Shape shape = ParseShape(scanner_);
+  ParseLiteral(scanner_, shape);
+}
+
+namespace {
 
 // Removes /* ... */ comments (XLA writes /*index=5*/ inside long tuple shardings) and
 // remembers where each kept character came from.
@@ -276,12 +306,12 @@ void ModuleParser::ParseReplicaGroupsAttribute(Instruction& instruction) {
   instruction.has_replica_groups = true;
 }
 
-void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos) {
+void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos, bool allow_attributes) {
   std::bitset<static_cast<size_t>(Attr::kCount)> seen;
   CalledSlots called;
   Opcode opcode = instruction.opcode();
   const auto& table = AttributeTable();
-  while (true) {
+  while (allow_attributes) {
     size_t before = scanner_.pos();  // so the caller can see what follows on this line
     if (!scanner_.TryConsume(',')) {
       scanner_.set_pos(before);
@@ -300,7 +330,8 @@ void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos) 
     if (!typed) {
       for (const auto& [existing, unused] : instruction.extra_attributes())
         if (existing == name) scanner_.ErrorAt(name_pos, StrCat("duplicate attribute ", name));
-      std::string_view value = scanner_.ReadRawValue(What("a value for attribute ", name));
+      std::string_view value = name == "literal" ? ReadShapedLiteralText()
+                                                 : scanner_.ReadRawValue(What("a value for attribute ", name));
       instruction.mutable_extra_attributes().emplace_back(std::string(name), std::string(value));
       continue;
     }
@@ -408,6 +439,11 @@ void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos) 
   }
 
   std::string_view missing = MissingRequiredAttribute(opcode, seen);
+  // A broadcast of a scalar may leave out dimensions={} (XLA infers it).
+  bool scalar_broadcast = opcode == Opcode::kBroadcast && instruction.operand_count() == 1 &&
+                          instruction.operand(0)->shape().IsArray() && instruction.operand(0)->shape().rank() == 0;
+  if (opcode == Opcode::kBroadcast && !scalar_broadcast && !seen[static_cast<size_t>(Attr::kDimensions)])
+    missing = "dimensions=";
   if (!missing.empty())
     scanner_.ErrorAt(opcode_pos, StrCat(OpcodeName(opcode), " expects attribute ", missing));
 

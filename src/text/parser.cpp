@@ -52,6 +52,7 @@ std::unique_ptr<Module> ModuleParser::Parse() {
     bool is_entry = computation.get() == entry_;
     module_->AddComputation(std::move(computation), is_entry);
   }
+  if (headerless_) module_->set_name(StrCat("module_", entry_->name()));
   CheckEntryComputationLayout();
   VerifyModuleStructure(*module_);
   return std::move(module_);
@@ -97,10 +98,15 @@ void ModuleParser::ParseHeader() {
   scanner_.SkipSpace();
   size_t start = scanner_.pos();
   if (scanner_.ReadWord() != "HloModule") {
+    // XLA also reads bare computations ("ENTRY main { ... }") as a module named after the entry.
     scanner_.set_pos(start);
-    scanner_.ErrorExpected("'HloModule' at the start of the module");
+    if (!scanner_.AtName()) scanner_.ErrorExpected("'HloModule' at the start of the module, or a computation");
+    module_ = std::make_unique<Module>("");
+    headerless_ = true;
+    return;
   }
   module_ = std::make_unique<Module>(std::string(scanner_.ReadName("the module name after HloModule")));
+  scanner_.TryConsume(':');  // "HloModule name:" is accepted too
   while (scanner_.TryConsume(',')) {
     scanner_.SkipSpace();
     std::string_view key = scanner_.ReadName("a module attribute name");

@@ -94,7 +94,7 @@ void AddOpcodeAttributes(AttributeList& attrs, const Instruction& instruction) {
       attrs.AddInt("index", instruction.tuple_index);
       return;
     case Opcode::kBroadcast: case Opcode::kTranspose: case Opcode::kReduce: case Opcode::kReverse:
-    case Opcode::kConcatenate: case Opcode::kMap: case Opcode::kGetDimensionSize:
+    case Opcode::kConcatenate: case Opcode::kMap: case Opcode::kGetDimensionSize: case Opcode::kSetDimensionSize:
       attrs.AddList("dimensions", instruction.dimensions);
       return;
     case Opcode::kSort:
@@ -225,7 +225,7 @@ void AddCalledComputations(AttributeList& attrs, const Instruction& instruction)
       attrs.AddComputation("true_computation", called[0]);
       attrs.AddComputation("false_computation", called[1]);
       return;
-    case Opcode::kFusion:
+    case Opcode::kFusion: case Opcode::kAsyncStart: case Opcode::kAsyncUpdate: case Opcode::kAsyncDone:
       attrs.AddComputation("calls", called[0]);
       return;
     case Opcode::kCustomCall:
@@ -244,7 +244,7 @@ void AddCalledComputations(AttributeList& attrs, const Instruction& instruction)
 void AppendOperands(std::string& out, const Instruction& instruction) {
   out += '(';
   if (instruction.opcode() == Opcode::kConstant) {
-    if (instruction.literal()) out += PrintLiteral(*instruction.literal());
+    out += instruction.literal() ? PrintLiteral(*instruction.literal()) : "{...}";  // {...}: elided in the input
   } else if (instruction.opcode() == Opcode::kParameter) {
     out += std::to_string(instruction.parameter_number);
   } else {

@@ -30,7 +30,7 @@ void Scanner::SkipSpace() {
       continue;
     }
     if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/') {  // to the end of the line
-      size_t end = text_.find('\n', pos_ + 2);
+      size_t end = text_.find_first_of("\r\n", pos_ + 2);
       pos_ = end == std::string_view::npos ? text_.size() : end;
       continue;
     }
@@ -41,7 +41,7 @@ void Scanner::SkipSpace() {
 void Scanner::SkipSpaceInLine() {
   while (pos_ < text_.size()) {
     char c = text_[pos_];
-    if (c == ' ' || c == '\t' || c == '\r') {
+    if (c == ' ' || c == '\t') {
       ++pos_;
       continue;
     }
@@ -52,7 +52,7 @@ void Scanner::SkipSpaceInLine() {
       continue;
     }
     if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/') {  // to the end of the line
-      size_t end = text_.find('\n', pos_ + 2);
+      size_t end = text_.find_first_of("\r\n", pos_ + 2);
       pos_ = end == std::string_view::npos ? text_.size() : end;
       continue;
     }
@@ -233,7 +233,8 @@ SourceLocation Scanner::LocationAt(size_t offset) const {
     located_line_start_ = 0;
   }
   for (size_t i = located_offset_; i < offset; ++i) {
-    if (text_[i] == '\n') {
+    bool lone_carriage_return = text_[i] == '\r' && (i + 1 >= text_.size() || text_[i + 1] != '\n');
+    if (text_[i] == '\n' || lone_carriage_return) {
       ++located_line_;
       located_line_start_ = i + 1;
     }

@@ -35,7 +35,8 @@ class Scanner {
 
   // Skips whitespace, /* ... */ comments and // comments (to the end of the line).
   void SkipSpace();
-  // Skips spaces, tabs and comments but stops at a newline (a // comment ends before it).
+  // Skips spaces, tabs and comments but stops at a line end ('\n' or '\r'; a // comment ends
+  // before it).
   void SkipSpaceInLine();
   // The next significant character ('\0' at the end of the text).
   char Peek() {

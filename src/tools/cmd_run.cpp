@@ -23,7 +23,6 @@
 #include "runtime/spmd/spmd_mpi.h"
 #include "runtime/spmd/spmd_plan.h"
 #include "support/diagnostic.h"
-#include "text/parser.h"
 #include "text/printer.h"
 #include "tools/commands.h"
 #include "tools/partition_pipeline.h"
@@ -94,7 +93,7 @@ struct PreparedRun {
 // `device_source` says where that number comes from, for messages.
 PreparedRun Prepare(const RunOptions& options, int64_t devices, const std::string& device_source, bool print_warnings) {
   PreparedRun run;
-  run.module = ParseModuleFile(options.file);
+  run.module = LoadProgram(options.file);
   auto with_devices = [&](auto&& fn) {
     try {
       return fn();
@@ -104,7 +103,7 @@ PreparedRun Prepare(const RunOptions& options, int64_t devices, const std::strin
     }
   };
   if (options.spmd) {
-    if (!options.like.empty()) run.like = ParseModuleFile(options.like);
+    if (!options.like.empty()) run.like = LoadProgram(options.like);
     if (devices > 0) with_devices([&] { CheckDevicesMatchModule(*run.module, options.file, devices); return 0; });
     CheckInputCount(*run.module, options.file, options.inputs.size());
     run.inputs = OpenInputFiles(options.inputs);
@@ -241,7 +240,7 @@ void AddRunCommand(CLI::App& app) {
       "Run a program on devices with global inputs and outputs: FILE is partitioned first (propagating shardings if "
       "needed), unless --spmd says it is a per-device program already. Devices are threads of this process, or with "
       "--backend mpi spread over the ranks of `mpirun -np R`");
-  command->add_option("FILE", options->file, "HLO text file")->required()->type_name("FILE");
+  command->add_option("FILE", options->file, "HLO text file, or StableHLO (.mlir) text")->required()->type_name("FILE");
   command->add_flag("--spmd", options->spmd, "FILE is a per-device (partitioned) program: run it on every device as is");
   command->add_option("--like", options->like,
                       "with --spmd: HLO module whose entry supplies parameter/root shardings and global "

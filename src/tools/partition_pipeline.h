@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "ir/literal.h"
 
 #include "ir/module.h"
 #include "partitioner/partitioner.h"
@@ -36,5 +39,14 @@ struct CliPartition {
 // an MPI job other than rank 0, which compile the same program).
 CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices,
                              bool print_warnings = true);
+
+// PartitionForCli, then the per-device program run on the devices with the global program's
+// shapes and shardings: global inputs in, global outputs out.
+std::vector<Literal> PartitionAndRun(Module& module, const std::string& file, int64_t requested_devices,
+                                     const std::vector<Literal>& inputs);
+
+// Whether the module has a manual (shard_map) region: per-device code that one device
+// cannot run on its own (SPMDFullToShardShape, xla.sdy.GlobalToLocalShape).
+bool HasManualRegion(const Module& module);
 
 }  // namespace gspmd::tools

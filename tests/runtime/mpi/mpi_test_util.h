@@ -83,7 +83,9 @@ class MpiTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("gspmd_mpi_test_" + std::to_string(getpid()) + "_" + name);
     fs::create_directories(dir_);
   }
-  void TearDown() override { fs::remove_all(dir_); }
+  void TearDown() override {
+    if (std::getenv("GSPMD_MPI_KEEP") == nullptr) fs::remove_all(dir_);
+  }
 
   static std::string Args(const std::vector<std::string>& args) {
     std::string text;
@@ -110,9 +112,10 @@ class MpiTest : public ::testing::Test {
   // gspmd ARGS without a launcher.
   Launch Gspmd(const std::vector<std::string>& args) const { return Run(Quote(GSPMD_BINARY) + Args(args)); }
 
-  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
-
   fs::path dir_;
+
+ public:
+  std::string Path(const std::string& name) const { return (dir_ / name).string(); }
 };
 
 // Every out<i>.npy / out<i>.json of `actual_dir` equals `expected_dir`'s (integers and
