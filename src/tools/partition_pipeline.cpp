@@ -7,6 +7,7 @@
 #include <set>
 #include <vector>
 
+#include "ir/opcode.h"
 #include "ir/sdy_custom_calls.h"
 #include "runtime/spmd/like_module.h"
 #include "runtime/spmd/spmd_executor.h"
@@ -85,6 +86,19 @@ bool NeedsPropagation(const Module& module) {
   for (const Computation* computation : ProgramComputations(module))
     for (const auto& instruction : computation->instructions())
       if (!instruction->sharding().has_value() && !MayLackSharding(*instruction)) return true;
+  return false;
+}
+
+bool IsPerDeviceProgram(const Module& module) {
+  if (module.entry() == nullptr) return false;
+  // The SPMD partitioner's output: ours and XLA's name the entry "..._spmd"; ours records the
+  // global result shapes.
+  if (module.entry()->name().ends_with("_spmd")) return true;
+  if (module.Attribute("frontend_attributes").find("gspmd.global_result_shapes") != std::string::npos) return true;
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (IsCollective(instruction->opcode()) || instruction->opcode() == Opcode::kPartitionId)
+        return !HasManualRegion(module);
   return false;
 }
 
