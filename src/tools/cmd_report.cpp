@@ -50,6 +50,10 @@ void WriteHtml(const ReportOptions& options, const Module& per_device, const Mod
   input.global = global;
   input.num_devices = per_device.num_partitions();
   input.report = report;
+  const std::vector<DeviceAxis> mesh = lint::ImpliedMeshAxes(global ? *global : per_device, input.num_devices);
+  for (size_t i = 0; i < mesh.size(); ++i)
+    input.mesh_text += StrCat(i == 0 ? "" : ", ", "axis ", i, " of size ", mesh[i].size, " (device stride ",
+                              mesh[i].stride, ")");
   if (global != nullptr)
     input.lint_findings = WithFileContext(options.file, [&] { return LintLines(options.file); });
   else

@@ -274,7 +274,8 @@ std::string RenderHtmlReport(const HtmlReportInput& input) {
       << Escape(input.title) << "</title>\n<style>" << kStyle << "</style></head><body>\n<h1>gspmd report: "
       << Escape(input.title) << "</h1>\n<table id=\"totals\"><tbody>\n"
       << "<tr><td class=\"name\">devices (mesh)</td><td id=\"mesh-devices\" data-value=\"" << input.num_devices << "\">"
-      << input.num_devices << "</td></tr>\n"
+      << input.num_devices << (input.mesh_text.empty() ? "" : " &mdash; mesh " + Escape(input.mesh_text))
+      << "</td></tr>\n"
       << "<tr><td class=\"name\">communication per device</td><td id=\"total-comm-bytes\" data-value=\""
       << Number(input.report.comm_bytes_per_device) << "\">" << HumanBytes(input.report.comm_bytes_per_device)
       << "</td></tr>\n<tr><td class=\"name\">collectives executed</td><td id=\"total-collectives\" data-value=\""
@@ -282,19 +283,21 @@ std::string RenderHtmlReport(const HtmlReportInput& input) {
       << "<tr><td class=\"name\">peak live memory per device</td><td id=\"total-peak-bytes\" data-value=\""
       << input.report.peak_bytes_per_device << "\">" << HumanBytes(static_cast<double>(input.report.peak_bytes_per_device))
       << "</td></tr>\n</tbody></table>\n";
+  out << CommunicationSection(*input.per_device)
+      << MemorySection(*input.per_device, input.report.peak_bytes_per_device);
+  out << "<h2>Lint findings</h2>\n<div class=\"lint\" id=\"lint\">\n";
+  if (input.lint_findings.empty())
+    out << "<p>" << Escape(input.lint_note.empty() ? "No findings." : input.lint_note) << "</p>\n";
+  for (const std::string& finding : input.lint_findings) out << "<pre class=\"finding\">" << Escape(finding) << "</pre>\n";
+  out << "</div>\n";
   out << "<h2>Entry parameters</h2>\n<div id=\"parameters\">\n";
   const auto& parameters = parameters_from.entry()->parameters();
   const size_t drawn = std::min<size_t>(parameters.size(), 200);
   for (size_t i = 0; i < drawn; ++i)
     out << ParameterPicture(*parameters[i], input.global == nullptr, input.num_devices);
   if (drawn < parameters.size()) out << "<p>(" << parameters.size() - drawn << " more parameters not drawn)</p>\n";
-  out << "</div>\n" << CommunicationSection(*input.per_device)
-      << MemorySection(*input.per_device, input.report.peak_bytes_per_device);
-  out << "<h2>Lint findings</h2>\n<div class=\"lint\" id=\"lint\">\n";
-  if (input.lint_findings.empty())
-    out << "<p>" << Escape(input.lint_note.empty() ? "No findings." : input.lint_note) << "</p>\n";
-  for (const std::string& finding : input.lint_findings) out << "<pre class=\"finding\">" << Escape(finding) << "</pre>\n";
-  out << "</div>\n<script>" << kScript << "</script>\n</body></html>\n";
+  out << "</div>\n";
+  out << "<script>" << kScript << "</script>\n</body></html>\n";
   return out.str();
 }
 

@@ -19,6 +19,7 @@ struct HtmlReportInput {
   // program's, whose shapes are shard shapes.
   const Module* global = nullptr;
   int64_t num_devices = 1;
+  std::string mesh_text;                   // "[2,4]: axis 0 size 2 (device stride 4), ..." ("" unknown)
   CommReport report;                       // AnalyzeCommunication(*per_device): the page's totals
   std::vector<std::string> lint_findings;  // formatted lines; empty with lint_note saying why
   std::string lint_note;
