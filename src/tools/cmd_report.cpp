@@ -5,11 +5,15 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/comm_report.h"
 #include "lint/lint.h"
+#include "simulate/chip_spec.h"
+#include "simulate/collective_model.h"
+#include "simulate/topology.h"
 #include "tools/commands.h"
 #include "tools/partition_pipeline.h"
 #include "tools/tool_util.h"
@@ -23,6 +27,7 @@ struct ReportOptions {
   bool json = false;
   std::string html;
   bool partition = false;
+  std::string chip;
 };
 
 // The lint findings of the global program in `file`, one formatted finding per entry (fixes
@@ -54,6 +59,15 @@ void WriteHtml(const ReportOptions& options, const Module& per_device, const Mod
   for (size_t i = 0; i < mesh.size(); ++i)
     input.mesh_text += StrCat(i == 0 ? "" : ", ", "axis ", i, " of size ", mesh[i].size, " (device stride ",
                               mesh[i].stride, ")");
+  std::optional<simulate::ChipSpec> chip;
+  std::optional<simulate::Topology> topology;
+  if (!options.chip.empty()) {
+    chip = simulate::LoadChipSpec(options.chip);
+    topology = WithFileContext(options.file, [&] { return simulate::Topology::Build(*chip, input.num_devices); });
+    input.collective_seconds = [&](const Instruction& collective) {
+      return simulate::EstimateCollective(collective, *topology, *chip).time_s;
+    };
+  }
   if (global != nullptr)
     input.lint_findings = WithFileContext(options.file, [&] { return LintLines(options.file); });
   else
@@ -103,6 +117,10 @@ void AddReportCommand(CLI::App& app) {
                       "write a self-contained HTML page (mesh, parameter shardings, communication by source op, "
                       "live memory, lint findings with --partition) to OUT")
       ->type_name("OUT");
+  command->add_option("--chip", options->chip,
+                      "with --html: estimate each collective's time on this chip (a built-in name or a JSON file, "
+                      "as for gspmd simulate)")
+      ->type_name("CHIP");
   command->add_flag("--partition", options->partition,
                     "FILE is a global program: propagate and partition it first (and lint it for --html)");
   command->add_flag("--json", options->json,

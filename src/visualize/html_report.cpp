@@ -95,9 +95,11 @@ struct CommRow {
   std::string kind;
   double bytes = 0;
   double count = 0;
+  double seconds = 0;
 };
 
-std::vector<CommRow> CommunicationRows(const Module& per_device) {
+std::vector<CommRow> CommunicationRows(const Module& per_device,
+                                       const std::function<double(const Instruction&)>& seconds) {
   std::map<std::pair<std::string, std::string>, CommRow> rows;
   const int64_t num_devices = per_device.num_partitions();
   ForEachCollective(per_device, [&](const Instruction& collective, double times) {
@@ -109,6 +111,7 @@ std::vector<CommRow> CommunicationRows(const Module& per_device) {
     row.kind = kind;
     row.bytes += times * CollectiveBytesPerDevice(collective, num_devices);
     row.count += times;
+    if (seconds) row.seconds += times * seconds(collective);
   });
   std::vector<CommRow> sorted;
   for (auto& [key, row] : rows) sorted.push_back(row);
@@ -116,8 +119,8 @@ std::vector<CommRow> CommunicationRows(const Module& per_device) {
   return sorted;
 }
 
-std::string CommunicationSection(const Module& per_device) {
-  const std::vector<CommRow> rows = CommunicationRows(per_device);
+std::string CommunicationSection(const Module& per_device, const std::function<double(const Instruction&)>& seconds) {
+  const std::vector<CommRow> rows = CommunicationRows(per_device, seconds);
   std::ostringstream out;
   out << "<h2>Communication by source op</h2>\n";
   if (rows.empty()) {
@@ -148,11 +151,14 @@ std::string CommunicationSection(const Module& per_device) {
   out << "</svg>\n";
   out << "<table id=\"comm-table\" class=\"sortable\"><thead><tr><th class=\"name\">source op</th>"
          "<th class=\"name\">kind</th><th data-type=\"number\">bytes per device</th><th data-type=\"number\">count"
-         "</th></tr></thead><tbody>\n";
+         "</th>" << (seconds ? "<th data-type=\"number\">est. time (us)</th>" : "") << "</tr></thead><tbody>\n";
   for (const CommRow& row : rows) {
     out << "<tr><td class=\"name\">" << Escape(row.source) << "</td><td class=\"name\">" << row.kind
         << "</td><td data-value=\"" << Number(row.bytes) << "\">" << HumanBytes(row.bytes) << "</td><td data-value=\""
-        << Number(row.count) << "\">" << Number(row.count) << "</td></tr>\n";
+        << Number(row.count) << "\">" << Number(row.count) << "</td>";
+    if (seconds)
+      out << "<td data-value=\"" << Number(row.seconds) << "\">" << Fixed(row.seconds * 1e6, 1) << "</td>";
+    out << "</tr>\n";
   }
   out << "</tbody></table>\n<p>Sum of the table's bytes: <span id=\"table-bytes-sum\">(script not run)</span></p>\n";
   return out.str();
@@ -283,7 +289,7 @@ std::string RenderHtmlReport(const HtmlReportInput& input) {
       << "<tr><td class=\"name\">peak live memory per device</td><td id=\"total-peak-bytes\" data-value=\""
       << input.report.peak_bytes_per_device << "\">" << HumanBytes(static_cast<double>(input.report.peak_bytes_per_device))
       << "</td></tr>\n</tbody></table>\n";
-  out << CommunicationSection(*input.per_device)
+  out << CommunicationSection(*input.per_device, input.collective_seconds)
       << MemorySection(*input.per_device, input.report.peak_bytes_per_device);
   out << "<h2>Lint findings</h2>\n<div class=\"lint\" id=\"lint\">\n";
   if (input.lint_findings.empty())

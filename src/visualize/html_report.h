@@ -4,6 +4,7 @@
 // chart, peak marked) and the lint findings.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct HtmlReportInput {
   int64_t num_devices = 1;
   std::string mesh_text;                   // "[2,4]: axis 0 size 2 (device stride 4), ..." ("" unknown)
   CommReport report;                       // AnalyzeCommunication(*per_device): the page's totals
+  // Seconds one execution of a collective takes (the cost model of `gspmd simulate --chip`);
+  // empty: the table has no time column.
+  std::function<double(const Instruction&)> collective_seconds;
   std::vector<std::string> lint_findings;  // formatted lines; empty with lint_note saying why
   std::string lint_note;
 };

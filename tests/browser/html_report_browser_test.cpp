@@ -111,9 +111,10 @@ TEST_F(HtmlReportBrowserTest, UnwritableOutputIsAnError) {
 TEST_F(HtmlReportBrowserTest, GlobalProgramGetsLintFindings) {
   const std::string program = (kCorpus / "uneven_internal_10_over_4" / "pre.hlo").string();
   const std::string page = Path("uneven.html");
-  CommandResult result = Gspmd({"report", program, "--partition", "--html", page});
+  CommandResult result = Gspmd({"report", program, "--partition", "--chip", "tpu-v4", "--html", page});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const std::string source = ReadText(page);
+  EXPECT_NE(source.find("<th data-type=\"number\">est. time (us)</th>"), std::string::npos);
   EXPECT_NE(source.find("<pre class=\"finding\">"), std::string::npos);
   EXPECT_NE(source.find("[uneven-padding]"), std::string::npos);
 }

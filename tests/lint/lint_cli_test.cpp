@@ -51,19 +51,22 @@ class LintTest : public CliTest {
     ASSERT_TRUE(finding.contains("fix")) << finding.dump();
     const json fix = finding["fix"];
     const bool communication = finding["check"] == "conflict" || finding["check"] == "full-remat";
-    if (communication)
+    if (communication) {
       EXPECT_LT(fix["comm_bytes_per_device_after"].get<double>(), fix["comm_bytes_per_device_before"].get<double>());
+    }
     EXPECT_LT(fix["bytes_per_device"].get<double>(), finding["bytes_per_device"].get<double>());
 
     const std::string fixed = WriteFile("fixed.hlo", WithSharding(hlo, fix["instruction"], fix["sharding"]));
     CommandResult after = Gspmd({"lint", fixed, "--json"});
     ASSERT_EQ(after.exit_code, 0) << after.err;
     const json fixed_report = json::parse(after.out);
-    for (const json& other : fixed_report["findings"])
+    for (const json& other : fixed_report["findings"]) {
       EXPECT_FALSE(other["check"] == finding["check"] && other["instruction"] == finding["instruction"])
           << "the fix left the finding: " << other.dump();
-    if (communication)
+    }
+    if (communication) {
       EXPECT_LT(fixed_report["comm_bytes_per_device"].get<double>(), report["comm_bytes_per_device"].get<double>());
+    }
   }
 };
 
