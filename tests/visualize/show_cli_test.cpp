@@ -119,7 +119,7 @@ TEST_F(ShowTest, PerDeviceProgramShowsGlobalLayout) {
                             "  (per-device program: global shape = shard shape x tiles)\n"),
             std::string::npos)
       << result.out;
-  EXPECT_NE(result.out.find("|  0,4  |  1,5   |  2,6   |  3,7   |"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("|  0,4   |   1,5   |   2,6   |   3,7    |"), std::string::npos) << result.out;
 }
 
 TEST_F(ShowTest, BadInput) {
