@@ -62,6 +62,9 @@ std::optional<Sharding> SplitOverAxis(const Sharding& sharding, int64_t rank, in
 std::optional<AxisSharding> MeshAxesOf(const Sharding& sharding, int64_t rank, int64_t num_devices,
                                        const std::vector<DeviceAxis>& mesh);
 
+// Bytes one device holds of an array of `shape` under `sharding` (its padded shard).
+int64_t PerDeviceBytes(const Shape& shape, const Sharding& sharding);
+
 // The mesh axes a sharding replicates over (all of them for a replicated sharding).
 std::vector<DeviceAxis> ReplicatedMeshAxes(const Sharding& sharding, int64_t rank, int64_t num_devices,
                                            const std::vector<DeviceAxis>& mesh);

@@ -7,20 +7,12 @@
 #include <set>
 
 #include "lint/checks.h"
+#include "visualize/sharding_picture.h"
 
 namespace gspmd::lint {
 namespace {
 
-int64_t PerDeviceBytes(const Shape& shape, const Sharding& sharding) {
-  return Shape(shape.element_type(), sharding.ShardDims(shape.dims())).byte_size();
-}
-
-std::vector<int64_t> TileCounts(const Sharding& sharding, int64_t rank) {
-  std::vector<int64_t> counts(rank, 1);
-  if (!sharding.IsTiled()) return counts;
-  for (int64_t d = 0; d < rank && d < sharding.TiledDataRank(); ++d) counts[d] = sharding.tile_assignment().dim(d);
-  return counts;
-}
+using visualize::TileCounts;
 
 // Bytes per device spent on padding: the per-device buffer minus an even share of the value.
 double PaddingBytes(const Shape& shape, const Sharding& sharding) {

@@ -44,11 +44,6 @@ const Instruction* MovedValue(const Instruction& collective, const std::string& 
   return current;
 }
 
-int64_t PerDeviceBytes(const Shape& shape, const Sharding& sharding) {
-  if (!shape.IsArray()) return shape.byte_size();
-  return Shape(shape.element_type(), sharding.ShardDims(shape.dims())).byte_size();
-}
-
 // Candidate annotations for `annotated`: the sharding propagation gives it without its
 // annotation, and its tilings with two dims swapped (batch and feature written the wrong way
 // round). Only candidates that keep its bytes per device (no fix that just replicates).

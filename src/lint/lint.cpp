@@ -92,6 +92,11 @@ std::optional<AxisSharding> MeshAxesOf(const Sharding& sharding, int64_t rank, i
   return SplitAxesAt(*axes, MeshStrides(mesh));
 }
 
+int64_t PerDeviceBytes(const Shape& shape, const Sharding& sharding) {
+  if (!shape.IsArray()) return shape.byte_size();
+  return Shape(shape.element_type(), sharding.ShardDims(shape.dims())).byte_size();
+}
+
 std::vector<DeviceAxis> ReplicatedMeshAxes(const Sharding& sharding, int64_t rank, int64_t num_devices,
                                            const std::vector<DeviceAxis>& mesh) {
   std::vector<DeviceAxis> replicated;

@@ -27,23 +27,6 @@ struct ShowOptions {
   std::string devices;
 };
 
-// The global shape of a per-device value: each dim times its tile count (the padding of an
-// uneven split is no longer visible in a per-device program).
-Shape GlobalShapeOfShard(const Shape& shard, const Sharding& sharding) {
-  if (shard.IsTuple()) {
-    std::vector<Shape> leaves;
-    for (int64_t i = 0; i < shard.tuple_size(); ++i)
-      leaves.push_back(GlobalShapeOfShard(shard.tuple_shape(i), sharding.IsTuple() ? sharding.tuple_elements().at(i)
-                                                                                  : sharding));
-    return Shape::Tuple(std::move(leaves));
-  }
-  if (!shard.IsArray()) return shard;
-  std::vector<int64_t> counts = visualize::TileCounts(sharding, shard.rank());
-  std::vector<int64_t> dims = shard.dims();
-  for (size_t d = 0; d < dims.size(); ++d) dims[d] *= counts[d];
-  return Shape(shard.element_type(), dims);
-}
-
 bool UseColour(const std::string& mode, const std::string& out) {
   if (mode == "always") return true;
   if (mode == "never") return false;
@@ -70,7 +53,7 @@ const Instruction* FindValue(const Module& module, std::string name, const std::
 std::string DrawValue(const std::string& heading, const Instruction& value, bool per_device, int64_t devices,
                       const visualize::PictureOptions& picture) {
   const Sharding sharding = value.sharding().value_or(Sharding::Replicated());
-  const Shape shape = per_device ? GlobalShapeOfShard(value.shape(), sharding) : value.shape();
+  const Shape shape = per_device ? visualize::GlobalShapeOfShard(value.shape(), sharding) : value.shape();
   std::ostringstream out;
   out << heading << "%" << value.name() << " " << shape.ToString(false) << " " << sharding.ToString() << "\n";
   if (per_device) out << "  (per-device program: global shape = shard shape x tiles)\n";

@@ -212,13 +212,7 @@ std::string MemorySection(const Module& per_device, int64_t peak) {
 // A parameter's tiles as an SVG grid (rank <= 2) or its dims table (higher ranks).
 std::string ParameterPicture(const Instruction& parameter, bool shard_shapes, int64_t num_devices) {
   const Sharding sharding = parameter.sharding().value_or(Sharding::Replicated());
-  Shape shape = parameter.shape();
-  if (shard_shapes && shape.IsArray()) {
-    std::vector<int64_t> counts = TileCounts(sharding, shape.rank());
-    std::vector<int64_t> dims = shape.dims();
-    for (size_t d = 0; d < dims.size(); ++d) dims[d] *= counts[d];
-    shape = Shape(shape.element_type(), dims);
-  }
+  const Shape shape = shard_shapes ? GlobalShapeOfShard(parameter.shape(), sharding) : parameter.shape();
   std::ostringstream out;
   out << "<div class=\"param\"><div><b>%" << Escape(parameter.name()) << "</b> " << Escape(shape.ToString(false))
       << "<br><code>" << Escape(sharding.ToString()) << "</code></div>\n";

@@ -260,6 +260,21 @@ std::vector<Tile> TilesOf(const Shape& shape, const Sharding& sharding, int64_t 
   return tiles;
 }
 
+Shape GlobalShapeOfShard(const Shape& shard, const Sharding& sharding) {
+  if (shard.IsTuple()) {
+    std::vector<Shape> leaves;
+    for (int64_t i = 0; i < shard.tuple_size(); ++i)
+      leaves.push_back(GlobalShapeOfShard(shard.tuple_shape(i), sharding.IsTuple() ? sharding.tuple_elements().at(i)
+                                                                                  : sharding));
+    return Shape::Tuple(std::move(leaves));
+  }
+  if (!shard.IsArray()) return shard;
+  std::vector<int64_t> counts = TileCounts(sharding, shard.rank());
+  std::vector<int64_t> dims = shard.dims();
+  for (size_t d = 0; d < dims.size(); ++d) dims[d] *= counts[d];
+  return Shape(shard.element_type(), dims);
+}
+
 std::string DeviceListText(const std::vector<int64_t>& devices) {
   std::string text;
   for (size_t i = 0; i < devices.size();) {

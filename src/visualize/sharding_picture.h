@@ -30,6 +30,10 @@ std::vector<Tile> TilesOf(const Shape& shape, const Sharding& sharding, int64_t 
 // How many tiles `sharding` cuts each dim of a rank-`rank` array into (all 1 unless tiled).
 std::vector<int64_t> TileCounts(const Sharding& sharding, int64_t rank);
 
+// The global shape of a value of a per-device program: each dim of the shard shape times its
+// tile count (the padding of an uneven split is not visible any more). Tuples leaf by leaf.
+Shape GlobalShapeOfShard(const Shape& shard, const Sharding& sharding);
+
 // "0-3", "0,4", "0-1,4-5": ascending device ids with runs of consecutive ids collapsed.
 std::string DeviceListText(const std::vector<int64_t>& devices);
 
