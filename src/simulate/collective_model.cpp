@@ -257,4 +257,15 @@ CollectiveEstimate EstimateCollective(const Instruction& collective, const Topol
   return estimate;
 }
 
+std::map<CollectiveKey, CollectiveEstimate> EstimateCollectiveTimes(const Module& module, const ChipSpec& chip,
+                                                                    const Topology& topology) {
+  std::map<CollectiveKey, CollectiveEstimate> estimates;
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (IsCollective(instruction->opcode()))
+        estimates.emplace(CollectiveKey{computation->name(), instruction->name()},
+                          EstimateCollective(*instruction, topology, chip));
+  return estimates;
+}
+
 }  // namespace gspmd::simulate

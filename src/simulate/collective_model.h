@@ -24,9 +24,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "ir/instruction.h"
+#include "ir/module.h"
 #include "simulate/chip_spec.h"
 #include "simulate/topology.h"
 
@@ -42,6 +45,17 @@ struct CollectiveEstimate {
   double time_s = 0;        // bandwidth_s + latency_s
 };
 
+// The estimate of one collective instruction (all-reduce, all-gather, reduce-scatter,
+// all-to-all, collective-permute, collective-broadcast), per execution.
 CollectiveEstimate EstimateCollective(const Instruction& collective, const Topology& topology, const ChipSpec& chip);
+
+// Every collective instruction of `module` (all computations), keyed by (computation name,
+// instruction name), per execution (loops are not multiplied out: gspmd simulate's report
+// does that). For tools that annotate a program with estimated times, e.g.
+//   const ChipSpec chip = LoadChipSpec("tpu-v3");
+//   auto times = EstimateCollectiveTimes(module, chip, Topology::Build(chip, module.num_partitions()));
+using CollectiveKey = std::pair<std::string, std::string>;
+std::map<CollectiveKey, CollectiveEstimate> EstimateCollectiveTimes(const Module& module, const ChipSpec& chip,
+                                                                    const Topology& topology);
 
 }  // namespace gspmd::simulate

@@ -153,3 +153,43 @@ TEST(CollectiveModelTest, PermuteCostsItsLongestRouteAndNothingWhenPairsStay) {
 
 }  // namespace
 }  // namespace gspmd::simulate
+
+namespace gspmd::simulate {
+namespace {
+
+// The per-module entry point other tools (gspmd show / lint) use: every collective of every
+// computation, keyed by computation and instruction, each the same as EstimateCollective's.
+TEST(CollectiveModelTest, EstimateCollectiveTimesCoversEveryCollectiveOfTheModule) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  auto module = ParseModule(R"(HloModule m, num_partitions=8
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+ENTRY %main_spmd (p: f32[8,1024]) -> (f32[8,1024], f32[64,1024]) {
+  %p = f32[8,1024]{1,0} parameter(0)
+  %ar = f32[8,1024]{1,0} all-reduce(%p), replica_groups={}, to_apply=%add
+  %n = f32[8,1024]{1,0} negate(%ar)
+  %ag = f32[64,1024]{1,0} all-gather(%n), replica_groups={}, dimensions={0}
+  ROOT %t = (f32[8,1024]{1,0}, f32[64,1024]{1,0}) tuple(%ar, %ag)
+}
+)");
+  const Topology topology = Topology::Build(v3, 8);
+  const auto times = EstimateCollectiveTimes(*module, v3, topology);
+  ASSERT_EQ(times.size(), 2u);
+  const Computation& entry = *module->entry();
+  for (const char* name : {"ar", "ag"}) {
+    const auto found = times.find({entry.name(), name});
+    ASSERT_NE(found, times.end()) << name;
+    const CollectiveEstimate direct = EstimateCollective(*entry.FindInstruction(name), topology, v3);
+    EXPECT_DOUBLE_EQ(found->second.time_s, direct.time_s) << name;
+    EXPECT_GT(found->second.time_s, 0) << name;
+  }
+  EXPECT_EQ(times.at({entry.name(), "ar"}).bytes, 2.0 * 7 / 8 * 8 * 1024 * 4);
+}
+
+}  // namespace
+}  // namespace gspmd::simulate
