@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev  # tests
   libbenchmark-dev     # benchmarks
   libopenmpi-dev openmpi-bin  # the MPI backend (gspmd run --backend mpi) and its mpirun tests
+  chromium             # headless browser that loads `gspmd report --html` pages in the tests
 )
 missing=()
 for p in "${packages[@]}"; do

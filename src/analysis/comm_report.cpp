@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -25,23 +26,17 @@ int64_t OperandBytes(const Instruction& instruction) {
   return bytes;
 }
 
-void Accumulate(const Computation& computation, int64_t num_devices, double multiplier,
-                CommReport& report) {
+void Visit(const Computation& computation, int64_t num_devices, double multiplier,
+           const std::function<void(const Instruction&, double)>& visit, std::vector<std::string>& warnings) {
   for (const auto& owned : computation.instructions()) {
     const Instruction& instruction = *owned;
-    if (IsCollective(instruction.opcode())) {
-      CollectiveStats& stats = report.by_kind[std::string(OpcodeName(instruction.opcode()))];
-      stats.count += static_cast<int64_t>(multiplier);
-      double bytes = multiplier * CollectiveBytesPerDevice(instruction, num_devices);
-      stats.bytes += bytes;
-      report.comm_bytes_per_device += bytes;
-    }
+    if (IsCollective(instruction.opcode())) visit(instruction, multiplier);
     double inner = multiplier;
     if (instruction.opcode() == Opcode::kWhile) {
       std::optional<int64_t> trips = WhileTripCount(instruction);
       if (!trips) {
-        report.warnings.push_back(StrCat("trip count of %", instruction.name(),
-                                         " is not known statically; its body is counted once"));
+        warnings.push_back(StrCat("trip count of %", instruction.name(),
+                                  " is not known statically; its body is counted once"));
       }
       inner = multiplier * static_cast<double>(trips.value_or(1));
     }
@@ -50,7 +45,7 @@ void Accumulate(const Computation& computation, int64_t num_devices, double mult
                         instruction.opcode() != Opcode::kCall &&
                         instruction.opcode() != Opcode::kConditional;
       if (is_reducer) continue;  // scalar reducers and comparators hold no collectives
-      Accumulate(*called, num_devices, inner, report);
+      Visit(*called, num_devices, inner, visit, warnings);
     }
   }
 }
@@ -156,10 +151,24 @@ EntryLiveRanges LiveRangesOfEntry(const Module& module) {
   return ranges;
 }
 
+std::vector<std::string> ForEachCollective(const Module& module,
+                                           const std::function<void(const Instruction&, double)>& visit) {
+  std::vector<std::string> warnings;
+  if (module.entry()) Visit(*module.entry(), module.num_partitions(), 1.0, visit, warnings);
+  return warnings;
+}
+
 CommReport AnalyzeCommunication(const Module& module) {
   CommReport report;
   if (!module.entry()) return report;
-  Accumulate(*module.entry(), module.num_partitions(), 1.0, report);
+  const int64_t num_devices = module.num_partitions();
+  report.warnings = ForEachCollective(module, [&](const Instruction& collective, double multiplier) {
+    CollectiveStats& stats = report.by_kind[std::string(OpcodeName(collective.opcode()))];
+    stats.count += static_cast<int64_t>(multiplier);
+    double bytes = multiplier * CollectiveBytesPerDevice(collective, num_devices);
+    stats.bytes += bytes;
+    report.comm_bytes_per_device += bytes;
+  });
   report.peak_bytes_per_device = PeakLiveBytes(module);
   return report;
 }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,6 +34,12 @@ struct CommReport {
 };
 
 CommReport AnalyzeCommunication(const Module& module);
+
+// Calls visit(collective, times) for every collective reachable from the entry (through while,
+// call and conditional), `times` being how often it runs (while bodies: their static trip
+// count). Returns the warnings about unknown trip counts, as AnalyzeCommunication does.
+std::vector<std::string> ForEachCollective(const Module& module,
+                                           const std::function<void(const Instruction&, double)>& visit);
 
 // Bytes one execution of `collective` sends from one device (the ring model above).
 double CollectiveBytesPerDevice(const Instruction& collective, int64_t num_devices);

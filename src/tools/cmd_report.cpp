@@ -1,14 +1,23 @@
-// `gspmd report FILE [--json]`: bytes each device sends by collective kind (ring model),
-// collective counts and peak live bytes of a per-device module (ours or XLA's).
+// `gspmd report FILE [--json] [--html OUT.html] [--partition]`: bytes each device sends by
+// collective kind (ring model), collective counts and peak live bytes of a per-device module
+// (ours or XLA's; --partition: of a global program, partitioned first).
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "analysis/comm_report.h"
+#include "lint/lint.h"
+#include "simulate/chip_spec.h"
+#include "simulate/collective_model.h"
+#include "simulate/topology.h"
 #include "tools/commands.h"
+#include "tools/partition_pipeline.h"
 #include "tools/tool_util.h"
+#include "visualize/html_report.h"
 
 namespace gspmd::tools {
 namespace {
@@ -16,11 +25,73 @@ namespace {
 struct ReportOptions {
   std::string file;
   bool json = false;
+  std::string html;
+  bool partition = false;
+  std::string chip;
 };
+
+// The lint findings of the global program in `file`, one formatted finding per entry (fixes
+// judged with a small budget of compiles: the report is for reading, not for search).
+std::vector<std::string> LintLines(const std::string& file) {
+  lint::LintOptions options;
+  options.max_fix_evaluations = 8;
+  const lint::LintReport report = lint::LintProgram([&file] { return LoadProgram(file); }, options);
+  std::vector<std::string> lines;
+  for (const lint::LintFinding& finding : report.findings) {
+    lint::LintReport one;
+    one.findings.push_back(finding);
+    std::string text = lint::FormatLintReport(one);
+    if (!text.empty() && text.back() == '\n') text.pop_back();
+    lines.push_back(text);
+  }
+  return lines;
+}
+
+void WriteHtml(const ReportOptions& options, const Module& per_device, const Module* global,
+               const CommReport& report) {
+  visualize::HtmlReportInput input;
+  input.title = options.file;
+  input.per_device = &per_device;
+  input.global = global;
+  input.num_devices = per_device.num_partitions();
+  input.report = report;
+  const std::vector<DeviceAxis> mesh = lint::ImpliedMeshAxes(global ? *global : per_device, input.num_devices);
+  for (size_t i = 0; i < mesh.size(); ++i)
+    input.mesh_text += StrCat(i == 0 ? "" : ", ", "axis ", i, " of size ", mesh[i].size, " (device stride ",
+                              mesh[i].stride, ")");
+  std::optional<simulate::ChipSpec> chip;
+  std::optional<simulate::Topology> topology;
+  if (!options.chip.empty()) {
+    chip = simulate::LoadChipSpec(options.chip);
+    topology = WithFileContext(options.file, [&] { return simulate::Topology::Build(*chip, input.num_devices); });
+    input.collective_seconds = [&](const Instruction& collective) {
+      return simulate::EstimateCollective(collective, *topology, *chip).time_s;
+    };
+  }
+  if (global != nullptr)
+    input.lint_findings = WithFileContext(options.file, [&] { return LintLines(options.file); });
+  else
+    input.lint_note = "Lint needs the global program: run gspmd report --partition on it (this file is per-device).";
+  if (global != nullptr && input.lint_findings.empty()) input.lint_note = "No findings.";
+  WriteText(options.html, visualize::RenderHtmlReport(input));
+}
 
 void RunReport(const ReportOptions& options) {
   std::unique_ptr<Module> module = LoadProgram(options.file);
-  const CommReport report = WithFileContext(options.file, [&] { return AnalyzeCommunication(*module); });
+  std::unique_ptr<Module> per_device;
+  if (options.partition) {
+    if (IsPerDeviceProgram(*module))
+      GSPMD_USER_ERROR(options.file, ": error: --partition needs a global program; this one is per-device already");
+    CliPartition partition = PartitionForCli(*module, options.file, 0);
+    per_device = std::move(partition.partitioned.module);
+    per_device->set_num_partitions(partition.num_devices);
+  }
+  const Module& measured = per_device ? *per_device : *module;
+  const CommReport report = WithFileContext(options.file, [&] { return AnalyzeCommunication(measured); });
+  if (!options.html.empty()) {
+    WriteHtml(options, measured, per_device ? module.get() : nullptr, report);
+    if (!options.json) return;
+  }
   if (!options.json) {
     WriteText("", FormatCommReport(report));
     return;
@@ -39,9 +110,19 @@ void AddReportCommand(CLI::App& app) {
       "report",
       "Communication report of a per-device module: bytes sent per device by collective kind (ring model, "
       "loop bodies times their trip count), collective counts, peak live bytes");
-  command->add_option("FILE", options->file, "per-device HLO text file (ours or XLA's partitioned.hlo)")
+  command->add_option("FILE", options->file, "per-device HLO text file (ours or XLA's partitioned.hlo); a global one with --partition")
       ->required()
       ->type_name("FILE");
+  command->add_option("--html", options->html,
+                      "write a self-contained HTML page (mesh, parameter shardings, communication by source op, "
+                      "live memory, lint findings with --partition) to OUT")
+      ->type_name("OUT");
+  command->add_option("--chip", options->chip,
+                      "with --html: estimate each collective's time on this chip (a built-in name or a JSON file, "
+                      "as for gspmd simulate)")
+      ->type_name("CHIP");
+  command->add_flag("--partition", options->partition,
+                    "FILE is a global program: propagate and partition it first (and lint it for --html)");
   command->add_flag("--json", options->json,
                     "print JSON: comm_bytes_per_device, collectives (count by kind), peak_bytes_per_device");
   command->callback([options] { RunReport(*options); });

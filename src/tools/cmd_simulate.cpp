@@ -34,19 +34,6 @@ struct SimulateCommandOptions {
   bool no_remat = false;
 };
 
-// Whether `module` is already one device's program: the SPMD partitioner's output (ours and
-// XLA's name the entry "..._spmd"; ours records the global result shapes) or a program with
-// collectives or partition-id.
-bool LooksPartitioned(const Module& module) {
-  if (module.entry() == nullptr) return false;
-  if (module.entry()->name().ends_with("_spmd")) return true;
-  if (module.Attribute("frontend_attributes").find("gspmd.global_result_shapes") != std::string::npos) return true;
-  for (const auto& computation : module.computations())
-    for (const auto& instruction : computation->instructions())
-      if (IsCollective(instruction->opcode()) || instruction->opcode() == Opcode::kPartitionId) return true;
-  return false;
-}
-
 ElementType ParseComputeType(const std::string& text) {
   std::optional<ElementType> type = ParseElementType(text);
   if (!type || !IsFloatingPoint(*type))
@@ -65,7 +52,7 @@ void RunSimulate(const SimulateCommandOptions& options) {
   if (!options.compute_type.empty()) compute_type = ParseComputeType(options.compute_type);
 
   std::unique_ptr<Module> module = ParseModuleFile(options.file);
-  const bool partitioned = options.per_device || (!options.global && LooksPartitioned(*module));
+  const bool partitioned = options.per_device || (!options.global && IsPerDeviceProgram(*module));
   std::unique_ptr<Module> per_device;
   if (partitioned) {
     if (requested > 0) CheckDevicesMatchModule(*module, options.file, requested);

@@ -18,5 +18,7 @@ void AddReportCommand(CLI::App& app);
 void AddModelCommand(CLI::App& app);
 void AddTrainCommand(CLI::App& app);
 void AddSimulateCommand(CLI::App& app);
+void AddShowCommand(CLI::App& app);
+void AddLintCommand(CLI::App& app);
 
 }  // namespace gspmd::tools

@@ -1,4 +1,4 @@
-// The `gspmd` command-line tool: parse, eval, partition, run, report, compare, model, train and
+// The `gspmd` command-line tool: parse, eval, partition, run, report, show, lint, compare, model, train and
 // simulate subcommands.
 #include <CLI/CLI.hpp>
 
@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
   gspmd::tools::AddRunCommand(app);
   gspmd::tools::AddReportCommand(app);
   gspmd::tools::AddSimulateCommand(app);
+  gspmd::tools::AddShowCommand(app);
+  gspmd::tools::AddLintCommand(app);
   gspmd::tools::AddCompareCommand(app);
   gspmd::tools::AddModelCommand(app);
   gspmd::tools::AddTrainCommand(app);

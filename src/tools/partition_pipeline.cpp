@@ -9,6 +9,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "ir/opcode.h"
 #include "ir/sdy_custom_calls.h"
 #include "propagation/boundary.h"
 #include "runtime/spmd/like_module.h"
@@ -88,6 +89,19 @@ bool NeedsPropagation(const Module& module) {
   for (const Computation* computation : ProgramComputations(module))
     for (const auto& instruction : computation->instructions())
       if (!instruction->sharding().has_value() && !MayLackSharding(*instruction)) return true;
+  return false;
+}
+
+bool IsPerDeviceProgram(const Module& module) {
+  if (module.entry() == nullptr) return false;
+  // The SPMD partitioner's output: ours and XLA's name the entry "..._spmd"; ours records the
+  // global result shapes.
+  if (module.entry()->name().ends_with("_spmd")) return true;
+  if (module.Attribute("frontend_attributes").find("gspmd.global_result_shapes") != std::string::npos) return true;
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (IsCollective(instruction->opcode()) || instruction->opcode() == Opcode::kPartitionId)
+        return !HasManualRegion(module);
   return false;
 }
 

@@ -33,6 +33,12 @@ struct BoundaryFlags {
 // Adds both options to a subcommand.
 void AddBoundaryOptions(CLI::App& command, BoundaryFlags& flags);
 
+// A per-device program (partitioned already): the partitioner's output (an entry named
+// "..._spmd", our global-result-shapes attribute), or a program with collectives or
+// partition-id outside any manual (shard_map) region, so its shapes are shard shapes and its shardings describe the
+// global values.
+bool IsPerDeviceProgram(const Module& module);
+
 // Assigns a sharding to every instruction (PropagateShardings); `devices` is the requested
 // device count (0: from the module); `record_origins` fills what --explain prints. Errors name `file`.
 PropagationResult Propagate(Module& module, const std::string& file, int64_t devices, bool record_origins = false,

@@ -1,0 +1,200 @@
+// The lint driver: compiles the program once, runs the checks, formats the findings.
+#include "lint/lint.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "lint/checks.h"
+
+namespace gspmd::lint {
+
+LintContext::LintContext(const ProgramLoader& load, const LintOptions& options)
+    : load_(load), options_(options), base_(Evaluate(load, {}, options.devices)) {
+  mesh_ = ImpliedMeshAxes(*base_.global, base_.num_devices);
+}
+
+bool LintContext::IsUserAnnotated(const Instruction& instruction) const {
+  auto it = base_.propagation.origins.find(instruction.parent()->name() + "/" + instruction.name());
+  return it != base_.propagation.origins.end() && it->second.user;
+}
+
+const Instruction* LintContext::ResponsibleAnnotation(const Instruction& instruction) const {
+  auto it = base_.propagation.origins.find(instruction.parent()->name() + "/" + instruction.name());
+  if (it == base_.propagation.origins.end()) return nullptr;
+  if (it->second.user) return &instruction;
+  if (it->second.source.empty()) return nullptr;
+  return FindAnyInstruction(*base_.global, it->second.source);
+}
+
+bool LintContext::Spend() {
+  if (evaluations_ >= options_.max_fix_evaluations) return false;
+  ++evaluations_;
+  return true;
+}
+
+std::optional<Sharding> LintContext::ShardingWithoutAnnotation(const std::string& name) {
+  if (!Spend()) return std::nullopt;
+  try {
+    std::unique_ptr<Module> module = load_();
+    Instruction* instruction = FindAnyInstruction(*module, name);
+    if (instruction == nullptr) return std::nullopt;
+    instruction->set_sharding(std::nullopt);
+    PropagationOptions propagation;
+    propagation.num_partitions = base_.num_devices;
+    PropagateShardings(*module, propagation);
+    return instruction->sharding();
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+}
+
+std::optional<double> LintContext::CommAfter(const std::vector<AnnotationEdit>& edits) {
+  if (!Spend()) return std::nullopt;
+  try {
+    return CommBytesAfter(load_, edits, base_.num_devices);
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+}
+
+LintFinding LintContext::MakeFinding(const std::string& check, const Instruction& instruction) const {
+  LintFinding finding;
+  finding.check = check;
+  finding.instruction = instruction.name();
+  if (instruction.source()) finding.location = instruction.source()->location;
+  finding.comm_before = base_.comm_bytes_per_device;
+  return finding;
+}
+
+namespace {
+
+std::vector<int64_t> MeshStrides(const std::vector<DeviceAxis>& mesh) {
+  std::vector<int64_t> strides;
+  for (const DeviceAxis& axis : mesh) strides.push_back(axis.stride);
+  return strides;
+}
+
+}  // namespace
+
+std::optional<AxisSharding> MeshAxesOf(const Sharding& sharding, int64_t rank, int64_t num_devices,
+                                       const std::vector<DeviceAxis>& mesh) {
+  if (sharding.IsReplicated() || (sharding.IsTiled() && sharding.tile_assignment().num_elements() == 1)) {
+    AxisSharding axes;
+    axes.dims.resize(rank);
+    axes.replicated = mesh;
+    std::sort(axes.replicated.begin(), axes.replicated.end());
+    return axes;
+  }
+  if (!sharding.IsTiled()) return std::nullopt;
+  std::optional<AxisSharding> axes = DecomposeSharding(sharding, rank, num_devices);
+  if (!axes) return std::nullopt;
+  return SplitAxesAt(*axes, MeshStrides(mesh));
+}
+
+int64_t PerDeviceBytes(const Shape& shape, const Sharding& sharding) {
+  if (!shape.IsArray()) return shape.byte_size();
+  return Shape(shape.element_type(), sharding.ShardDims(shape.dims())).byte_size();
+}
+
+std::vector<DeviceAxis> ReplicatedMeshAxes(const Sharding& sharding, int64_t rank, int64_t num_devices,
+                                           const std::vector<DeviceAxis>& mesh) {
+  std::vector<DeviceAxis> replicated;
+  std::optional<AxisSharding> axes = MeshAxesOf(sharding, rank, num_devices, mesh);
+  if (!axes) return replicated;
+  for (const DeviceAxis& axis : axes->replicated)
+    if (std::find(mesh.begin(), mesh.end(), axis) != mesh.end()) replicated.push_back(axis);
+  return replicated;
+}
+
+std::optional<Sharding> SplitOverAxis(const Sharding& sharding, int64_t rank, int64_t num_devices,
+                                      const std::vector<DeviceAxis>& mesh, const DeviceAxis& axis, int64_t dim) {
+  std::optional<AxisSharding> axes = MeshAxesOf(sharding, rank, num_devices, mesh);
+  if (!axes) return std::nullopt;
+  auto it = std::find(axes->replicated.begin(), axes->replicated.end(), axis);
+  if (it == axes->replicated.end()) return std::nullopt;
+  axes->replicated.erase(it);
+  axes->dims[dim].push_back(axis);
+  return axes->ToSharding();
+}
+
+LintReport LintProgram(const ProgramLoader& load, const LintOptions& options) {
+  LintContext context(load, options);
+  LintReport report;
+  report.comm_bytes_per_device = context.base().comm_bytes_per_device;
+  report.peak_bytes_per_device = context.base().peak_bytes_per_device;
+  report.num_devices = context.base().num_devices;
+  CheckConflicts(context, report.findings);
+  CheckFullRematerialization(context, report.findings);
+  CheckUnevenPadding(context, report.findings);
+  CheckReplicatedLarge(context, report.findings);
+  CheckUnusedMeshAxes(context, report.findings);
+  if (options.redundant) CheckRedundantAnnotations(context, report.findings);
+  std::stable_sort(report.findings.begin(), report.findings.end(), [](const LintFinding& a, const LintFinding& b) {
+    return std::make_pair(a.location.line, a.location.column) < std::make_pair(b.location.line, b.location.column);
+  });
+  return report;
+}
+
+std::string BytesText(double bytes) {
+  const double rounded = std::round(bytes);
+  char exact[64];
+  if (std::fabs(bytes - rounded) < 1e-6)
+    std::snprintf(exact, sizeof exact, "%.0f bytes", rounded);
+  else
+    std::snprintf(exact, sizeof exact, "%.1f bytes", bytes);
+  if (std::fabs(bytes) < 1024) return exact;
+  const char* unit = "KiB";
+  double scaled = bytes / 1024;
+  if (std::fabs(scaled) >= 1024) {
+    unit = "MiB";
+    scaled /= 1024;
+  }
+  if (std::fabs(scaled) >= 1024) {
+    unit = "GiB";
+    scaled /= 1024;
+  }
+  char text[96];
+  std::snprintf(text, sizeof text, "%.2f %s (%s)", scaled, unit, exact);
+  return text;
+}
+
+std::string FormatLintReport(const LintReport& report) {
+  std::string out;
+  for (const LintFinding& finding : report.findings) {
+    out += finding.location.ToString() + ": " + (finding.warning ? "warning: " : "note: ") + finding.message + " [" +
+           finding.check + "]\n";
+    if (!finding.fix.empty()) out += "  fix: " + finding.fix + "\n";
+  }
+  return out;
+}
+
+nlohmann::json LintReportToJson(const LintReport& report) {
+  nlohmann::json findings = nlohmann::json::array();
+  for (const LintFinding& finding : report.findings) {
+    nlohmann::json entry = {{"file", finding.location.file},
+                            {"line", finding.location.line},
+                            {"column", finding.location.column},
+                            {"severity", finding.warning ? "warning" : "note"},
+                            {"check", finding.check},
+                            {"instruction", finding.instruction},
+                            {"annotation", finding.annotation},
+                            {"message", finding.message},
+                            {"bytes_per_device", finding.bytes_per_device}};
+    if (!finding.fix.empty()) {
+      entry["fix"] = {{"text", finding.fix},
+                      {"instruction", finding.fix_instruction},
+                      {"sharding", finding.fix_sharding},
+                      {"bytes_per_device", finding.fix_bytes_per_device},
+                      {"comm_bytes_per_device_before", finding.comm_before},
+                      {"comm_bytes_per_device_after", finding.comm_after}};
+    }
+    findings.push_back(entry);
+  }
+  return {{"num_devices", report.num_devices},
+          {"comm_bytes_per_device", report.comm_bytes_per_device},
+          {"peak_bytes_per_device", report.peak_bytes_per_device},
+          {"findings", findings}};
+}
+
+}  // namespace gspmd::lint

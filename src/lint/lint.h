@@ -1,0 +1,68 @@
+// `gspmd lint`: annotations of a global program that cost more than they should, each with
+// where it is (FILE:LINE:COL of the instruction), the annotation responsible, what it costs in
+// bytes per device, and a concrete fix with what the program costs once it is applied.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "lint/program_evaluation.h"
+#include "support/diagnostic.h"
+
+namespace gspmd::lint {
+
+struct LintOptions {
+  int64_t devices = 0;                  // 0: the module's device count
+  double padding_threshold = 0.10;      // uneven splits: report padding above this share of the bytes
+  int64_t large_bytes = 1 << 20;        // replicated values: report above this many bytes per device
+  bool redundant = false;               // also report annotations propagation would produce anyway
+  size_t max_fix_evaluations = 48;      // compiles spent on judging candidate fixes
+};
+
+// The checks, by their name in the output and in --json.
+//   conflict       an annotated value resharded right away (another annotation or its users
+//                  want it laid out otherwise); bytes: communication per device
+//   full-remat     a value gathered to replicated and sliced again; bytes: communication
+//   uneven-padding an uneven split whose padding exceeds the threshold; bytes: padding memory
+//   replicated     a large value replicated over a mesh axis it could be split over; bytes: memory
+//   unused-axis    a mesh axis no value is split over; bytes: memory held twice or more
+//   redundant      an annotation propagation would produce anyway (a note, off by default)
+struct LintFinding {
+  SourceLocation location;
+  std::string check;
+  bool warning = true;       // false: a note
+  std::string instruction;   // the global instruction the finding is about
+  std::string annotation;    // the annotated instruction responsible ("" when none)
+  std::string message;       // without location and severity
+  double bytes_per_device = 0;
+  std::string fix;           // "" when no fix was found
+  // The fix's effect, measured by compiling the program with it: the finding's own bytes and
+  // the communication of the whole program, before and after.
+  double fix_bytes_per_device = 0;
+  double comm_before = 0;
+  double comm_after = 0;
+  std::string fix_instruction;  // the instruction the fix annotates, and with what
+  std::string fix_sharding;
+};
+
+struct LintReport {
+  std::vector<LintFinding> findings;  // in program order, then by check
+  double comm_bytes_per_device = 0;
+  int64_t peak_bytes_per_device = 0;
+  int64_t num_devices = 0;
+};
+
+// Runs every check on the program `load` returns. Errors in the program are UserErrors.
+LintReport LintProgram(const ProgramLoader& load, const LintOptions& options);
+
+// "FILE:LINE:COL: warning: MESSAGE [check]\n  fix: ...\n" per finding.
+std::string FormatLintReport(const LintReport& report);
+nlohmann::json LintReportToJson(const LintReport& report);
+
+// "1.50 MiB (1572864 bytes)", "96 bytes".
+std::string BytesText(double bytes);
+
+}  // namespace gspmd::lint

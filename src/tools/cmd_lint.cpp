@@ -1,0 +1,82 @@
+// `gspmd lint FILE [--json] [--werror] [--redundant]`: annotations of a global program that
+// cost more than they should, as FILE:LINE:COL: warning: ... with a fix and what it saves.
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <string>
+
+#include "lint/lint.h"
+#include "support/diagnostic.h"
+#include "tools/commands.h"
+#include "tools/partition_pipeline.h"
+#include "tools/tool_util.h"
+
+namespace gspmd::tools {
+namespace {
+
+struct LintCommandOptions {
+  std::string file;
+  std::string devices;
+  bool json = false;
+  bool werror = false;
+  double padding_percent = 10;
+  double large_mib = 1;
+  bool redundant = false;
+};
+
+void RunLint(const LintCommandOptions& options) {
+  if (options.padding_percent < 0 || options.padding_percent > 100)
+    GSPMD_USER_ERROR("gspmd lint: error: --padding-threshold ", options.padding_percent,
+                     " is not a percentage between 0 and 100");
+  if (options.large_mib < 0) GSPMD_USER_ERROR("gspmd lint: error: --large ", options.large_mib, " MiB is negative");
+  std::unique_ptr<Module> first = LoadProgram(options.file);
+  if (IsPerDeviceProgram(*first))
+    GSPMD_USER_ERROR(options.file, ": error: lint needs the global program (pre.hlo or propagated.hlo); this one "
+                     "is per-device already (it has collectives or partition-id)");
+  lint::LintOptions lint_options;
+  lint_options.devices = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "lint");
+  if (lint_options.devices > 0) CheckDevicesMatchModule(*first, options.file, lint_options.devices);
+  lint_options.padding_threshold = options.padding_percent / 100;
+  lint_options.large_bytes = static_cast<int64_t>(options.large_mib * 1024 * 1024);
+  lint_options.redundant = options.redundant;
+  // The first compile takes the module already read; fixes are judged on fresh copies.
+  auto unused = std::make_shared<std::unique_ptr<Module>>(std::move(first));
+  lint::ProgramLoader load = [&options, unused]() {
+    if (*unused) return std::move(*unused);
+    return LoadProgram(options.file);
+  };
+  const lint::LintReport report = WithFileContext(options.file, [&] { return lint::LintProgram(load, lint_options); });
+  WriteText("", options.json ? lint::LintReportToJson(report).dump(2) + "\n" : lint::FormatLintReport(report));
+  const bool has_warnings = std::any_of(report.findings.begin(), report.findings.end(),
+                                        [](const lint::LintFinding& finding) { return finding.warning; });
+  if (options.werror && has_warnings)
+    GSPMD_USER_ERROR(options.file, ": error: lint found warnings and --werror was given");
+}
+
+}  // namespace
+
+void AddLintCommand(CLI::App& app) {
+  auto options = std::make_shared<LintCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "lint",
+      "Find sharding annotations that cost more than they should (conflicts, full rematerialization, uneven "
+      "padding, large replicated values, unused mesh axes), each with a fix and what it saves");
+  command->add_option("FILE", options->file, "global HLO text (pre.hlo / propagated.hlo) or StableHLO (.mlir)")
+      ->required()
+      ->type_name("FILE");
+  command->add_flag("--json", options->json, "print the findings as JSON");
+  command->add_flag("--werror", options->werror, "exit with code 1 when there are warnings");
+  command->add_option("--devices", options->devices, "number of partitions (default: from the module)")->type_name("N");
+  command->add_option("--padding-threshold", options->padding_percent,
+                      "report uneven splits whose padding exceeds this percentage of the value (default 10)")
+      ->type_name("PERCENT");
+  command->add_option("--large", options->large_mib,
+                      "report replicated values above this many MiB per device (default 1)")
+      ->type_name("MIB");
+  command->add_flag("--redundant", options->redundant,
+                    "also note annotations that propagation would produce anyway");
+  command->callback([options] { RunLint(*options); });
+}
+
+}  // namespace gspmd::tools
