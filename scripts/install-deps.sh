@@ -11,6 +11,7 @@ packages=(
   libgtest-dev libgmock-dev  # tests
   libbenchmark-dev     # benchmarks
   libopenmpi-dev openmpi-bin  # the MPI backend (gspmd run --backend mpi) and its mpirun tests
+  clang libclang-rt-14-dev    # libFuzzer and clang's sanitizer runtimes (scripts/fuzz.sh)
 )
 missing=()
 for p in "${packages[@]}"; do
