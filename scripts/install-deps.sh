@@ -12,6 +12,7 @@ packages=(
   libbenchmark-dev     # benchmarks
   libopenmpi-dev openmpi-bin  # the MPI backend (gspmd run --backend mpi) and its mpirun tests
   chromium             # headless browser that loads `gspmd report --html` pages in the tests
+  clang libclang-rt-14-dev    # libFuzzer and clang's sanitizer runtimes (scripts/fuzz.sh)
 )
 missing=()
 for p in "${packages[@]}"; do

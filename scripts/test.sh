@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the test suite twice: the Release build in build/ (through ctest), then an
 # AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/ (the test binary directly).
-# Set GSPMD_SKIP_SANITIZERS=1 to run only the first part.
+# Set GSPMD_SKIP_SANITIZERS=1 to run only the first part. Then the libFuzzer targets run for
+# 60 s each (scripts/fuzz.sh; GSPMD_FUZZ_SECONDS sets the time, GSPMD_SKIP_FUZZ=1 skips them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="${GSPMD_JOBS:-$(nproc)}"
@@ -34,4 +35,9 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_stri
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 echo "== gspmd_tests under ASan/UBSan (filter: $filter) =="
 build-asan/tests/gspmd_tests --gtest_filter="$filter" --gtest_brief=1
-echo "== all tests passed (Release and ASan/UBSan) =="
+
+if [ "${GSPMD_SKIP_FUZZ:-0}" != "1" ]; then
+  echo "== libFuzzer targets (build-fuzz/, ${GSPMD_FUZZ_SECONDS:-60} s each) =="
+  bash scripts/fuzz.sh
+fi
+echo "== all tests passed (Release, ASan/UBSan, fuzzing) =="
