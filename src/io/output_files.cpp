@@ -1,6 +1,8 @@
-// PendingFiles: temporary names, commit by rename, and removal of leftovers on error or SIGTERM.
+// PendingFiles: nameless files (O_TMPFILE) or temporary names, commit by link and rename, and
+// removal of leftovers on error or SIGTERM.
 #include "io/output_files.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -10,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <mutex>
 
 #include "support/diagnostic.h"
@@ -67,9 +70,46 @@ void ReleaseSlot(int slot) {
 
 std::atomic<int64_t> g_next_temporary{0};
 
+// Nameless files held open at once, at most (each holds a descriptor until committed); later
+// files get temporary names instead.
+constexpr int kMaxNamelessFiles = 256;
+std::mutex g_nameless_mutex;
+std::map<std::string, std::string> g_nameless_final;  // "/proc/self/fd/N" -> final path
+
+std::string TemporaryNameFor(const std::filesystem::path& final_path) {
+  std::string name = ".";
+  name += final_path.filename().string();
+  name += ".tmp-";
+  name += std::to_string(::getpid());
+  name += '-';
+  name += std::to_string(++g_next_temporary);
+  return (final_path.parent_path() / name).string();
+}
+
+// A file without a name in final_path's directory (O_TMPFILE), or -1 where the file system or
+// the kernel has none. It vanishes with the process however the process ends, SIGKILL included.
+int OpenNameless(const std::filesystem::path& final_path) {
+#ifdef O_TMPFILE
+  static const bool have_proc = ::access("/proc/self/fd", X_OK) == 0;
+  if (!have_proc) return -1;
+  std::lock_guard<std::mutex> lock(g_nameless_mutex);
+  if (g_nameless_final.size() >= kMaxNamelessFiles) return -1;
+  const std::string dir = final_path.parent_path().empty() ? "." : final_path.parent_path().string();
+  return ::open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0644);
+#else
+  (void)final_path;
+  return -1;
+#endif
+}
+
 }  // namespace
 
 std::string FinalPathOf(const std::string& path) {
+  {
+    std::lock_guard<std::mutex> lock(g_nameless_mutex);
+    const auto it = g_nameless_final.find(path);
+    if (it != g_nameless_final.end()) return it->second;
+  }
   const std::filesystem::path file(path);
   const std::string name = file.filename().string();
   const size_t marker = name.rfind(".tmp-");
@@ -80,17 +120,17 @@ std::string FinalPathOf(const std::string& path) {
 PendingFiles::~PendingFiles() { Discard(); }
 
 std::string PendingFiles::Add(const std::string& final_path) {
-  const std::filesystem::path path(final_path);
-  std::string name = ".";
-  name += path.filename().string();
-  name += ".tmp-";
-  name += std::to_string(::getpid());
-  name += '-';
-  name += std::to_string(++g_next_temporary);
   Entry entry;
-  entry.temporary = (path.parent_path() / name).string();
   entry.final_path = final_path;
-  entry.signal_slot = ClaimSlot(entry.temporary);
+  entry.fd = OpenNameless(final_path);
+  if (entry.fd >= 0) {
+    entry.temporary = "/proc/self/fd/" + std::to_string(entry.fd);
+    std::lock_guard<std::mutex> lock(g_nameless_mutex);
+    g_nameless_final[entry.temporary] = final_path;
+  } else {
+    entry.temporary = TemporaryNameFor(final_path);
+    entry.signal_slot = ClaimSlot(entry.temporary);
+  }
   entries_.push_back(entry);
   return entries_.back().temporary;
 }
@@ -98,12 +138,27 @@ std::string PendingFiles::Add(const std::string& final_path) {
 void PendingFiles::Commit() {
   for (size_t i = 0; i < entries_.size(); ++i) {
     Entry& entry = entries_[i];
-    if (std::rename(entry.temporary.c_str(), entry.final_path.c_str()) != 0) {
-      const std::string reason = std::strerror(errno);
+    std::string failure;
+    if (entry.fd >= 0) {
+      // Give the nameless file a temporary name (link fails on an existing name), then move
+      // it over the final one, as for named temporaries.
+      const std::string nameless = entry.temporary;
+      entry.temporary = TemporaryNameFor(entry.final_path);
+      entry.signal_slot = ClaimSlot(entry.temporary);
+      if (::linkat(AT_FDCWD, nameless.c_str(), AT_FDCWD, entry.temporary.c_str(), AT_SYMLINK_FOLLOW) != 0)
+        failure = std::strerror(errno);
+      ForgetNameless(entry);
+    }
+    if (failure.empty() && std::rename(entry.temporary.c_str(), entry.final_path.c_str()) != 0)
+      failure = std::strerror(errno);
+    if (!failure.empty()) {
       const std::string failed = entry.final_path;
-      entries_.erase(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(i));
+      ::unlink(entry.temporary.c_str());
+      ReleaseSlot(entry.signal_slot);
+      entries_.erase(entries_.begin(), entries_.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+      Discard();
       ThrowUserErrorAt(SourceLocation{failed, 0, 0},
-                       "cannot move the finished output into place: " + reason + " (expected a writable directory)");
+                       "cannot move the finished output into place: " + failure + " (expected a writable directory)");
     }
     ReleaseSlot(entry.signal_slot);
   }
@@ -111,11 +166,21 @@ void PendingFiles::Commit() {
 }
 
 void PendingFiles::Discard() {
-  for (const Entry& entry : entries_) {
-    ::unlink(entry.temporary.c_str());
+  for (Entry& entry : entries_) {
+    if (entry.fd >= 0) ForgetNameless(entry);  // closing it frees the file
+    else ::unlink(entry.temporary.c_str());
     ReleaseSlot(entry.signal_slot);
   }
   entries_.clear();
+}
+
+void PendingFiles::ForgetNameless(Entry& entry) {
+  {
+    std::lock_guard<std::mutex> lock(g_nameless_mutex);
+    g_nameless_final.erase("/proc/self/fd/" + std::to_string(entry.fd));
+  }
+  ::close(entry.fd);
+  entry.fd = -1;
 }
 
 }  // namespace gspmd

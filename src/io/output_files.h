@@ -1,5 +1,6 @@
-// Output files that appear under their final names only when complete: each is written under
-// a hidden temporary name in the same directory and renamed when the caller commits, so a
+// Output files that appear under their final names only when complete: each is written as a
+// nameless file in its directory (O_TMPFILE, through /proc/self/fd/N) or, where the file system
+// has none, under a hidden temporary name, and moved into place when the caller commits, so a
 // failed or killed run leaves no half-written output behind.
 #pragma once
 
@@ -11,12 +12,13 @@ namespace gspmd {
 // Collects output files of one job step.
 //
 //   PendingFiles files;
-//   WriteNpyInPlace(files.Add(dir + "/out0.npy"), value);   // writes dir/.out0.npy.tmp-<pid>-1
-//   files.Commit();                                           // renames it to dir/out0.npy
+//   WriteNpyInPlace(files.Add(dir + "/out0.npy"), value);   // writes /proc/self/fd/N
+//   files.Commit();                                           // links it as dir/out0.npy
 //
-// Files that were added but not committed are removed when the object is destroyed (an error
-// on the way out) and when the process receives SIGTERM or SIGINT (an MPI launcher ending the
-// job because another rank failed). Not thread-safe: one owner thread.
+// A nameless file disappears with the process however it ends (SIGKILL too). Named temporaries
+// (dir/.out0.npy.tmp-<pid>-1) that were added but not committed are removed when the object is
+// destroyed (an error on the way out) and when the process receives SIGTERM or SIGINT (an MPI
+// launcher ending the job because another rank failed). Not thread-safe: one owner thread.
 class PendingFiles {
  public:
   PendingFiles() = default;
@@ -26,8 +28,8 @@ class PendingFiles {
 
   // Registers final_path and returns the temporary path to write it under.
   std::string Add(const std::string& final_path);
-  // Renames every temporary file to its final name, in the order added (UserError naming the
-  // file when a rename fails; files not yet renamed are then removed).
+  // Moves every file to its final name, in the order added (UserError naming the file when a
+  // move fails; files not yet moved are then removed).
   void Commit();
   // Removes every temporary file not yet committed.
   void Discard();
@@ -37,7 +39,9 @@ class PendingFiles {
     std::string temporary;
     std::string final_path;
     int signal_slot = -1;
+    int fd = -1;  // the nameless file, until committed
   };
+  static void ForgetNameless(Entry& entry);
   std::vector<Entry> entries_;
 };
 

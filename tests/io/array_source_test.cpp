@@ -132,6 +132,8 @@ TEST_F(ArraySourceTest, PendingFilesAppearOnlyWhenCommitted) {
     WriteNpyInPlace(temporary, Grid(1, 1));
     EXPECT_TRUE(fs::exists(temporary));
     EXPECT_FALSE(fs::exists(final_path));
+    // A nameless file (O_TMPFILE) is not in the directory at all: a SIGKILL leaves nothing.
+    if (temporary.rfind("/proc/self/fd/", 0) == 0) EXPECT_TRUE(fs::is_empty(dir_));
   }  // not committed: removed
   EXPECT_TRUE(fs::is_empty(dir_));
   PendingFiles files;
@@ -139,6 +141,24 @@ TEST_F(ArraySourceTest, PendingFilesAppearOnlyWhenCommitted) {
   files.Commit();
   EXPECT_TRUE(fs::exists(final_path));
   EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+  // Committing over an existing file replaces it.
+  PendingFiles again;
+  WriteNpyInPlace(again.Add(final_path), Grid(2, 3));
+  again.Commit();
+  EXPECT_EQ(ReadNpy(final_path).shape().dims(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 1);
+}
+
+TEST_F(ArraySourceTest, PendingFilesBeyondTheNamelessLimitUseTemporaryNames) {
+  PendingFiles files;
+  std::vector<std::string> finals;
+  for (int i = 0; i < 300; ++i) {
+    finals.push_back(PathOf("out" + std::to_string(i) + ".npy"));
+    WriteNpyInPlace(files.Add(finals.back()), Grid(1, 1));
+  }
+  files.Commit();
+  for (const std::string& path : finals) EXPECT_TRUE(fs::exists(path)) << path;
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator()), 300);
 }
 
 }  // namespace

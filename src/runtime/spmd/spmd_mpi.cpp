@@ -170,8 +170,8 @@ class Runner {
       std::string path, header;
       if (writer) {
         CreateOutputDirectory(options_.out_dir);
-        path = files_.Add(GlobalResultPath(options_.out_dir, i));
-        fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        path = GlobalResultPath(options_.out_dir, i);  // for messages; written under files_'s name
+        fd = ::open(files_.Add(path).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0) ThrowUserErrorAt(SourceLocation{path, 0, 0}, "cannot open the output for writing");
         header = NpyHeaderBytes(leaf.global.element_type(), leaf.global.dims());
         WriteAt(fd, path, reinterpret_cast<const uint8_t*>(header.data()), static_cast<int64_t>(header.size()), 0);
