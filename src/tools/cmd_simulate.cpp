@@ -51,7 +51,7 @@ void RunSimulate(const SimulateCommandOptions& options) {
   std::optional<ElementType> compute_type;
   if (!options.compute_type.empty()) compute_type = ParseComputeType(options.compute_type);
 
-  std::unique_ptr<Module> module = ParseModuleFile(options.file);
+  std::unique_ptr<Module> module = LoadProgram(options.file);
   const bool partitioned = options.per_device || (!options.global && IsPerDeviceProgram(*module));
   std::unique_ptr<Module> per_device;
   if (partitioned) {
@@ -93,7 +93,7 @@ void AddSimulateCommand(CLI::App& app) {
       "Estimate a program's step on a chip and cluster: per-device FLOPs, HBM traffic, communication per collective "
       "(bytes, algorithm, links, time), peak memory and whether it fits, step time with and without overlap, MFU, and a "
       "breakdown by source op. A global program is propagated and partitioned first. The cost model is in docs/simulate.md");
-  command->add_option("FILE", options->file, "HLO text: a per-device program, or a global one to partition")
+  command->add_option("FILE", options->file, "HLO text or StableHLO (.mlir) text: a per-device program, or a global one to partition")
       ->required()
       ->type_name("FILE");
   command->add_option("--chip", options->chip,

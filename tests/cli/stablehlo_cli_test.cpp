@@ -1,5 +1,5 @@
 // The gspmd subcommands on StableHLO (.mlir) files: parse prints HLO that parses and runs the
-// same, eval / run / partition / report take .mlir, errors are FILE:LINE:COL with exit code 1.
+// same, eval / run / partition / report / simulate take .mlir, errors are FILE:LINE:COL with exit code 1.
 #include <gtest/gtest.h>
 
 #include <regex>
@@ -51,6 +51,18 @@ TEST_F(CliTest, EvalRunPartitionAndReportTakeMlir) {
   CommandResult propagated = Gspmd({"partition", file, "--propagate-only"});
   ASSERT_EQ(propagated.exit_code, 0) << propagated.err;
   EXPECT_NE(propagated.out.find("sharding="), std::string::npos);
+}
+
+TEST_F(CliTest, SimulateOfMlirMatchesSimulateOfItsHlo) {
+  const std::string file = (kCase / "stablehlo.mlir").string();
+  CommandResult parsed = Gspmd({"parse", file});
+  ASSERT_EQ(parsed.exit_code, 0) << parsed.err;
+  const std::string hlo = WriteFile("converted.hlo", parsed.out);
+  CommandResult from_mlir = Gspmd({"simulate", file, "--chip", "tpu-v3", "--json"});
+  ASSERT_EQ(from_mlir.exit_code, 0) << from_mlir.err;
+  CommandResult from_hlo = Gspmd({"simulate", hlo, "--chip", "tpu-v3", "--json"});
+  ASSERT_EQ(from_hlo.exit_code, 0) << from_hlo.err;
+  EXPECT_EQ(from_mlir.out, from_hlo.out);
 }
 
 TEST_F(CliTest, EvalOfShardMapProgramRunsOnItsDevices) {
