@@ -24,6 +24,17 @@ class SpmdThreadsRunner : public StepRunner {
   SpmdRunOptions options_;
 };
 
+class SingleDeviceRunner : public StepRunner {
+ public:
+  explicit SingleDeviceRunner(const Module& global) : module_(global) {}
+  std::vector<Literal> Run(const std::vector<Literal>& inputs) override {
+    return FlattenTuple(EvaluateModule(module_, inputs));
+  }
+
+ private:
+  const Module& module_;
+};
+
 std::string OutputName(const StepSignature& s, size_t i) {
   if (i < s.metrics.size()) return StrCat("output ", i, " (", s.metrics[i], ")");
   for (const CarryPair& pair : s.carry)
@@ -35,6 +46,10 @@ std::string OutputName(const StepSignature& s, size_t i) {
 
 std::unique_ptr<StepRunner> ThreadsRunner(const Module& per_device, SpmdRunOptions options) {
   return std::make_unique<SpmdThreadsRunner>(per_device, std::move(options));
+}
+
+std::unique_ptr<StepRunner> InterpreterRunner(const Module& global) {
+  return std::make_unique<SingleDeviceRunner>(global);
 }
 
 std::string CompareStepOutputs(const std::vector<Literal>& actual, const std::vector<Literal>& expected,

@@ -44,6 +44,8 @@ class StepRunner {
 
 // The threads backend: RunSpmd with fixed run options.
 std::unique_ptr<StepRunner> ThreadsRunner(const Module& per_device, SpmdRunOptions options);
+// One device: the reference interpreter on the global program.
+std::unique_ptr<StepRunner> InterpreterRunner(const Module& global);
 
 // `global` is the step as written (or propagated): its attributes describe the step, and the
 // interpreter runs it for --check. The runner runs the partitioned program. Bad settings
