@@ -32,6 +32,7 @@ struct TrainCommandOptions {
   std::string data;
   bool check = false;
   double rtol = 1e-4;
+  double atol = 1e-6;
   std::string save;
   uint64_t seed = 0;
   std::string progress = "auto";
@@ -164,7 +165,8 @@ void RunTrainCommand(const TrainCommandOptions& options) {
   if (options.progress != "auto" && options.progress != "bar" && options.progress != "lines" &&
       options.progress != "quiet")
     GSPMD_USER_ERROR("gspmd train: error: --progress ", options.progress, ": expected auto, bar, lines or quiet");
-  if (!(options.rtol >= 0)) GSPMD_USER_ERROR("gspmd train: error: --rtol must be >= 0");
+  if (!(options.rtol >= 0) || !(options.atol >= 0))
+    GSPMD_USER_ERROR("gspmd train: error: --rtol and --atol must be >= 0");
   const int64_t steps = ParseSteps(options.steps);
   const int64_t requested = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "train");
 
@@ -177,6 +179,7 @@ void RunTrainCommand(const TrainCommandOptions& options) {
   settings.data_dir = options.data;
   settings.check = options.check;
   settings.rtol = options.rtol;
+  settings.atol = options.atol;
   settings.seed = options.seed;
   if (!options.inputs.empty()) {
     settings.first_inputs = ReadInputs(options.inputs);
@@ -208,7 +211,7 @@ void RunTrainCommand(const TrainCommandOptions& options) {
     if (!result.mismatch.empty()) {
       display.Finish();
       GSPMD_USER_ERROR(options.file, ": error: step ", step + 1, " on ", partition.num_devices,
-                       " devices differs from one device: ", result.mismatch, " (rtol ", options.rtol, ")");
+                       " devices differs from one device: ", result.mismatch, " (rtol ", options.rtol, ", atol ", options.atol, ")");
     }
     last = std::move(result);
   }
@@ -256,6 +259,9 @@ void AddTrainCommand(CLI::App& app) {
   command->add_flag("--check", options->check, "also run every step on one device and stop at the first mismatch");
   command->add_option("--rtol", options->rtol, "--check tolerance: relative L2 error per output (default 1e-4)")
       ->type_name("R");
+  command->add_option("--atol", options->atol,
+                      "--check: an output also matches when its RMS difference is at most this (default 1e-6)")
+      ->type_name("A");
   command->add_option("--save", options->save, "write the last step's outputs as DIR/out0.npy, out1.npy, ...")
       ->type_name("DIR");
   command->add_option("--seed", options->seed, "seed of the initial values and the synthetic batches (default 0)")
