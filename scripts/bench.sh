@@ -2,7 +2,8 @@
 # Runs every benchmark binary in build/benchmarks/ (Release build) and keeps JSON results in
 # build/bench-results/. Extra arguments go to each binary, e.g. --benchmark_filter=Dot.
 # GSPMD_BENCH=bench_partition runs only that binary (bench_interp_dot, bench_allreduce,
-# bench_partition: partition time of transformer_train_32l on 8 vs 2048 devices).
+# bench_partition: partition time of transformer_train_32l on 8 vs 2048 devices;
+# bench_mpi_collectives, bench_mpi_train: run under mpirun -np 8).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bench_dir="${GSPMD_BUILD_DIR:-build}/benchmarks"
@@ -19,6 +20,12 @@ for binary in "$bench_dir"/*; do
   if [ -n "${GSPMD_BENCH:-}" ] && [ "$name" != "$GSPMD_BENCH" ]; then continue; fi
   found=1
   echo "== $name =="
-  "$binary" --benchmark_out="$results/$name.json" --benchmark_out_format=json "$@"
+  launcher=()
+  # bench_mpi_*: MPI programs, 8 ranks (oversubscribed and unbound on a small machine; root
+  # allowed for this command only, as CI runs as root).
+  if [[ "$name" == bench_mpi_* ]]; then
+    launcher=(env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 mpirun --oversubscribe --bind-to none -np 8)
+  fi
+  "${launcher[@]}" "$binary" --benchmark_out="$results/$name.json" --benchmark_out_format=json "$@"
 done
 [ "$found" -eq 1 ] || echo "no benchmark binaries in $bench_dir"

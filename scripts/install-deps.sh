@@ -10,6 +10,7 @@ packages=(
   nlohmann-json3-dev   # JSON reports
   libgtest-dev libgmock-dev  # tests
   libbenchmark-dev     # benchmarks
+  libopenmpi-dev openmpi-bin  # the MPI backend (gspmd run --backend mpi) and its mpirun tests
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -70,13 +69,12 @@ bool AliasesOperand(const Instruction& instruction) {
   }
 }
 
-int64_t ComputationPeak(const Computation& computation,
-                        std::unordered_map<const Computation*, int64_t>& memo) {
-  if (auto it = memo.find(&computation); it != memo.end()) return it->second;
+// Last use of each value of `computation`: the position of its last user (the root, and the
+// entry's parameters, live to the end: position instructions.size()).
+std::vector<size_t> LastUses(const Computation& computation) {
   const auto& instructions = computation.instructions();
   std::unordered_map<const Instruction*, size_t> position;
   for (size_t i = 0; i < instructions.size(); ++i) position[instructions[i].get()] = i;
-  // Last use of each value: the position of its last user (the root lives to the end).
   std::vector<size_t> last_use(instructions.size(), 0);
   for (size_t i = 0; i < instructions.size(); ++i) {
     last_use[i] = i;
@@ -86,20 +84,29 @@ int64_t ComputationPeak(const Computation& computation,
                         (computation.is_entry && instructions[i]->opcode() == Opcode::kParameter);
     if (lives_to_end) last_use[i] = instructions.size();
   }
+  return last_use;
+}
+
+int64_t OwnBytes(const Instruction& instruction) {
+  return AliasesOperand(instruction) ? 0 : instruction.shape().byte_size();
+}
+
+int64_t ComputationPeak(const Computation& computation, std::unordered_map<const Computation*, int64_t>& memo) {
+  if (auto it = memo.find(&computation); it != memo.end()) return it->second;
+  const auto& instructions = computation.instructions();
+  const std::vector<size_t> last_use = LastUses(computation);
   std::vector<std::vector<size_t>> frees_after(instructions.size() + 1);
   for (size_t i = 0; i < instructions.size(); ++i) frees_after[last_use[i]].push_back(i);
 
   int64_t live = 0, peak = 0;
   for (size_t i = 0; i < instructions.size(); ++i) {
     const Instruction& instruction = *instructions[i];
-    int64_t own = AliasesOperand(instruction) ? 0 : instruction.shape().byte_size();
     int64_t callee_peak = 0;
     for (const Computation* called : instruction.called_computations())
       callee_peak = std::max(callee_peak, ComputationPeak(*called, memo));
-    live += own;
+    live += OwnBytes(instruction);
     peak = std::max(peak, live + callee_peak);
-    for (size_t freed : frees_after[i])
-      live -= AliasesOperand(*instructions[freed]) ? 0 : instructions[freed]->shape().byte_size();
+    for (size_t freed : frees_after[i]) live -= OwnBytes(*instructions[freed]);
   }
   memo[&computation] = peak;
   return peak;
@@ -131,6 +138,22 @@ double CollectiveBytesPerDevice(const Instruction& collective, int64_t num_devic
 int64_t PeakLiveBytes(const Module& module) {
   std::unordered_map<const Computation*, int64_t> memo;
   return module.entry() ? ComputationPeak(*module.entry(), memo) : 0;
+}
+
+EntryLiveRanges LiveRangesOfEntry(const Module& module) {
+  EntryLiveRanges ranges;
+  const Computation* entry = module.entry();
+  if (entry == nullptr) return ranges;
+  const std::vector<size_t> last_use = LastUses(*entry);
+  std::unordered_map<const Computation*, int64_t> memo;
+  for (size_t i = 0; i < entry->instructions().size(); ++i) {
+    const Instruction& instruction = *entry->instructions()[i];
+    int64_t callee_peak = 0;
+    for (const Computation* called : instruction.called_computations())
+      callee_peak = std::max(callee_peak, ComputationPeak(*called, memo));
+    ranges.values.push_back(LiveRange{&instruction, OwnBytes(instruction), i, last_use[i], callee_peak});
+  }
+  return ranges;
 }
 
 CommReport AnalyzeCommunication(const Module& module) {

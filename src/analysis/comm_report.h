@@ -42,6 +42,24 @@ double CollectiveBytesPerDevice(const Instruction& collective, int64_t num_devic
 // get-tuple-element alias their operands, called computations add their own peak.
 int64_t PeakLiveBytes(const Module& module);
 
+// The entry computation's values as PeakLiveBytes sees them, in program order: each keeps
+// `bytes` of its own (0 for tuples, get-tuple-element, bitcasts, ...) live from its position
+// `begin` through `end` (its last use; the program's length for the root and the parameters),
+// and the computations it calls add `callee_peak` at its position. PeakLiveBytes is the
+// largest sum over positions p of the bytes of values with begin <= p <= end, plus p's
+// callee_peak.
+struct LiveRange {
+  const Instruction* value = nullptr;
+  int64_t bytes = 0;
+  size_t begin = 0;
+  size_t end = 0;
+  int64_t callee_peak = 0;
+};
+struct EntryLiveRanges {
+  std::vector<LiveRange> values;
+};
+EntryLiveRanges LiveRangesOfEntry(const Module& module);
+
 std::string FormatCommReport(const CommReport& report);
 nlohmann::json CommReportToJson(const CommReport& report);
 

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "io/box.h"
+#include "io/output_files.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -26,7 +28,7 @@ constexpr std::string_view kSupportedDtypes =
     "one of |b1, |i1, <i2, <i4, <i8, |u1, <u2, <u4, <u8, <f2, <f4, <f8, bfloat16 or <V2";
 
 [[noreturn]] void Fail(const std::string& path, const std::string& message) {
-  ThrowUserErrorAt(SourceLocation{path, 0, 0}, message);
+  ThrowUserErrorAt(SourceLocation{FinalPathOf(path), 0, 0}, message);
 }
 
 // A value in the header dict: a string, a bool, or a tuple of integers.
@@ -240,7 +242,7 @@ void ReadExactly(std::ifstream& in, void* dst, size_t size, const std::string& p
 
 }  // namespace
 
-Literal ReadNpy(const std::string& path) {
+NpyHeader ReadNpyHeader(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) Fail(path, "cannot open file (expected a readable .npy file)");
   in.seekg(0, std::ios::end);
@@ -295,7 +297,8 @@ Literal ReadNpy(const std::string& path) {
     if (__builtin_mul_overflow(data_size, dim, &data_size))
       Fail(path, "shape " + ShapeText(shape_value.ints) + " is too large (expected an array that fits in memory)");
   }
-  const int64_t available = file_size - static_cast<int64_t>(in.tellg());
+  const int64_t data_offset = static_cast<int64_t>(in.tellg());
+  const int64_t available = file_size - data_offset;
   if (available < data_size)
     Fail(path, "data is shorter than the shape needs (expected " + std::to_string(data_size) + " bytes for shape " +
                    ShapeText(shape_value.ints) + " of '" + descr.text + "', found " + std::to_string(available) + ")");
@@ -303,22 +306,30 @@ Literal ReadNpy(const std::string& path) {
     Fail(path, "file has " + std::to_string(available - data_size) + " bytes after the data (expected exactly " +
                    std::to_string(data_size) + " bytes for shape " + ShapeText(shape_value.ints) + " of '" +
                    descr.text + "')");
+  NpyHeader result;
+  result.type = dtype->type;
+  result.dims = shape_value.ints;
+  result.big_endian = dtype->big_endian;
+  result.data_offset = data_offset;
+  return result;
+}
 
-  Literal literal(Shape(dtype->type, shape_value.ints));
-  GSPMD_CHECK(literal.byte_size() == data_size, "npy data size mismatch");
-  ReadExactly(in, literal.raw(), static_cast<size_t>(data_size), path, "data");
-  if (dtype->big_endian) ByteSwap(literal.raw(), literal.element_count(), element_size);
-  if (dtype->type == ElementType::kPred) {
-    uint8_t* bytes = literal.raw();
-    for (int64_t i = 0; i < data_size; ++i) bytes[i] = bytes[i] != 0;
-  }
+Literal ReadNpy(const std::string& path) {
+  const NpyHeader header = ReadNpyHeader(path);
+  Literal literal(Shape(header.type, header.dims));
+  ReadNpyBox(path, header, WholeBox(header.dims), literal.raw(), header.dims, std::vector<int64_t>(header.dims.size(), 0));
   return literal;
 }
 
-void WriteNpy(const std::string& path, const Literal& literal) {
-  GSPMD_CHECK(literal.shape().IsArray(), "WriteNpy needs an array literal, got ", literal.shape().ToString());
-  std::string header = "{'descr': '" + DescrFor(literal.element_type()) +
-                       "', 'fortran_order': False, 'shape': " + ShapeText(literal.shape().dims()) + ", }";
+void NormalizeNpyElements(const NpyHeader& header, uint8_t* data, int64_t count) {
+  if (header.big_endian) ByteSwap(data, count, ElementByteSize(header.type));
+  if (header.type == ElementType::kPred) {
+    for (int64_t i = 0; i < count; ++i) data[i] = data[i] != 0;
+  }
+}
+
+std::string NpyHeaderBytes(ElementType type, const std::vector<int64_t>& dims) {
+  std::string header = "{'descr': '" + DescrFor(type) + "', 'fortran_order': False, 'shape': " + ShapeText(dims) + ", }";
   // Pad with spaces and end with '\n' so the data starts at a multiple of 64 bytes.
   constexpr size_t kMaxVersion1Header = 65535;
   const bool needs_version2 = header.size() + 64 > kMaxVersion1Header;
@@ -338,14 +349,40 @@ void WriteNpy(const std::string& path, const Literal& literal) {
     prefix.push_back(static_cast<char>((length >> 16) & 0xff));
     prefix.push_back(static_cast<char>((length >> 24) & 0xff));
   }
+  return prefix + header;
+}
 
+void WriteNpyInPlace(const std::string& path, const Literal& literal) {
+  GSPMD_CHECK(literal.shape().IsArray(), "WriteNpy needs an array literal, got ", literal.shape().ToString());
+  const std::string header = NpyHeaderBytes(literal.element_type(), literal.shape().dims());
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) Fail(path, "cannot open file for writing (expected a writable path)");
-  out.write(prefix.data(), static_cast<std::streamsize>(prefix.size()));
   out.write(header.data(), static_cast<std::streamsize>(header.size()));
   out.write(reinterpret_cast<const char*>(literal.raw()), literal.byte_size());
   out.flush();
   if (!out) Fail(path, "writing the file failed (expected enough disk space and a writable path)");
+}
+
+void WriteNpyBoxInPlace(const std::string& path, ElementType type, const uint8_t* data,
+                        const std::vector<int64_t>& dims, const Box& box) {
+  const std::string header = NpyHeaderBytes(type, box.sizes);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) Fail(path, "cannot open file for writing (expected a writable path)");
+  out.write(header.data(), static_cast<std::streamsize>(header.size()));
+  const int64_t element_size = ElementByteSize(type);
+  ForEachBoxRun(dims, box.offsets, box.sizes, std::vector<int64_t>(box.sizes.size(), 0), box.sizes,
+                [&](int64_t src, int64_t, int64_t run) {
+                  out.write(reinterpret_cast<const char*>(data + src * element_size),
+                            static_cast<std::streamsize>(run * element_size));
+                });
+  out.flush();
+  if (!out) Fail(path, "writing the file failed (expected enough disk space and a writable path)");
+}
+
+void WriteNpy(const std::string& path, const Literal& literal) {
+  PendingFiles files;
+  WriteNpyInPlace(files.Add(path), literal);
+  files.Commit();
 }
 
 }  // namespace gspmd

@@ -52,6 +52,9 @@ class Computation {
   // Whether the text wrote a signature "(a: f32[]) -> f32[]" (kept for printing).
   bool printed_with_signature = true;
   bool is_entry = false;
+  // XLA's ", execution_thread=\"name\"" after the body (empty: the main thread); kept for
+  // printing.
+  std::string execution_thread;
 
  private:
   friend class Module;

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "ir/narrow_types.h"
+
 namespace gspmd {
 namespace {
 
@@ -17,7 +19,15 @@ constexpr TypeInfo kTypes[] = {
     {ElementType::kS32, "s32", 4},   {ElementType::kS64, "s64", 8}, {ElementType::kU8, "u8", 1},
     {ElementType::kU16, "u16", 2},   {ElementType::kU32, "u32", 4}, {ElementType::kU64, "u64", 8},
     {ElementType::kF16, "f16", 2},   {ElementType::kBF16, "bf16", 2}, {ElementType::kF32, "f32", 4},
-    {ElementType::kF64, "f64", 8},   {ElementType::kToken, "token", 0},
+    {ElementType::kF64, "f64", 8},   {ElementType::kC64, "c64", 8},   {ElementType::kC128, "c128", 16},
+    {ElementType::kS1, "s1", 1}, {ElementType::kS2, "s2", 1}, {ElementType::kS4, "s4", 1},
+    {ElementType::kU1, "u1", 1}, {ElementType::kU2, "u2", 1}, {ElementType::kU4, "u4", 1},
+    {ElementType::kF8E5M2, "f8e5m2", 1}, {ElementType::kF8E4M3FN, "f8e4m3fn", 1},
+    {ElementType::kF8E4M3B11FNUZ, "f8e4m3b11fnuz", 1}, {ElementType::kF8E5M2FNUZ, "f8e5m2fnuz", 1},
+    {ElementType::kF8E4M3FNUZ, "f8e4m3fnuz", 1}, {ElementType::kF8E4M3, "f8e4m3", 1},
+    {ElementType::kF8E3M4, "f8e3m4", 1}, {ElementType::kF4E2M1FN, "f4e2m1fn", 1},
+    {ElementType::kF8E8M0FNU, "f8e8m0fnu", 1},
+    {ElementType::kToken, "token", 0},
 };
 
 }  // namespace
@@ -43,17 +53,17 @@ int64_t ElementByteSize(ElementType type) {
 
 bool IsFloatingPoint(ElementType type) {
   return type == ElementType::kF16 || type == ElementType::kBF16 || type == ElementType::kF32 ||
-         type == ElementType::kF64;
+         type == ElementType::kF64 || IsNarrowFloat(type);
 }
 
 bool IsSignedInteger(ElementType type) {
   return type == ElementType::kS8 || type == ElementType::kS16 || type == ElementType::kS32 ||
-         type == ElementType::kS64;
+         type == ElementType::kS64 || type == ElementType::kS1 || type == ElementType::kS2 || type == ElementType::kS4;
 }
 
 bool IsUnsignedInteger(ElementType type) {
   return type == ElementType::kU8 || type == ElementType::kU16 || type == ElementType::kU32 ||
-         type == ElementType::kU64;
+         type == ElementType::kU64 || type == ElementType::kU1 || type == ElementType::kU2 || type == ElementType::kU4;
 }
 
 Half::Half(float value) {

@@ -1,5 +1,5 @@
-// HLO element types (pred, s8..s64, u8..u64, f16, bf16, f32, f64, tuple, token) and the
-// 16-bit float storage types.
+// HLO element types (pred, s8..s64, u8..u64, f16, bf16, f32, f64, c64, c128, the narrow
+// storage-only types s4/u4/f8e4m3fn/..., tuple, token) and the 16-bit float storage types.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +25,11 @@ enum class ElementType : uint8_t {
   kBF16,
   kF32,
   kF64,
+  kC64,   // complex: two f32 (real, imaginary)
+  kC128,  // complex: two f64
+  // Storage-only types (ir/narrow_types.h): one byte per element, moved and converted only.
+  kS1, kS2, kS4, kU1, kU2, kU4,
+  kF8E5M2, kF8E4M3FN, kF8E4M3B11FNUZ, kF8E5M2FNUZ, kF8E4M3FNUZ, kF8E4M3, kF8E3M4, kF4E2M1FN, kF8E8M0FNU,
   kTuple,
   kToken,
 };
@@ -36,6 +41,11 @@ bool IsFloatingPoint(ElementType type);
 bool IsSignedInteger(ElementType type);
 bool IsUnsignedInteger(ElementType type);
 inline bool IsInteger(ElementType type) { return IsSignedInteger(type) || IsUnsignedInteger(type); }
+inline bool IsComplex(ElementType type) { return type == ElementType::kC64 || type == ElementType::kC128; }
+// The type of the real and imaginary parts of a complex type (f32 for c64, f64 for c128).
+inline ElementType ComplexComponentType(ElementType type) {
+  return type == ElementType::kC128 ? ElementType::kF64 : ElementType::kF32;
+}
 inline bool IsArrayType(ElementType type) {
   return type != ElementType::kInvalid && type != ElementType::kTuple && type != ElementType::kToken;
 }
@@ -71,7 +81,9 @@ struct BFloat16 {
 };
 
 // Calls fn.template operator()<T>() with the C++ type of an array element type. The caller
-// handles tuple/token/invalid before calling. pred maps to bool.
+// handles tuple/token/invalid before calling. pred maps to bool. Complex types have no
+// arithmetic kernels here: they raise a UserError saying so (callers that only move bytes
+// handle them by ElementByteSize before dispatching).
 template <typename Fn>
 decltype(auto) DispatchElementType(ElementType type, Fn&& fn);
 

@@ -38,6 +38,9 @@ class HloBuilder {
 
   Computation* computation() const { return computation_; }
   NameUniquer* names() const { return names_; }
+  // Instructions added from now on that have no source take `user_instruction`'s (the one a
+  // pass is rewriting), so later errors point at what the user wrote; nullptr stops that.
+  void set_source_instruction(const Instruction* user_instruction) { source_instruction_ = user_instruction; }
 
   // Adds a ready-made instruction (named `name_hint`, uniqued, if it has no name).
   Instruction* Add(std::unique_ptr<Instruction> instruction);
@@ -84,6 +87,7 @@ class HloBuilder {
   Computation* computation_;
   NameUniquer* names_;
   Instruction* partition_id_ = nullptr;
+  const Instruction* source_instruction_ = nullptr;
 };
 
 // Names `instruction` after its opcode unless it has a name, uniqued.

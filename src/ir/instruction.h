@@ -14,10 +14,18 @@
 #include "ir/shape.h"
 #include "sharding/replica_groups.h"
 #include "sharding/sharding.h"
+#include "support/diagnostic.h"
 
 namespace gspmd {
 
 class Computation;
+
+// Where a user wrote an instruction: FILE:LINE:COL and the name it had there. Shared
+// (immutable) between an instruction and its clones and the instructions passes make for it.
+struct InstructionSource {
+  SourceLocation location;
+  std::string name;
+};
 
 // An HLO instruction:
 //   %dot.1 = f32[16,64]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0},
@@ -65,6 +73,13 @@ class Instruction {
   // Which text form conditional branches were written in (true_/false_computation or
   // branch_computations).
   bool conditional_uses_branch_list = false;
+
+  // Where the user wrote this instruction (nullptr when it was not read from text). Clones keep
+  // it, and instructions a pass creates for a user's instruction take it, so errors found late
+  // still name the user's instruction and its FILE:LINE:COL (see ir/instruction_error.h).
+  const InstructionSource* source() const { return source_.get(); }
+  void set_source(std::shared_ptr<const InstructionSource> source) { source_ = std::move(source); }
+  void CopySourceFrom(const Instruction& other) { source_ = other.source_; }
 
   // Sharding (absent when the text had none).
   const std::optional<Sharding>& sharding() const { return sharding_; }
@@ -116,6 +131,8 @@ class Instruction {
   GSPMD_OUT_OF_LINE_ATTRIBUTE(ReplicaGroups, replica_groups)                // collectives
   GSPMD_OUT_OF_LINE_ATTRIBUTE(std::vector<SourceTargetPair>, source_target_pairs)  // collective-permute
   GSPMD_OUT_OF_LINE_ATTRIBUTE(std::string, rng_distribution)                // rng
+  // async-start/update/done written in XLA's short form (custom-call-start): the wrapped opcode.
+  GSPMD_OUT_OF_LINE_ATTRIBUTE(std::string, async_wrapped_opcode)
   GSPMD_OUT_OF_LINE_ATTRIBUTE(NamedAttributes, extra_attributes)  // unknown name=value, verbatim
 #undef GSPMD_OUT_OF_LINE_ATTRIBUTE
 
@@ -143,6 +160,7 @@ class Instruction {
     ReplicaGroups replica_groups;
     std::vector<SourceTargetPair> source_target_pairs;
     std::string rng_distribution;
+    std::string async_wrapped_opcode;
     NamedAttributes extra_attributes;
   };
   const OutOfLineAttributes& attributes() const;
@@ -158,6 +176,7 @@ class Instruction {
   std::vector<Computation*> called_;
   std::optional<Sharding> sharding_;
   std::shared_ptr<const OutOfLineAttributes> attributes_;  // nullptr: all at their defaults
+  std::shared_ptr<const InstructionSource> source_;
 };
 
 }  // namespace gspmd

@@ -6,6 +6,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "ir/narrow_types.h"
+#include "support/allocation.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -52,7 +54,10 @@ Literal::Literal(Shape shape) : shape_(std::move(shape)) {
     for (const Shape& element : shape_.tuple_shapes()) tuple_elements_.emplace_back(element);
     return;
   }
-  bytes_.assign(static_cast<size_t>(shape_.byte_size()), 0);
+  if (!shape_.IsArray()) return;
+  std::optional<int64_t> bytes = shape_.CheckedByteSize();
+  if (!bytes) GSPMD_USER_ERROR("cannot allocate ", shape_.ToString(false), ": its size overflows 64 bits");
+  bytes_ = AllocateZeroed(static_cast<uint64_t>(*bytes), shape_.ToString(false));
 }
 
 Literal Literal::Tuple(std::vector<Literal> elements) {
@@ -79,10 +84,16 @@ Literal Literal::FromInts(const Shape& shape, std::span<const int64_t> values) {
 }
 
 double Literal::GetAsDouble(int64_t i) const {
+  // Complex values read and write their real part (imaginary part zero).
+  if (element_type() == ElementType::kC64) return data<float>()[2 * i];
+  if (element_type() == ElementType::kC128) return data<double>()[2 * i];
+  if (IsStorageOnly(element_type())) return NarrowToDouble(element_type(), raw(), i);
   return DispatchElementType(element_type(), [&]<typename T>() { return ToDouble(data<T>()[i]); });
 }
 
 int64_t Literal::GetAsInt64(int64_t i) const {
+  if (IsComplex(element_type()) || IsNarrowFloat(element_type())) return ConvertValue<int64_t>(GetAsDouble(i));
+  if (IsNarrowInteger(element_type())) return static_cast<int64_t>(GetAsDouble(i));
   return DispatchElementType(element_type(), [&]<typename T>() -> int64_t {
     if constexpr (std::is_integral_v<T>)
       return static_cast<int64_t>(data<T>()[i]);
@@ -92,10 +103,22 @@ int64_t Literal::GetAsInt64(int64_t i) const {
 }
 
 void Literal::SetFromDouble(int64_t i, double value) {
+  if (element_type() == ElementType::kC64) {
+    data<float>()[2 * i] = static_cast<float>(value);
+    data<float>()[2 * i + 1] = 0;
+    return;
+  }
+  if (element_type() == ElementType::kC128) {
+    data<double>()[2 * i] = value;
+    data<double>()[2 * i + 1] = 0;
+    return;
+  }
+  if (IsStorageOnly(element_type())) return NarrowFromDouble(element_type(), raw(), i, value);
   DispatchElementType(element_type(), [&]<typename T>() { data<T>()[i] = ConvertValue<T>(value); });
 }
 
 void Literal::SetFromInt64(int64_t i, int64_t value) {
+  if (IsComplex(element_type()) || IsStorageOnly(element_type())) return SetFromDouble(i, static_cast<double>(value));
   DispatchElementType(element_type(), [&]<typename T>() { data<T>()[i] = ConvertValue<T>(value); });
 }
 
@@ -125,6 +148,45 @@ Literal Literal::Reshape(const std::vector<int64_t>& dims) const {
 }
 
 void ConvertElements(ElementType from, const void* src, ElementType to, void* dst, int64_t count) {
+  // Storage-only types go through double (exact for every value they hold).
+  if (IsStorageOnly(from) || IsStorageOnly(to)) {
+    if (from == to) {
+      std::memcpy(dst, src, static_cast<size_t>(count));
+      return;
+    }
+    for (int64_t i = 0; i < count; ++i) {
+      double value = 0;
+      if (IsStorageOnly(from)) {
+        value = NarrowToDouble(from, static_cast<const uint8_t*>(src), i);
+      } else {
+        ConvertElements(from, static_cast<const uint8_t*>(src) + i * ElementByteSize(from), ElementType::kF64,
+                        &value, 1);
+      }
+      if (IsStorageOnly(to)) {
+        NarrowFromDouble(to, static_cast<uint8_t*>(dst), i, value);
+      } else {
+        ConvertElements(ElementType::kF64, &value, to, static_cast<uint8_t*>(dst) + i * ElementByteSize(to), 1);
+      }
+    }
+    return;
+  }
+  // Complex: c64 <-> c128 part by part, real -> complex with a zero imaginary part, complex ->
+  // real keeps the real part.
+  if (IsComplex(from) || IsComplex(to)) {
+    ElementType from_part = IsComplex(from) ? ComplexComponentType(from) : from;
+    ElementType to_part = IsComplex(to) ? ComplexComponentType(to) : to;
+    int64_t from_step = IsComplex(from) ? 2 : 1, to_step = IsComplex(to) ? 2 : 1;
+    int64_t from_size = ElementByteSize(from_part), to_size = ElementByteSize(to_part);
+    const uint8_t* in = static_cast<const uint8_t*>(src);
+    uint8_t* out = static_cast<uint8_t*>(dst);
+    if (IsComplex(to)) std::memset(out, 0, static_cast<size_t>(count * to_step * to_size));
+    for (int64_t i = 0; i < count; ++i) {
+      int64_t parts = IsComplex(from) && IsComplex(to) ? 2 : 1;
+      for (int64_t k = 0; k < parts; ++k)
+        ConvertElements(from_part, in + (i * from_step + k) * from_size, to_part, out + (i * to_step + k) * to_size, 1);
+    }
+    return;
+  }
   DispatchElementType(from, [&]<typename From>() {
     const From* in = static_cast<const From*>(src);
     DispatchElementType(to, [&]<typename To>() {

@@ -36,6 +36,8 @@ bool IsElementwiseUnary(Opcode opcode) {
     case Opcode::kPopulationCount: case Opcode::kRoundNearestAfz:
     case Opcode::kRoundNearestEven: case Opcode::kRsqrt: case Opcode::kSign: case Opcode::kSine:
     case Opcode::kSqrt: case Opcode::kTan: case Opcode::kTanh:
+    case Opcode::kAcos: case Opcode::kAcosh: case Opcode::kAsin: case Opcode::kAsinh:
+    case Opcode::kAtanh: case Opcode::kCosh: case Opcode::kSinh:
       return true;
     default:
       return false;
@@ -60,6 +62,19 @@ bool IsCollective(Opcode opcode) {
     case Opcode::kAllReduce: case Opcode::kAllGather: case Opcode::kAllToAll:
     case Opcode::kReduceScatter: case Opcode::kCollectivePermute:
     case Opcode::kCollectiveBroadcast:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool IsAsyncOrHostTransfer(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kAllGatherStart: case Opcode::kAllGatherDone: case Opcode::kAllReduceStart:
+    case Opcode::kAllReduceDone: case Opcode::kCollectivePermuteStart: case Opcode::kCollectivePermuteDone:
+    case Opcode::kAsyncStart: case Opcode::kAsyncUpdate: case Opcode::kAsyncDone: case Opcode::kCopyStart:
+    case Opcode::kCopyDone: case Opcode::kSend: case Opcode::kSendDone: case Opcode::kRecv:
+    case Opcode::kRecvDone: case Opcode::kInfeed: case Opcode::kOutfeed:
       return true;
     default:
       return false;

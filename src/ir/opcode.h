@@ -99,7 +99,48 @@ namespace gspmd {
   X(kTranspose, "transpose")                                      \
   X(kTuple, "tuple")                                              \
   X(kWhile, "while")                                              \
-  X(kXor, "xor")
+  X(kXor, "xor")                                                  \
+  /* XLA opcodes that are parsed, verified and printed; most cannot run here */ \
+  X(kAcos, "acos")                                                \
+  X(kAcosh, "acosh")                                              \
+  X(kAsin, "asin")                                                \
+  X(kAsinh, "asinh")                                              \
+  X(kAtanh, "atanh")                                              \
+  X(kCosh, "cosh")                                                \
+  X(kSinh, "sinh")                                                \
+  X(kReal, "real")                                                \
+  X(kImag, "imag")                                                \
+  X(kComplex, "complex")                                          \
+  X(kAllGatherStart, "all-gather-start")                          \
+  X(kAllGatherDone, "all-gather-done")                            \
+  X(kAllReduceStart, "all-reduce-start")                          \
+  X(kAllReduceDone, "all-reduce-done")                            \
+  X(kCollectivePermuteStart, "collective-permute-start")          \
+  X(kCollectivePermuteDone, "collective-permute-done")            \
+  X(kAsyncStart, "async-start")                                   \
+  X(kAsyncUpdate, "async-update")                                 \
+  X(kAsyncDone, "async-done")                                     \
+  X(kCopyStart, "copy-start")                                     \
+  X(kCopyDone, "copy-done")                                       \
+  X(kSend, "send")                                                \
+  X(kSendDone, "send-done")                                       \
+  X(kRecv, "recv")                                                \
+  X(kRecvDone, "recv-done")                                       \
+  X(kInfeed, "infeed")                                            \
+  X(kOutfeed, "outfeed")                                          \
+  X(kFft, "fft")                                                  \
+  X(kCholesky, "cholesky")                                        \
+  X(kTriangularSolve, "triangular-solve")                         \
+  X(kBatchNormTraining, "batch-norm-training")                    \
+  X(kBatchNormInference, "batch-norm-inference")                  \
+  X(kBatchNormGrad, "batch-norm-grad")                            \
+  X(kSetDimensionSize, "set-dimension-size")                      \
+  X(kDynamicReshape, "dynamic-reshape")                           \
+  X(kRngGetAndUpdateState, "rng-get-and-update-state")            \
+  X(kRaggedAllToAll, "ragged-all-to-all")                         \
+  X(kRaggedDot, "ragged-dot")                                     \
+  X(kScan, "scan")                                                \
+  X(kScaledDot, "scaled-dot")
 
 enum class Opcode {
 #define GSPMD_OPCODE_ENUM(name, text) name,
@@ -110,8 +151,11 @@ enum class Opcode {
 std::string_view OpcodeName(Opcode opcode);
 std::optional<Opcode> ParseOpcode(std::string_view name);
 
-bool IsElementwiseUnary(Opcode opcode);   // abs, negate, exp, ..., convert excluded
+bool IsElementwiseUnary(Opcode opcode);   // abs, negate, exp, ..., convert, real, imag excluded
 bool IsElementwiseBinary(Opcode opcode);  // add, ..., compare excluded
 bool IsCollective(Opcode opcode);         // all-reduce, all-gather, all-to-all, reduce-scatter, collective-permute, collective-broadcast
+// The asynchronous halves (all-reduce-start, send, recv-done, async-start, ...), infeed and
+// outfeed: parsed, printed and verified, but neither the interpreter nor the runtime runs them.
+bool IsAsyncOrHostTransfer(Opcode opcode);
 
 }  // namespace gspmd

@@ -1,6 +1,7 @@
 // Shape construction, sizes, comparison and printing.
 #include "ir/shape.h"
 
+#include "support/allocation.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -56,6 +57,33 @@ int64_t Shape::byte_size() const {
     return total;
   }
   return element_count() * ElementByteSize(element_type_);
+}
+
+std::optional<int64_t> Shape::CheckedElementCount() const {
+  int64_t count = 1;
+  for (int64_t d : dims_) {
+    std::optional<int64_t> product = CheckedMul(count, d);
+    if (!product || d < 0) return std::nullopt;
+    count = *product;
+  }
+  return count;
+}
+
+std::optional<int64_t> Shape::CheckedByteSize() const {
+  if (IsTuple()) {
+    int64_t total = 0;
+    for (const Shape& element : tuple_shapes_) {
+      std::optional<int64_t> bytes = element.CheckedByteSize();
+      if (!bytes) return std::nullopt;
+      std::optional<int64_t> sum = CheckedAdd(total, *bytes);
+      if (!sum) return std::nullopt;
+      total = *sum;
+    }
+    return total;
+  }
+  std::optional<int64_t> count = CheckedElementCount();
+  if (!count) return std::nullopt;
+  return CheckedMul(*count, ElementByteSize(element_type_));
 }
 
 bool Shape::Compatible(const Shape& other) const {

@@ -54,8 +54,13 @@ class Shape {
   const Shape& tuple_shape(int64_t i) const { return tuple_shapes_.at(i); }
   int64_t tuple_size() const { return static_cast<int64_t>(tuple_shapes_.size()); }
 
-  int64_t element_count() const;  // product of dims (1 for scalars)
-  int64_t byte_size() const;      // element_count * element size; sum over tuple leaves
+  // Product of dims (1 for scalars) and element_count * element size (summed over tuple
+  // leaves). The verifier keeps shapes whose sizes overflow out of the passes; the Checked
+  // forms say nullopt for them.
+  int64_t element_count() const;
+  int64_t byte_size() const;
+  std::optional<int64_t> CheckedElementCount() const;
+  std::optional<int64_t> CheckedByteSize() const;
 
   // Same element type and dims (and same structure for tuples); layouts are ignored.
   bool Compatible(const Shape& other) const;

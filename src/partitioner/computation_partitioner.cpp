@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "ir/instruction_error.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -170,7 +171,13 @@ bool ComputationPartitioner::PartitionInIotaOrder(const Instruction& instruction
 }
 
 void ComputationPartitioner::Run() {
-  for (const Instruction* instruction : source_.MakePostOrder()) PartitionInstruction(*instruction);
+  // What gets built for an instruction takes its source location, and errors found while
+  // partitioning it name it.
+  for (const Instruction* instruction : source_.MakePostOrder()) {
+    builder_.set_source_instruction(instruction);
+    WithInstructionContext(*instruction, [&] { PartitionInstruction(*instruction); });
+  }
+  builder_.set_source_instruction(source_.root());
   PartitionedValue root = ValueOf(source_.root());
   if (!(root.sharding == root_sharding_)) root = Reshard(spmd(), builder_, root, root_sharding_);
   Instruction* root_hlo = root.hlo;

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <cctype>
 #include <deque>
+#include <set>
 #include <unordered_set>
 
 #include "ir/sdy_custom_calls.h"
 #include "partitioner/sdy_attributes.h"
+#include "propagation/sharding_algebra.h"
 #include "support/diagnostic.h"
 
 namespace gspmd::propagation {
@@ -134,6 +136,7 @@ class AnnotationReader {
     if (written && written->shard_group()) AddToGroup(*written->shard_group(), instruction);
     if (written && !written->IsUnknown()) {
       UserAnnotation annotation{WithoutGroup(*written), OpenDimsOf(instruction), true};
+      annotation.dim_priorities = DimPrioritiesOf(instruction);
       result_.fixed.emplace(&instruction, std::move(annotation));
       return;
     }
@@ -147,6 +150,7 @@ class AnnotationReader {
     std::vector<Sharding> leaves;
     for (const NamedShardingView& view : views) leaves.push_back(ShardingFromSdyView(view, Where(instruction)));
     UserAnnotation annotation{PackLeaves(instruction.shape(), std::move(leaves)), OpenDimsOf(instruction), false};
+    annotation.dim_priorities = DimPrioritiesOf(instruction);
     result_.fixed.emplace(&instruction, std::move(annotation));
   }
 
@@ -163,6 +167,7 @@ class AnnotationReader {
       const Instruction* operand = constraint.operand(0);
       if (result_.fixed.count(operand) > 0) continue;
       UserAnnotation folded{annotation->second.sharding, {}, false, &constraint};
+      folded.dim_priorities = annotation->second.dim_priorities;
       result_.fixed.emplace(operand, std::move(folded));
     }
   }
@@ -185,6 +190,20 @@ class AnnotationReader {
       }
     }
     return open;
+  }
+
+  // Priorities of an array-shaped annotation's dims from its xla.sdy.sharding (empty when
+  // all are 0).
+  std::vector<int64_t> DimPrioritiesOf(const Instruction& instruction) {
+    if (!instruction.shape().IsArray()) return {};
+    std::string sdy = instruction.FrontendAttribute("xla.sdy.sharding");
+    if (sdy.empty()) return {};
+    std::vector<std::vector<int64_t>> per_value = SdyDimPriorities(sdy);
+    if (per_value.size() != 1 || static_cast<int64_t>(per_value[0].size()) != instruction.shape().rank()) return {};
+    for (int64_t priority : per_value[0]) {
+      if (priority != 0) return per_value[0];
+    }
+    return {};
   }
 
   void AddToGroup(const Sharding::ShardGroup& group, const Instruction& instruction) {
@@ -370,9 +389,27 @@ bool ManualContext::Accepts(const Sharding& sharding, int64_t rank) const {
   return NormalizeAxes(axes->manual) == manual;
 }
 
+UserAnnotation UserAnnotation::ForRound(int64_t round) const {
+  std::vector<int64_t> waiting;
+  for (size_t d = 0; d < dim_priorities.size(); ++d)
+    if (dim_priorities[d] > round) waiting.push_back(static_cast<int64_t>(d));
+  if (waiting.empty()) return *this;
+  UserAnnotation now = *this;
+  if (sharding.IsTiled()) now.sharding = ReplicateDims(sharding, waiting);
+  std::erase_if(now.open_dims, [&](int64_t d) { return dim_priorities[d] > round; });
+  return now;
+}
+
 Annotations ReadAnnotations(const Module& module, int64_t num_devices) {
   Annotations annotations = AnnotationReader(module, num_devices).Read();
   annotations.required_devices = RequiredDeviceCount(module);
+  std::set<int64_t> priorities;
+  for (const auto& [instruction, annotation] : annotations.fixed)
+    priorities.insert(annotation.dim_priorities.begin(), annotation.dim_priorities.end());
+  if (!priorities.empty()) {
+    priorities.insert(0);
+    annotations.priority_rounds.assign(priorities.begin(), priorities.end());
+  }
   return annotations;
 }
 
@@ -411,8 +448,17 @@ std::vector<int64_t> UnspecifiedDims(const Instruction& instruction) {
   return dims;
 }
 
-std::vector<std::vector<int64_t>> SdyOpenDims(const std::string& text) {
-  std::vector<std::vector<int64_t>> result;
+namespace {
+
+// Per value of a Shardy sharding text, per dim: whether it is open ("?") and its priority
+// (the N of "}pN" after the dim; 0 when unwritten).
+struct SdyDim {
+  bool open = false;
+  int64_t priority = 0;
+};
+
+std::vector<std::vector<SdyDim>> SdyDims(const std::string& text) {
+  std::vector<std::vector<SdyDim>> result;
   size_t pos = 0;
   while (true) {
     size_t at = text.find('@', pos);
@@ -425,8 +471,7 @@ std::vector<std::vector<int64_t>> SdyOpenDims(const std::string& text) {
     }
     size_t open = text.find('[', start);
     if (open == std::string::npos) break;
-    std::vector<int64_t> dims;
-    int64_t dim = 0;
+    std::vector<SdyDim> dims;
     int depth = 0;
     bool has_open = false;
     size_t i = open + 1;
@@ -436,16 +481,41 @@ std::vector<std::vector<int64_t>> SdyOpenDims(const std::string& text) {
         ++depth;
         has_open = false;
       } else if (c == '}') {
-        if (--depth == 0) {
-          if (has_open) dims.push_back(dim);
-          ++dim;
+        if (--depth != 0) continue;
+        SdyDim dim{has_open, 0};
+        if (i + 1 < text.size() && text[i + 1] == 'p') {
+          size_t digits = i + 2;
+          while (digits < text.size() && std::isdigit(static_cast<unsigned char>(text[digits]))) ++digits;
+          if (digits > i + 2) dim.priority = std::stoll(text.substr(i + 2, digits - i - 2));
         }
+        dims.push_back(dim);
       } else if (c == '?' && depth > 0) {
         has_open = true;
       }
     }
     result.push_back(std::move(dims));
     pos = i;
+  }
+  return result;
+}
+
+}  // namespace
+
+std::vector<std::vector<int64_t>> SdyOpenDims(const std::string& text) {
+  std::vector<std::vector<int64_t>> result;
+  for (const std::vector<SdyDim>& value : SdyDims(text)) {
+    std::vector<int64_t>& open = result.emplace_back();
+    for (size_t d = 0; d < value.size(); ++d)
+      if (value[d].open) open.push_back(static_cast<int64_t>(d));
+  }
+  return result;
+}
+
+std::vector<std::vector<int64_t>> SdyDimPriorities(const std::string& text) {
+  std::vector<std::vector<int64_t>> result;
+  for (const std::vector<SdyDim>& value : SdyDims(text)) {
+    std::vector<int64_t>& priorities = result.emplace_back();
+    for (const SdyDim& dim : value) priorities.push_back(dim.priority);
   }
   return result;
 }

@@ -26,6 +26,14 @@ struct UserAnnotation {
   // Set when the annotation belongs to another instruction: the operand of a Sharding
   // custom-call takes the constraint as its own, as XLA does.
   const Instruction* from = nullptr;
+  // Shardy priorities of an array annotation's dims ({"x"}p1: 1; unwritten: 0, the highest).
+  // Empty when every dim has priority 0.
+  std::vector<int64_t> dim_priorities;
+
+  // The annotation while propagation runs user priority `round` (Shardy: priorities propagate
+  // in rounds, lower numbers first): dims of later rounds are not sharded yet and not open,
+  // and are never sharded by propagation meanwhile. The annotation itself when no dim waits.
+  UserAnnotation ForRound(int64_t round) const;
 };
 
 // A shard_map body: every value in it is manual over `manual` device axes; the other axes
@@ -68,6 +76,9 @@ struct Annotations {
   std::unordered_map<const Computation*, ManualContext> manual_computations;
   // Device count implied by the meshes and shardings (0 when nothing says).
   int64_t required_devices = 0;
+  // The distinct user priorities of the annotations' dims, ascending; empty when all are 0
+  // (then propagation runs once, as without priorities).
+  std::vector<int64_t> priority_rounds;
 };
 
 // Reads every annotation of `module`. `num_devices` is the device count propagation works
@@ -85,6 +96,8 @@ std::vector<int64_t> UnspecifiedDims(const Instruction& instruction);
 // Per value described by a Shardy sharding text (#sdy.sharding / #sdy.sharding_per_value):
 // the dims written open ("?").
 std::vector<std::vector<int64_t>> SdyOpenDims(const std::string& text);
+// Per value: each dim's priority ({"x"}p2 -> 2, 0 when unwritten).
+std::vector<std::vector<int64_t>> SdyDimPriorities(const std::string& text);
 
 // True for custom-calls that only annotate their single operand (Sharding, xla.sdy.Sharding,
 // xla.sdy.FuncResultSharding, xla.sdy.PropagationBarrier, ...).

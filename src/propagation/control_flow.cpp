@@ -4,6 +4,7 @@
 
 #include <unordered_set>
 
+#include "ir/sdy_custom_calls.h"
 #include "propagation/annotations.h"
 #include "support/diagnostic.h"
 
@@ -95,6 +96,8 @@ const char* LinkRuleName(LinkKind kind) {
     case LinkKind::kCallParameter: return "call parameter";
     case LinkKind::kCallResult: return "call result";
     case LinkKind::kPassThrough: return "pass-through";
+    case LinkKind::kForwardOnly: return "propagation barrier (forward)";
+    case LinkKind::kBackwardOnly: return "propagation barrier (backward)";
     case LinkKind::kShardGroup: return "shard group";
   }
   return "link";
@@ -182,6 +185,16 @@ void AppendLinks(const Instruction& instruction, std::vector<LeafLink>& links) {
       if (instruction.operand_count() == 1) LinkAllLeaves(&instruction, instruction.operand(0), LinkKind::kPassThrough, links);
       return;
     case Opcode::kCustomCall:
+      if (SdyTargetName(instruction.custom_call_target) == "PropagationBarrier") {
+        // Shardy's barrier lets shardings through in the allowed direction only (NONE: neither).
+        std::string direction = instruction.FrontendAttribute("xla.sdy.allowed_direction");
+        if (direction.find("FORWARD") != std::string::npos) {
+          LinkAllLeaves(&instruction, instruction.operand(0), LinkKind::kForwardOnly, links);
+        } else if (direction.find("BACKWARD") != std::string::npos) {
+          LinkAllLeaves(&instruction, instruction.operand(0), LinkKind::kBackwardOnly, links);
+        }
+        return;
+      }
       if (IsAnnotationCustomCall(instruction)) LinkAllLeaves(&instruction, instruction.operand(0), LinkKind::kPassThrough, links);
       return;
     default:

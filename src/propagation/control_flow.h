@@ -28,6 +28,8 @@ enum class LinkKind {
   kCallParameter,    // call operand <-> callee parameter
   kCallResult,       // call <-> callee root
   kPassThrough,      // optimization barrier, annotation custom-calls: result <-> operand
+  kForwardOnly,      // xla.sdy.PropagationBarrier FORWARD: operand -> result only
+  kBackwardOnly,     // xla.sdy.PropagationBarrier BACKWARD: result -> operand only
   kShardGroup,       // members of one shard_as / shard_like / xla.sdy.ShardingGroup group
 };
 

@@ -29,6 +29,7 @@ struct Slot {
   bool user = false;              // this value's own sharding was written by the user
   bool refined = false;           // a fixed sharding whose open dims were refined
   std::vector<int64_t> open_dims; // dims of a fixed sharding left open for refinement
+  bool kept = false;              // decided in an earlier user-priority round: only refined
   int32_t source = -1;            // the annotated node this sharding flows from
   RuleName rule;
 };
@@ -127,8 +128,14 @@ class Driver {
     annotations_ = ReadAnnotations(module_, num_devices_);
     BuildNodes();
     BuildLinks();
-    SeedAnnotations();
-    for (int level = 0; level <= kMaxPriorityLevel; ++level) RunLevel(level);
+    // Shardy's user priorities: a whole propagation per priority, lower numbers first (one
+    // when no annotation has priorities).
+    const std::vector<int64_t>& rounds = annotations_.priority_rounds;
+    SeedAnnotations(rounds.empty() ? 0 : rounds[0]);
+    for (size_t round = 0; round < std::max<size_t>(rounds.size(), 1); ++round) {
+      if (round > 0) StartRound(rounds[round]);
+      for (int level = 0; level <= kMaxPriorityLevel; ++level) RunLevel(level);
+    }
     FillDefaults();
     MakeGroupsConsistent();
     MakeLoopsConsistent();
@@ -192,10 +199,11 @@ class Driver {
     return LeafShape(node.instruction->shape(), slot - node.first_slot);
   }
 
+  // Links carry shardings both ways, except a barrier's (b is the operand, a the result).
   void AddLink(int64_t a, int64_t b, LinkKind kind) {
     if (a < 0 || b < 0 || a == b) return;
-    links_[a].push_back({b, kind});
-    links_[b].push_back({a, kind});
+    if (kind != LinkKind::kBackwardOnly) links_[b].push_back({a, kind});
+    if (kind != LinkKind::kForwardOnly) links_[a].push_back({b, kind});
   }
 
   void BuildLinks() {
@@ -220,13 +228,14 @@ class Driver {
 
   // ---------------- Annotations ----------------
 
-  void SeedAnnotations() {
+  void SeedAnnotations(int64_t round) {
     for (size_t n = 0; n < nodes_.size(); ++n) {
       Node& node = nodes_[n];
       auto fixed = annotations_.fixed.find(node.instruction);
       if (fixed != annotations_.fixed.end()) {
+        const UserAnnotation annotation = fixed->second.ForRound(round);
         std::vector<Sharding> leaves;
-        FlattenSharding(fixed->second.sharding, node.instruction->shape(), leaves);
+        FlattenSharding(annotation.sharding, node.instruction->shape(), leaves);
         if (static_cast<int64_t>(leaves.size()) != node.leaf_count) {
           GSPMD_USER_ERROR("%", node.instruction->name(), ": sharding ", fixed->second.sharding.ToString(),
                            " does not fit the shape ", node.instruction->shape().ToString());
@@ -240,7 +249,7 @@ class Driver {
           slot.priority = kUserPriority;
           slot.source = from == nullptr ? static_cast<int32_t>(n) : NodeOf(from);
           slot.rule = RuleName{from == nullptr ? "user annotation" : "sharding constraint"};
-          if (node.leaf_count == 1) slot.open_dims = fixed->second.open_dims;
+          if (node.leaf_count == 1) slot.open_dims = annotation.open_dims;
         }
         continue;
       }
@@ -283,6 +292,23 @@ class Driver {
     slot.fixed = true;
     slot.priority = kUserPriority;
     slot.rule = rule;
+  }
+
+  // The next user priority: what earlier rounds decided is kept (later proposals may add to
+  // it, not replace it), and the annotations' dims of this priority take effect.
+  void StartRound(int64_t round) {
+    for (Slot& slot : slots_) slot.kept = slot.kept || (slot.sharding && !slot.fixed);
+    for (Node& node : nodes_) {
+      auto fixed = annotations_.fixed.find(node.instruction);
+      if (fixed == annotations_.fixed.end() || fixed->second.dim_priorities.empty() || node.leaf_count != 1) continue;
+      const UserAnnotation annotation = fixed->second.ForRound(round);
+      Slot& slot = slots_[node.first_slot];
+      slot.open_dims = annotation.open_dims;
+      if (*slot.sharding == annotation.sharding) continue;
+      slot.sharding = annotation.sharding;
+      OnChanged(node.first_slot);
+    }
+    PropagateLinks();
   }
 
   // ---------------- Improving one slot ----------------
@@ -338,7 +364,7 @@ class Driver {
       return Set(s, std::move(*merged), std::min(priority, slot.priority), source, rule);
     }
     if (Tiles(proposal) <= Tiles(current) || !IsMoreSpecific(proposal, current)) return false;
-    bool weak_current = Tiles(current) <= 1 || priority <= slot.priority;
+    bool weak_current = Tiles(current) <= 1 || (priority <= slot.priority && !slot.kept);
     if (!weak_current) return false;
     return Set(s, std::move(proposal), priority, source, rule);
   }

@@ -291,7 +291,8 @@ class TextParser {
         SkipSpace();
         const size_t size_offset = pos_;
         axis.size = ParsePositive("a mesh axis size");
-        if (mesh.num_devices() > kMaxDevices / axis.size) {
+        const int64_t devices_so_far = mesh.axes.empty() ? 1 : mesh.num_devices();  // empty mesh: 0 devices
+        if (devices_so_far > kMaxDevices / axis.size) {
           Fail(size_offset, StrCat("expected a mesh of at most ", kMaxDevices, " devices"));
         }
         mesh.axes.push_back(std::move(axis));
@@ -446,14 +447,18 @@ class TextParser {
 
   // ---- GSPMD shardings.
 
-  Sharding ParseSharding() {
+  // XLA's tuple shardings are flat ({{a}, {b}}); nested ones ({{a}, {{b}, {c}}}) are accepted
+  // to a bounded depth, so deep input is an error, not a stack overflow.
+  Sharding ParseSharding(int depth = 0) {
+    constexpr int kMaxTupleNesting = 64;
     SkipSpace();
+    if (depth > kMaxTupleNesting) Fail(pos_, StrCat("tuple shardings nested more than ", kMaxTupleNesting, " deep"));
     Expect("{", "'{' starting a sharding");
     if (TryConsume("}")) return Sharding::Tuple({});
     if (Peek() == '{') {
       std::vector<Sharding> elements;
       while (true) {
-        elements.push_back(ParseSharding());
+        elements.push_back(ParseSharding(depth + 1));
         if (TryConsume("}")) return Sharding::Tuple(std::move(elements));
         Expect(",", "',' or '}' in the tuple sharding");
       }

@@ -3,6 +3,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
 
 namespace gspmd {
 
@@ -14,6 +15,8 @@ std::string SourceLocation::ToString() const {
   }
   return out;
 }
+
+bool UserError::HasLocation() const { return std::string_view(what()).find(": error: ") != std::string_view::npos; }
 
 void ThrowUserErrorAt(const SourceLocation& where, const std::string& message) {
   throw UserError(where.ToString() + ": error: " + message);

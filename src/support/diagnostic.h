@@ -22,6 +22,9 @@ struct SourceLocation {
 class UserError : public std::runtime_error {
  public:
   explicit UserError(const std::string& message) : std::runtime_error(message) {}
+  // Whether the message already says where ("LOCATION: error: ..."); callers that know more
+  // context add it only to messages that do not.
+  bool HasLocation() const;
 };
 
 // Throws a UserError whose message is "LOCATION: error: MESSAGE".

@@ -3,10 +3,13 @@
 // (unknown, or not used by this opcode) is kept verbatim in extra_attributes.
 #include <bitset>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/verifier.h"
 #include "sharding/sharding_text.h"
 #include "text/attribute_text.h"
+#include "text/literal_text.h"
+#include "text/shape_text.h"
 #include "text/module_parser.h"
 
 namespace gspmd::hlo_text {
@@ -80,7 +83,7 @@ bool AttributeApplies(Attr attr, Opcode opcode) {
     case Attr::kDimensions:
       return IsOneOf(opcode, {O::kBroadcast, O::kTranspose, O::kReduce, O::kReverse, O::kConcatenate,
                               O::kAllGather, O::kAllToAll, O::kReduceScatter, O::kSort, O::kMap,
-                              O::kGetDimensionSize});
+                              O::kGetDimensionSize, O::kSetDimensionSize});
     case Attr::kIotaDimension: return opcode == O::kIota;
     case Attr::kSlice: return opcode == O::kSlice;
     case Attr::kDynamicSliceSizes: return opcode == O::kDynamicSlice;
@@ -101,11 +104,11 @@ bool AttributeApplies(Attr attr, Opcode opcode) {
       return opcode == O::kScatter;
     case Attr::kToApply:
       return IsOneOf(opcode, {O::kReduce, O::kReduceWindow, O::kMap, O::kSort, O::kCall, O::kAllReduce,
-                              O::kReduceScatter, O::kScatter, O::kCustomCall});
+                              O::kReduceScatter, O::kScatter, O::kCustomCall, O::kAllReduceStart, O::kScan});
     case Attr::kCondition: case Attr::kBody: return opcode == O::kWhile;
     case Attr::kTrueComputation: case Attr::kFalseComputation: case Attr::kBranchComputations:
       return opcode == O::kConditional;
-    case Attr::kCalls: return opcode == O::kFusion;
+    case Attr::kCalls: return IsOneOf(opcode, {O::kFusion, O::kAsyncStart, O::kAsyncUpdate, O::kAsyncDone});
     case Attr::kSelect: case Attr::kScatter: return opcode == O::kSelectAndScatter;
     case Attr::kCalledComputations: return opcode == O::kCustomCall;
     case Attr::kDirection: case Attr::kType: return opcode == O::kCompare;
@@ -138,7 +141,7 @@ std::string_view MissingRequiredAttribute(Opcode opcode, const std::bitset<stati
     case Opcode::kCustomCall: return missing(Attr::kCustomCallTarget) ? "custom_call_target=" : "";
     case Opcode::kTopK: return missing(Attr::kK) ? "k=" : "";
     case Opcode::kConvolution: return missing(Attr::kDimLabels) ? "dim_labels=" : "";
-    case Opcode::kBroadcast: case Opcode::kTranspose: case Opcode::kReduce: case Opcode::kConcatenate:
+    case Opcode::kTranspose: case Opcode::kReduce: case Opcode::kConcatenate:
       return missing(Attr::kDimensions) ? "dimensions=" : "";
     case Opcode::kGather:
       if (missing(Attr::kOffsetDims)) return "offset_dims=";
@@ -151,6 +154,62 @@ std::string_view MissingRequiredAttribute(Opcode opcode, const std::bitset<stati
       return "";
   }
 }
+
+// Attribute names XLA's HLO syntax defines that this IR keeps verbatim (extra_attributes):
+// they round-trip but nothing here interprets them. Any other name is an error, as in XLA.
+bool IsKnownXlaAttribute(std::string_view name) {
+  static const std::unordered_set<std::string_view> names = {
+      "statistics", "parameter_replication", "control-predecessors", "origin", "result_accuracy",
+      "mode", "slice_sizes", "async_execution_thread", "output_to_operand_aliasing",
+      "cross_program_prefetch_index", "is_cross_program_prefetch", "inferred_dimension", "is_host_transfer",
+      "is_composite", "conv_kind", "operand_precision", "fft_type", "fft_length", "left_side", "lower",
+      "unit_diagonal", "transpose_a", "num_carries", "is_reverse", "is_associative", "epsilon",
+      "feature_index", "kind", "infeed_config", "outfeed_config", "outfeed_shape", "delta", "algorithm",
+      "operand_layout_constraints", "padding_type", "literal", "schedule", "api_version",
+      "lhs_ragged_dims", "rhs_group_dims", "domain", "sparsity", "window", "dim_labels",
+      "feature_group_count", "batch_group_count", "custom_call_has_side_effect", "to_apply", "calls",
+      "called_computations", "dimensions", "channel_id", "replica_groups", "use_global_device_ids",
+      "constrain_layout", "source_target_pairs", "distribution", "split_dimension", "async_group_id",
+      "async_wrapped_computation", "frontend_attributes", "sharding", "metadata", "backend_config",
+      "index", "iota_dimension", "k", "largest", "is_stable", "condition", "body", "select", "scatter",
+      "slice", "dynamic_slice_sizes", "padding", "exponent_bits", "mantissa_bits", "true_computation",
+      "false_computation", "branch_computations", "custom_call_target", "direction", "type",
+      "lhs_contracting_dims", "rhs_contracting_dims", "lhs_batch_dims", "rhs_batch_dims", "offset_dims",
+      "collapsed_slice_dims", "start_index_map", "index_vector_dim", "indices_are_sorted",
+      "operand_batching_dims", "start_indices_batching_dims", "update_window_dims",
+      "inserted_window_dims", "scatter_dims_to_operand_dims", "unique_indices", "input_batching_dims",
+      "scatter_indices_batching_dims", "precision_config", "custom_call_schedule", "raw_backend_config",
+  };
+  return names.count(name) > 0;
+}
+
+}  // namespace
+
+// literal=s32[2]{0} {1, 2} or literal=( s32[2]{0} {1, 2}, pred[] true ) (custom-call): shapes
+// with constant values, checked and kept verbatim.
+std::string_view ModuleParser::ReadShapedLiteralText() {
+  scanner_.SkipSpace();
+  size_t start = scanner_.pos();
+  ReadShapedLiteral(0);
+  return scanner_.text().substr(start, scanner_.pos() - start);
+}
+
+void ModuleParser::ReadShapedLiteral(int depth) {
+  constexpr int kMaxLiteralNesting = 64;
+  if (depth > kMaxLiteralNesting) scanner_.ErrorExpected("a literal nested at most 64 tuples deep");
+  if (scanner_.TryConsume('(')) {
+    if (scanner_.TryConsume(')')) return;
+    do {
+      ReadShapedLiteral(depth + 1);
+    } while (scanner_.TryConsume(','));
+    scanner_.Expect(')', "',' or ')' in the tuple literal");
+    return;
+  }
+  Shape shape = ParseShape(scanner_);
+  ParseLiteral(scanner_, shape);
+}
+
+namespace {
 
 // Removes /* ... */ comments (XLA writes /*index=5*/ inside long tuple shardings) and
 // remembers where each kept character came from.
@@ -202,8 +261,11 @@ std::vector<Computation*> ModuleParser::ParseComputationList() {
 }
 
 void ModuleParser::ParseShardingAttribute(Instruction& instruction) {
+  // Checked against the shape (and nested to match a tuple shape) once the instruction is
+  // complete: the shape may still have to be inferred.
   scanner_.SkipSpace();
   size_t start = scanner_.pos();
+  sharding_pos_ = start;
   if (scanner_.Peek() != '{') scanner_.ErrorExpected("'{' to start the sharding");
   std::string_view raw = scanner_.ReadBalanced();
   std::vector<size_t> origin;
@@ -211,8 +273,6 @@ void ModuleParser::ParseShardingAttribute(Instruction& instruction) {
   // Many instructions repeat the same few shardings: parse each distinct text once.
   auto cached = sharding_cache_.find(text);
   if (cached != sharding_cache_.end()) {
-    std::string error = CheckSharding(cached->second, instruction.shape(), num_partitions_);
-    if (!error.empty()) scanner_.ErrorAt(start, error);
     instruction.set_sharding(cached->second);
     return;
   }
@@ -222,11 +282,9 @@ void ModuleParser::ParseShardingAttribute(Instruction& instruction) {
   } catch (const ShardingSyntaxError& e) {
     size_t offset = e.offset < origin.size() ? origin[e.offset] : raw.size();
     scanner_.ErrorAt(start + offset, StrCat("bad sharding: ", e.what()));
-  } catch (const std::exception& e) {
+  } catch (const UserError& e) {
     scanner_.ErrorAt(start, StrCat("bad sharding: ", e.what()));
   }
-  std::string error = CheckSharding(sharding, instruction.shape(), num_partitions_);
-  if (!error.empty()) scanner_.ErrorAt(start, error);
   instruction.set_sharding(sharding);
   sharding_cache_.emplace(std::move(text), std::move(sharding));
 }
@@ -242,18 +300,18 @@ void ModuleParser::ParseReplicaGroupsAttribute(Instruction& instruction) {
   } catch (const ShardingSyntaxError& e) {
     size_t offset = e.offset < origin.size() ? origin[e.offset] : raw.size();
     scanner_.ErrorAt(start + offset, StrCat("bad replica_groups: ", e.what()));
-  } catch (const std::exception& e) {
+  } catch (const UserError& e) {
     scanner_.ErrorAt(start, StrCat("bad replica_groups: ", e.what()));
   }
   instruction.has_replica_groups = true;
 }
 
-void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos) {
+void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos, bool allow_attributes) {
   std::bitset<static_cast<size_t>(Attr::kCount)> seen;
   CalledSlots called;
   Opcode opcode = instruction.opcode();
   const auto& table = AttributeTable();
-  while (true) {
+  while (allow_attributes) {
     size_t before = scanner_.pos();  // so the caller can see what follows on this line
     if (!scanner_.TryConsume(',')) {
       scanner_.set_pos(before);
@@ -265,10 +323,15 @@ void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos) 
     scanner_.Expect('=', What("'=' after attribute ", name));
     auto it = table.find(name);
     bool typed = it != table.end() && AttributeApplies(it->second, opcode);
+    if (!typed && it == table.end() && !IsKnownXlaAttribute(name))
+      scanner_.ErrorAt(name_pos, StrCat("unknown attribute '", name, "' on ", OpcodeName(opcode),
+                                        ": expected an attribute XLA defines (such as sharding=, metadata=, ",
+                                        "dimensions=)"));
     if (!typed) {
       for (const auto& [existing, unused] : instruction.extra_attributes())
         if (existing == name) scanner_.ErrorAt(name_pos, StrCat("duplicate attribute ", name));
-      std::string_view value = scanner_.ReadRawValue(What("a value for attribute ", name));
+      std::string_view value = name == "literal" ? ReadShapedLiteralText()
+                                                 : scanner_.ReadRawValue(What("a value for attribute ", name));
       instruction.mutable_extra_attributes().emplace_back(std::string(name), std::string(value));
       continue;
     }
@@ -376,6 +439,11 @@ void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos) 
   }
 
   std::string_view missing = MissingRequiredAttribute(opcode, seen);
+  // A broadcast of a scalar may leave out dimensions={} (XLA infers it).
+  bool scalar_broadcast = opcode == Opcode::kBroadcast && instruction.operand_count() == 1 &&
+                          instruction.operand(0)->shape().IsArray() && instruction.operand(0)->shape().rank() == 0;
+  if (opcode == Opcode::kBroadcast && !scalar_broadcast && !seen[static_cast<size_t>(Attr::kDimensions)])
+    missing = "dimensions=";
   if (!missing.empty())
     scanner_.ErrorAt(opcode_pos, StrCat(OpcodeName(opcode), " expects attribute ", missing));
 

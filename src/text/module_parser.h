@@ -35,22 +35,26 @@ class ModuleParser {
   // parser.cpp: module structure.
   void ParseHeader();
   void ParseDebugTables();
+  void CheckEntryComputationLayout();
   void ParseComputation();
   void FinishComputation(ComputationState& state, size_t name_pos);
   Computation* ResolveComputation(std::string_view name, size_t pos);
 
   // instruction_parser.cpp: one instruction line.
   void ParseInstruction(ComputationState& state);
-  void ParseOperands(ComputationState& state, Instruction& instruction);
+  Instruction* ParseInstructionRhs(ComputationState& state, std::string name, size_t start, int depth);
+  void ParseOperands(ComputationState& state, Instruction& instruction, int depth);
   Instruction* ResolveOperand(ComputationState& state, std::string_view name, size_t pos);
   Instruction* TupleElementRef(ComputationState& state, Instruction* tuple, int64_t index, size_t pos);
 
   // attribute_parser.cpp: the ", name=value" list of an instruction.
   struct CalledSlots;
-  void ParseAttributes(Instruction& instruction, size_t opcode_pos);
+  void ParseAttributes(Instruction& instruction, size_t opcode_pos, bool allow_attributes);
   void ParseShardingAttribute(Instruction& instruction);
   void ParseReplicaGroupsAttribute(Instruction& instruction);
   std::vector<Computation*> ParseComputationList();
+  std::string_view ReadShapedLiteralText();
+  void ReadShapedLiteral(int depth);
 
   Scanner scanner_;
   std::unique_ptr<Module> module_;
@@ -58,6 +62,10 @@ class ModuleParser {
   std::unordered_map<std::string_view, Computation*> computation_names_;
   Computation* entry_ = nullptr;
   int64_t num_partitions_ = 0;  // 0: the module does not say
+  int64_t replica_count_ = 0;   // 0: the module does not say
+  size_t sharding_pos_ = 0;
+  bool headerless_ = false;      // no "HloModule" line: named module_<entry> at the end
+  size_t layout_pos_ = 0;        // where entry_computation_layout's value starts (0: none)      // where the current instruction's sharding= value starts
   std::unordered_map<std::string, Sharding> sharding_cache_;  // by comment-free text
 };
 

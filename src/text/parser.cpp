@@ -11,6 +11,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "ir/verifier.h"
 #include "text/module_parser.h"
 #include "text/shape_text.h"
 
@@ -51,17 +52,61 @@ std::unique_ptr<Module> ModuleParser::Parse() {
     bool is_entry = computation.get() == entry_;
     module_->AddComputation(std::move(computation), is_entry);
   }
+  if (headerless_) module_->set_name(StrCat("module_", entry_->name()));
+  CheckEntryComputationLayout();
+  VerifyModuleStructure(*module_);
   return std::move(module_);
+}
+
+// entry_computation_layout={(f32[8]{0}, s32[])->f32[8]{0}} must describe the entry computation.
+void ModuleParser::CheckEntryComputationLayout() {
+  if (layout_pos_ == 0) return;
+  Scanner layout = scanner_;
+  layout.set_pos(layout_pos_);
+  layout.Expect('{', "'{' to start the entry_computation_layout");
+  layout.Expect('(', "'(' and the parameter shapes of the entry_computation_layout");
+  std::vector<Shape> parameters;
+  if (!layout.TryConsume(')')) {
+    do {
+      parameters.push_back(ParseShape(layout));
+    } while (layout.TryConsume(','));
+    layout.Expect(')', "',' or ')' in the parameter shapes of the entry_computation_layout");
+  }
+  layout.Expect("->", "'->' and the result shape in the entry_computation_layout");
+  Shape result = ParseShape(layout);
+  layout.Expect('}', "'}' to close the entry_computation_layout");
+  const Computation& entry = *entry_;
+  if (static_cast<int64_t>(parameters.size()) != entry.num_parameters())
+    scanner_.ErrorAt(layout_pos_, StrCat("entry_computation_layout lists ", parameters.size(),
+                                         " parameters, but the entry computation ", entry.name(), " has ",
+                                         entry.num_parameters()));
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const Instruction* parameter = entry.parameter(static_cast<int64_t>(i));
+    if (!parameters[i].Compatible(parameter->shape()))
+      scanner_.ErrorAt(layout_pos_, StrCat("entry_computation_layout says parameter ", i, " is ",
+                                           parameters[i].ToString(false), ", but parameter(", i, ") %",
+                                           parameter->name(), " of ", entry.name(), " is ",
+                                           parameter->shape().ToString(false)));
+  }
+  if (!result.Compatible(entry.root()->shape()))
+    scanner_.ErrorAt(layout_pos_, StrCat("entry_computation_layout says the result is ", result.ToString(false),
+                                         ", but the ROOT %", entry.root()->name(), " of ", entry.name(), " is ",
+                                         entry.root()->shape().ToString(false)));
 }
 
 void ModuleParser::ParseHeader() {
   scanner_.SkipSpace();
   size_t start = scanner_.pos();
   if (scanner_.ReadWord() != "HloModule") {
+    // XLA also reads bare computations ("ENTRY main { ... }") as a module named after the entry.
     scanner_.set_pos(start);
-    scanner_.ErrorExpected("'HloModule' at the start of the module");
+    if (!scanner_.AtName()) scanner_.ErrorExpected("'HloModule' at the start of the module, or a computation");
+    module_ = std::make_unique<Module>("");
+    headerless_ = true;
+    return;
   }
   module_ = std::make_unique<Module>(std::string(scanner_.ReadName("the module name after HloModule")));
+  scanner_.TryConsume(':');  // "HloModule name:" is accepted too
   while (scanner_.TryConsume(',')) {
     scanner_.SkipSpace();
     std::string_view key = scanner_.ReadName("a module attribute name");
@@ -71,7 +116,7 @@ void ModuleParser::ParseHeader() {
     std::string_view value = scanner_.ReadRawValue(What("a value for module attribute ", key));
     for (const auto& [existing, unused] : module_->attributes)
       if (existing == key) scanner_.ErrorAt(value_pos, StrCat("duplicate module attribute ", key));
-    if (key == "num_partitions") {
+    if (key == "num_partitions" || key == "replica_count") {
       Scanner number(value, "");
       int64_t n = 0;
       try {
@@ -79,10 +124,11 @@ void ModuleParser::ParseHeader() {
       } catch (const UserError&) {
         n = -1;
       }
-      if (n <= 0 || !number.AtEnd())
-        scanner_.ErrorAt(value_pos, "bad num_partitions: expected a positive integer");
-      num_partitions_ = n;
+      if (n <= 0 || n > kMaxModuleDevices || !number.AtEnd())
+        scanner_.ErrorAt(value_pos, StrCat("bad ", key, "=", value, ": expected an integer from 1 to ", kMaxModuleDevices));
+      (key == "num_partitions" ? num_partitions_ : replica_count_) = n;
     }
+    if (key == "entry_computation_layout") layout_pos_ = value_pos;
     module_->attributes.emplace_back(std::string(key), std::string(value));
   }
 }
@@ -177,6 +223,22 @@ void ModuleParser::ParseComputation() {
     ParseInstruction(state);
   }
   FinishComputation(state, name_pos);
+  // "}, execution_thread="host"": the thread XLA runs the computation on.
+  size_t after_body = scanner_.pos();
+  if (scanner_.TryConsume(',')) {
+    scanner_.SkipSpace();
+    size_t key_pos = scanner_.pos();
+    std::string_view key = scanner_.ReadWord();
+    if (key != "execution_thread") {
+      scanner_.set_pos(key_pos);
+      scanner_.ErrorExpected(What("execution_thread= after the body of computation ", name));
+    }
+    scanner_.Expect('=', "'=' after execution_thread");
+    std::string_view quoted = scanner_.ReadQuoted("a quoted thread name after execution_thread=");
+    state.computation->execution_thread = std::string(quoted.substr(1, quoted.size() - 2));
+  } else {
+    scanner_.set_pos(after_body);
+  }
 
   Computation* computation = state.computation;
   if (has_signature) {

@@ -15,6 +15,7 @@
 // Long operand lists and tuple shapes carry /*index=N*/ every five entries, as XLA does.
 #include "text/printer.h"
 
+#include "ir/tuple_sharding.h"
 #include "text/attribute_text.h"
 #include "text/literal_text.h"
 
@@ -93,7 +94,7 @@ void AddOpcodeAttributes(AttributeList& attrs, const Instruction& instruction) {
       attrs.AddInt("index", instruction.tuple_index);
       return;
     case Opcode::kBroadcast: case Opcode::kTranspose: case Opcode::kReduce: case Opcode::kReverse:
-    case Opcode::kConcatenate: case Opcode::kMap: case Opcode::kGetDimensionSize:
+    case Opcode::kConcatenate: case Opcode::kMap: case Opcode::kGetDimensionSize: case Opcode::kSetDimensionSize:
       attrs.AddList("dimensions", instruction.dimensions);
       return;
     case Opcode::kSort:
@@ -224,7 +225,7 @@ void AddCalledComputations(AttributeList& attrs, const Instruction& instruction)
       attrs.AddComputation("true_computation", called[0]);
       attrs.AddComputation("false_computation", called[1]);
       return;
-    case Opcode::kFusion:
+    case Opcode::kFusion: case Opcode::kAsyncStart: case Opcode::kAsyncUpdate: case Opcode::kAsyncDone:
       attrs.AddComputation("calls", called[0]);
       return;
     case Opcode::kCustomCall:
@@ -243,7 +244,7 @@ void AddCalledComputations(AttributeList& attrs, const Instruction& instruction)
 void AppendOperands(std::string& out, const Instruction& instruction) {
   out += '(';
   if (instruction.opcode() == Opcode::kConstant) {
-    if (instruction.literal()) out += PrintLiteral(*instruction.literal());
+    out += instruction.literal() ? PrintLiteral(*instruction.literal()) : "{...}";  // {...}: elided in the input
   } else if (instruction.opcode() == Opcode::kParameter) {
     out += std::to_string(instruction.parameter_number);
   } else {
@@ -263,13 +264,18 @@ void AppendInstruction(std::string& out, const Instruction& instruction) {
   out += " = ";
   out += instruction.shape().ToString(true);
   out += ' ';
-  out += OpcodeName(instruction.opcode());
+  if (!instruction.async_wrapped_opcode().empty()) {  // custom-call-start: XLA's short async form
+    out += instruction.async_wrapped_opcode();
+    out += OpcodeName(instruction.opcode()).substr(std::string_view("async").size());
+  } else {
+    out += OpcodeName(instruction.opcode());
+  }
   AppendOperands(out, instruction);
   AttributeList attrs(out);
   AddOpcodeAttributes(attrs, instruction);
   for (const auto& [name, value] : instruction.extra_attributes()) attrs.Add(name, value);
   AddCalledComputations(attrs, instruction);
-  if (instruction.sharding()) attrs.Add("sharding", instruction.sharding()->ToString());
+  if (instruction.sharding()) attrs.Add("sharding", FlattenTupleSharding(*instruction.sharding()).ToString());
   if (!instruction.frontend_attributes.empty())
     attrs.Add("frontend_attributes", "{" + instruction.frontend_attributes + "}");
   if (!instruction.metadata.empty()) attrs.Add("metadata", "{" + instruction.metadata + "}");
@@ -300,7 +306,9 @@ void AppendComputation(std::string& out, const Computation& computation) {
     AppendInstruction(out, *instruction);
     out += '\n';
   }
-  out += "}\n";
+  out += "}";
+  if (!computation.execution_thread.empty()) out += ", execution_thread=\"" + computation.execution_thread + "\"";
+  out += "\n";
 }
 
 void AppendDebugTable(std::string& out, std::string_view name, const std::vector<std::string>& lines) {

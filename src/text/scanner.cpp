@@ -29,6 +29,11 @@ void Scanner::SkipSpace() {
       pos_ = end + 2;
       continue;
     }
+    if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/') {  // to the end of the line
+      size_t end = text_.find_first_of("\r\n", pos_ + 2);
+      pos_ = end == std::string_view::npos ? text_.size() : end;
+      continue;
+    }
     return;
   }
 }
@@ -36,7 +41,7 @@ void Scanner::SkipSpace() {
 void Scanner::SkipSpaceInLine() {
   while (pos_ < text_.size()) {
     char c = text_[pos_];
-    if (c == ' ' || c == '\t' || c == '\r') {
+    if (c == ' ' || c == '\t') {
       ++pos_;
       continue;
     }
@@ -44,6 +49,11 @@ void Scanner::SkipSpaceInLine() {
       size_t end = text_.find("*/", pos_ + 2);
       if (end == std::string_view::npos) ErrorAt(pos_, "unterminated comment: expected '*/'");
       pos_ = end + 2;
+      continue;
+    }
+    if (c == '/' && pos_ + 1 < text_.size() && text_[pos_ + 1] == '/') {  // to the end of the line
+      size_t end = text_.find_first_of("\r\n", pos_ + 2);
+      pos_ = end == std::string_view::npos ? text_.size() : end;
       continue;
     }
     return;
@@ -217,15 +227,20 @@ std::string_view Scanner::ReadRawValue(const What& what) {
 
 SourceLocation Scanner::LocationAt(size_t offset) const {
   if (offset > text_.size()) offset = text_.size();
-  int line = 1;
-  size_t line_start = 0;
-  for (size_t i = 0; i < offset; ++i) {
-    if (text_[i] == '\n') {
-      ++line;
-      line_start = i + 1;
+  if (offset < located_offset_) {
+    located_offset_ = 0;
+    located_line_ = 1;
+    located_line_start_ = 0;
+  }
+  for (size_t i = located_offset_; i < offset; ++i) {
+    bool lone_carriage_return = text_[i] == '\r' && (i + 1 >= text_.size() || text_[i + 1] != '\n');
+    if (text_[i] == '\n' || lone_carriage_return) {
+      ++located_line_;
+      located_line_start_ = i + 1;
     }
   }
-  return SourceLocation{filename_, line, static_cast<int>(offset - line_start) + 1};
+  located_offset_ = offset;
+  return SourceLocation{filename_, located_line_, static_cast<int>(offset - located_line_start_) + 1};
 }
 
 void Scanner::ErrorAt(size_t offset, const std::string& message) const {

@@ -33,9 +33,10 @@ class Scanner {
   size_t pos() const { return pos_; }
   void set_pos(size_t pos) { pos_ = pos; }
 
-  // Skips whitespace and /* ... */ comments.
+  // Skips whitespace, /* ... */ comments and // comments (to the end of the line).
   void SkipSpace();
-  // Skips spaces, tabs and comments but stops at a newline.
+  // Skips spaces, tabs and comments but stops at a line end ('\n' or '\r'; a // comment ends
+  // before it).
   void SkipSpaceInLine();
   // The next significant character ('\0' at the end of the text).
   char Peek() {
@@ -77,7 +78,7 @@ class Scanner {
   // whitespace and a braced group (replica_groups=mesh['a'=2] {'a'}).
   std::string_view ReadRawValue(const What& what);
 
-  // Line and column (1-based) of an offset.
+  // Line and column (1-based) of an offset; cheap when offsets are asked for in text order.
   SourceLocation LocationAt(size_t offset) const;
   // "expected X, found Y" style errors.
   [[noreturn]] void ErrorAt(size_t offset, const std::string& message) const;
@@ -91,6 +92,10 @@ class Scanner {
   std::string_view text_;
   std::string filename_;
   size_t pos_ = 0;
+  // The last offset LocationAt resolved, so that asking in text order costs O(text) in all.
+  mutable size_t located_offset_ = 0;
+  mutable int located_line_ = 1;
+  mutable size_t located_line_start_ = 0;
 };
 
 inline bool IsNameStart(char c) {

@@ -7,7 +7,7 @@ namespace gspmd::hlo_text {
 namespace {
 
 constexpr std::string_view kKnownTypes =
-    "pred, s8, s16, s32, s64, u8, u16, u32, u64, f16, bf16, f32, f64, token";
+    "pred, s4, s8, s16, s32, s64, u4, u8, u16, u32, u64, f16, bf16, f32, f64, c64, c128, f8e4m3fn, f8e5m2, token";
 
 bool IsPermutation(const std::vector<int64_t>& values, int64_t n) {
   if (static_cast<int64_t>(values.size()) != n) return false;
@@ -122,6 +122,18 @@ bool AtShape(Scanner& scanner) {
   bool bracket = scanner.pos() < text.size() && text[scanner.pos()] == '[';
   scanner.set_pos(start);
   return bracket && (word == "token" || ParseElementType(word).has_value());
+}
+
+bool AtShapeSyntax(Scanner& scanner) {
+  char c = scanner.Peek();
+  if (c == '(') return true;
+  if (!IsNameStart(c)) return false;
+  size_t start = scanner.pos();
+  scanner.ReadWord();
+  std::string_view text = scanner.text();
+  bool bracket = scanner.pos() < text.size() && text[scanner.pos()] == '[';
+  scanner.set_pos(start);
+  return bracket;
 }
 
 }  // namespace gspmd::hlo_text

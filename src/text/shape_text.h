@@ -14,5 +14,8 @@ Shape ParseShape(Scanner& scanner);
 // Whether a shape (not a name) starts at the scanner position: '(' or an element type
 // name followed by '['.
 bool AtShape(Scanner& scanner);
+// Looser: '(' or any word directly followed by '[' (so a misspelled element type such as
+// f33[2] is reported as one rather than as an unknown opcode).
+bool AtShapeSyntax(Scanner& scanner);
 
 }  // namespace gspmd::hlo_text

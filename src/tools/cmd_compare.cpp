@@ -8,6 +8,7 @@
 #include <string>
 
 #include "analysis/literal_compare.h"
+#include "io/array_source.h"
 #include "io/npy.h"
 #include "support/diagnostic.h"
 #include "tools/commands.h"
@@ -43,8 +44,8 @@ double MaxAbsError(const Literal& actual, const Literal& expected) {
 int RunCompare(const CompareOptions& options) {
   if (!(options.rtol >= 0))
     GSPMD_USER_ERROR("gspmd compare: error: --rtol ", options.rtol, " is invalid (expected a value >= 0)");
-  const Literal actual = ReadNpy(options.actual);
-  const Literal expected = ReadNpy(options.expected);
+  const Literal actual = ReadArrayFile(options.actual);
+  const Literal expected = ReadArrayFile(options.expected);
   const LiteralComparison comparison = CompareLiterals(actual, expected, options.rtol);
   const bool same_shape = actual.shape().Compatible(expected.shape());
   std::string line = options.actual + " vs " + options.expected + ": " + actual.shape().ToString(false);

@@ -1,13 +1,15 @@
-// `gspmd eval FILE -i IN0.npy ... -o OUTDIR`: runs the reference interpreter on one device.
+// `gspmd eval FILE -i IN0.npy ... -o OUTDIR`: runs the reference interpreter on one device
+// (programs with shard_map regions, which are per-device code, run on their devices).
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "runtime/interp/evaluator.h"
-#include "text/parser.h"
 #include "tools/commands.h"
+#include "tools/partition_pipeline.h"
 #include "tools/tool_util.h"
 
 namespace gspmd::tools {
@@ -20,9 +22,17 @@ struct EvalOptions {
 };
 
 void RunEval(const EvalOptions& options) {
-  std::unique_ptr<Module> module = ParseModuleFile(options.file);
+  std::unique_ptr<Module> module = LoadProgram(options.file);
   std::vector<Literal> inputs = ReadInputs(options.inputs);
   CheckInputShapes(*module, options.file, inputs, options.inputs);
+  if (HasManualRegion(*module)) {
+    // shard_map bodies are per-device code: their meaning is what every device computes, so
+    // the program runs on its devices (one device cannot run a manual region alone).
+    std::fprintf(stderr, "%s: note: the program has manual (shard_map) regions; evaluating it on its devices\n",
+                 options.file.c_str());
+    WriteOutputs(options.out_dir, PartitionAndRun(*module, options.file, 0, inputs));
+    return;
+  }
   Literal result = WithFileContext(options.file, [&] { return EvaluateModule(*module, inputs); });
   WriteOutputs(options.out_dir, FlattenTuple(std::move(result)));
 }
@@ -33,7 +43,7 @@ void AddEvalCommand(CLI::App& app) {
   auto options = std::make_shared<EvalOptions>();
   CLI::App* command = app.add_subcommand(
       "eval", "Run a module with the reference interpreter; write one .npy per leaf of the result");
-  command->add_option("FILE", options->file, "HLO text file")->required()->type_name("FILE");
+  command->add_option("FILE", options->file, "HLO text file, or StableHLO (.mlir) text")->required()->type_name("FILE");
   command->add_option("-i,--inputs", options->inputs, "one .npy file per entry parameter, in order")
       ->type_name("NPY");
   command->add_option("-o,--out", options->out_dir, "output directory (created) for out0.npy, out1.npy, ...")

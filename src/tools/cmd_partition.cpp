@@ -6,7 +6,6 @@
 #include <string>
 
 #include "support/diagnostic.h"
-#include "text/parser.h"
 #include "text/printer.h"
 #include "tools/commands.h"
 #include "tools/partition_pipeline.h"
@@ -37,7 +36,7 @@ void RunPartitionCommand(const PartitionCommandOptions& options) {
     GSPMD_USER_ERROR("gspmd partition: error: --explain needs --propagate-only (it explains the propagated "
                      "shardings, not the per-device program)");
   const int64_t devices = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "partition");
-  std::unique_ptr<Module> module = ParseModuleFile(options.file);
+  std::unique_ptr<Module> module = LoadProgram(options.file);
   if (options.propagate_only) {
     WriteText(options.out, PropagatedText(*module, options, devices));
     return;
@@ -54,7 +53,7 @@ void AddPartitionCommand(CLI::App& app) {
       "partition",
       "Propagate shardings (when not every instruction has one) and partition a module into one per-device "
       "program with collectives; print it");
-  command->add_option("FILE", options->file, "HLO text file (XLA's propagated.hlo, or pre.hlo)")
+  command->add_option("FILE", options->file, "HLO text file (XLA's propagated.hlo, or pre.hlo), or StableHLO (.mlir) text")
       ->required()
       ->type_name("FILE");
   command->add_option("-o,--out", options->out, "write the module to OUT instead of stdout")->type_name("OUT");

@@ -7,7 +7,6 @@
 #include <string>
 
 #include "analysis/comm_report.h"
-#include "text/parser.h"
 #include "tools/commands.h"
 #include "tools/tool_util.h"
 
@@ -20,7 +19,7 @@ struct ReportOptions {
 };
 
 void RunReport(const ReportOptions& options) {
-  std::unique_ptr<Module> module = ParseModuleFile(options.file);
+  std::unique_ptr<Module> module = LoadProgram(options.file);
   const CommReport report = WithFileContext(options.file, [&] { return AnalyzeCommunication(*module); });
   if (!options.json) {
     WriteText("", FormatCommReport(report));

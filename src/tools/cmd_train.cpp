@@ -14,7 +14,6 @@
 #include "analysis/comm_report.h"
 #include "runtime/spmd/like_module.h"
 #include "support/diagnostic.h"
-#include "text/parser.h"
 #include "tools/commands.h"
 #include "tools/partition_pipeline.h"
 #include "tools/tool_util.h"
@@ -172,8 +171,8 @@ void RunTrainCommand(const TrainCommandOptions& options) {
 
   // One copy as written (its attributes describe the step; the interpreter checks it) and
   // one to propagate and partition.
-  std::unique_ptr<Module> original = ParseModuleFile(options.file);
-  std::unique_ptr<Module> compiled = ParseModuleFile(options.file);
+  std::unique_ptr<Module> original = LoadProgram(options.file);
+  std::unique_ptr<Module> compiled = LoadProgram(options.file);
   TrainSettings settings;
   settings.carry = options.carry;
   settings.data_dir = options.data;
@@ -239,7 +238,7 @@ void AddTrainCommand(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "train",
       "Run a training step repeatedly on simulated devices, feeding its outputs back as the next step's inputs");
-  command->add_option("FILE", options->file, "HLO text of one training step (gspmd model, or JAX's pre.hlo)")
+  command->add_option("FILE", options->file, "HLO text of one training step (gspmd model, or JAX's pre.hlo), or StableHLO (.mlir) text")
       ->required()
       ->type_name("FILE");
   command->add_option("--steps", options->steps, "number of steps (default 1)")->type_name("N");

@@ -17,5 +17,6 @@ void AddPartitionCommand(CLI::App& app);
 void AddReportCommand(CLI::App& app);
 void AddModelCommand(CLI::App& app);
 void AddTrainCommand(CLI::App& app);
+void AddSimulateCommand(CLI::App& app);
 
 }  // namespace gspmd::tools

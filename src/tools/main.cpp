@@ -1,5 +1,5 @@
-// The `gspmd` command-line tool: parse, eval, partition, run, report, compare, model and train
-// subcommands.
+// The `gspmd` command-line tool: parse, eval, partition, run, report, compare, model, train and
+// simulate subcommands.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   gspmd::tools::AddPartitionCommand(app);
   gspmd::tools::AddRunCommand(app);
   gspmd::tools::AddReportCommand(app);
+  gspmd::tools::AddSimulateCommand(app);
   gspmd::tools::AddCompareCommand(app);
   gspmd::tools::AddModelCommand(app);
   gspmd::tools::AddTrainCommand(app);

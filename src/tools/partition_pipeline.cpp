@@ -7,6 +7,9 @@
 #include <set>
 #include <vector>
 
+#include "ir/sdy_custom_calls.h"
+#include "runtime/spmd/like_module.h"
+#include "runtime/spmd/spmd_executor.h"
 #include "support/diagnostic.h"
 #include "tools/tool_util.h"
 
@@ -92,7 +95,7 @@ PropagationResult Propagate(Module& module, const std::string& file, int64_t dev
   return WithFileContext(file, [&] { return PropagateShardings(module, options); });
 }
 
-CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices) {
+CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices, bool print_warnings) {
   if (requested_devices > 0) CheckDevicesMatchModule(module, file, requested_devices);
   const bool states_device_count = !module.Attribute("num_partitions").empty();
   CliPartition result;
@@ -110,8 +113,28 @@ CliPartition PartitionForCli(Module& module, const std::string& file, int64_t re
   result.partitioned = WithFileContext(file, [&] { return PartitionModule(module, options); });
   std::fflush(stdout);
   for (const std::string& warning : result.partitioned.warnings)
-    std::fprintf(stderr, "%s: warning: %s\n", file.c_str(), warning.c_str());
+    if (print_warnings) std::fprintf(stderr, "%s: warning: %s\n", file.c_str(), warning.c_str());
   return result;
+}
+
+std::vector<Literal> PartitionAndRun(Module& module, const std::string& file, int64_t requested_devices,
+                                     const std::vector<Literal>& inputs) {
+  CliPartition partition = PartitionForCli(module, file, requested_devices);
+  const Module& per_device = *partition.partitioned.module;
+  SpmdRunOptions run_options = WithFileContext(file, [&] { return OptionsFromLikeModule(per_device, &module); });
+  run_options.num_devices = partition.num_devices;
+  return WithFileContext(file, [&] { return RunSpmd(per_device, inputs, run_options); });
+}
+
+bool HasManualRegion(const Module& module) {
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction->opcode() != Opcode::kCustomCall) continue;
+      const std::string& target = instruction->custom_call_target;
+      if (target == "SPMDFullToShardShape" || SdyTargetName(target) == "GlobalToLocalShape") return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace gspmd::tools

@@ -5,6 +5,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
+
+#include "ir/literal.h"
 
 #include "ir/module.h"
 #include "partitioner/partitioner.h"
@@ -32,7 +35,18 @@ struct CliPartition {
 // propagates when NeedsPropagation, then partitions onto the device count: --devices, else
 // the module's num_partitions, else what propagation derived, else the largest device id in
 // the shardings plus one. `module` is updated in place by propagation. Partitioner warnings
-// are printed to stderr as "FILE: warning: ...".
-CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices);
+// are printed to stderr as "FILE: warning: ..." unless print_warnings is false (the ranks of
+// an MPI job other than rank 0, which compile the same program).
+CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices,
+                             bool print_warnings = true);
+
+// PartitionForCli, then the per-device program run on the devices with the global program's
+// shapes and shardings: global inputs in, global outputs out.
+std::vector<Literal> PartitionAndRun(Module& module, const std::string& file, int64_t requested_devices,
+                                     const std::vector<Literal>& inputs);
+
+// Whether the module has a manual (shard_map) region: per-device code that one device
+// cannot run on its own (SPMDFullToShardShape, xla.sdy.GlobalToLocalShape).
+bool HasManualRegion(const Module& module);
 
 }  // namespace gspmd::tools

@@ -7,15 +7,23 @@
 #include <fstream>
 #include <system_error>
 
+#include "frontend/stablehlo/reader.h"
+#include "io/array_source.h"
 #include "io/npy.h"
+#include "text/parser.h"
 #include "support/diagnostic.h"
 
 namespace gspmd::tools {
 
+std::unique_ptr<Module> LoadProgram(const std::string& path) {
+  if (std::filesystem::path(path).extension() == ".mlir") return ParseStableHloFile(path);
+  return ParseModuleFile(path);
+}
+
 std::vector<Literal> ReadInputs(const std::vector<std::string>& paths) {
   std::vector<Literal> inputs;
   inputs.reserve(paths.size());
-  for (const std::string& path : paths) inputs.push_back(ReadNpy(path));
+  for (const std::string& path : paths) inputs.push_back(ReadArrayFile(path));
   return inputs;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -11,6 +12,10 @@
 #include "support/diagnostic.h"
 
 namespace gspmd::tools {
+
+// Reads a program: StableHLO MLIR text when the path ends in ".mlir" (what JAX's
+// lower().as_text() prints), HLO text otherwise. Errors name the file (FILE:LINE:COL).
+std::unique_ptr<Module> LoadProgram(const std::string& path);
 
 // Reads every .npy file in order (UserError naming the file on failure).
 std::vector<Literal> ReadInputs(const std::vector<std::string>& paths);
@@ -46,8 +51,7 @@ decltype(auto) WithFileContext(const std::string& file, Fn&& fn) {
   try {
     return fn();
   } catch (const UserError& error) {
-    const bool has_location = std::string_view(error.what()).find(": error: ") != std::string_view::npos;
-    if (has_location) throw;
+    if (error.HasLocation()) throw;
     throw UserError(file + ": error: " + error.what());
   }
 }

@@ -285,7 +285,7 @@ ENTRY e {
 })";
   std::string message = ErrorOf(text, {Floats({8}, {0, 1, 2, 3, 4, 5, 6, 7})});
   EXPECT_NE(message.find("manual (shard_map)"), std::string::npos) << message;
-  EXPECT_NE(message.find("'f'"), std::string::npos) << message;
+  EXPECT_NE(message.find("%f:"), std::string::npos) << message;
 }
 
 TEST(EvaluatorTest, UnknownCustomCallNamesTheInstruction) {

@@ -470,15 +470,15 @@ TEST(CollectivesTest, BadGroupsAndShapesAreUserErrors) {
   // all-gather result shape that does not match the group size.
   EXPECT_NE(ErrorOf(ModuleText(2, "", "  p = f32[2] parameter(0)\n",
                            "f32[6] all-gather(p)" + Collective("{}") + ", dimensions={0}"),
-                    2, {2}).find("gathering f32[2] over a group of 2"), std::string::npos);
+                    2, {2}).find("does not match f32[4]"), std::string::npos);
   // reduce-scatter of a dimension the group does not divide.
   EXPECT_NE(ErrorOf(ModuleText(2, kSum, "  p = f32[3] parameter(0)\n",
                            "f32[1] reduce-scatter(p)" + Collective("{}") + ", dimensions={0}, to_apply=sum"),
-                    2, {3}).find("does not split"), std::string::npos);
+                    2, {3}).find("divisible by the group size 2"), std::string::npos);
   // A device that is the target of two pairs.
   EXPECT_NE(ErrorOf(ModuleText(3, "", "  p = f32[2] parameter(0)\n",
                            "f32[2] collective-permute(p), channel_id=1, source_target_pairs={{0,1},{2,1}}"),
-                    3, {2}).find("more than one"), std::string::npos);
+                    3, {2}).find("target 1 appears in two pairs"), std::string::npos);
 }
 
 }  // namespace

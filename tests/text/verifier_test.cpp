@@ -34,7 +34,7 @@ TEST(VerifierTest, ShardingRankMismatchNamesTheInstruction) {
   std::unique_ptr<Module> module = ParseModule(kModule);
   module->entry()->root()->set_sharding(Sharding::Tiled(TileAssignment::Iota({4})));
   EXPECT_EQ(VerifyError(*module),
-            "in %c of computation %main: sharding tiles 1 dimension, expected 2 "
+            "<input>:6:8: error: %c: in computation %main: sharding tiles 1 dimension, expected 2 "
             "(the rank of f32[8,2])");
 }
 
@@ -42,19 +42,20 @@ TEST(VerifierTest, ShardingDeviceBeyondNumPartitions) {
   std::unique_ptr<Module> module = ParseModule(kModule);
   module->entry()->root()->set_sharding(Sharding::Maximal(5));
   EXPECT_EQ(VerifyError(*module),
-            "in %c of computation %main: sharding uses device 5, expected device ids below num_partitions=4");
+            "<input>:6:8: error: %c: in computation %main: sharding uses device 5, expected device ids from 0 to 3 "
+            "(num_partitions=4)");
 }
 
 TEST(VerifierTest, OperandCountAndShapes) {
   std::unique_ptr<Module> module = ParseModule(kModule);
   Instruction* add = module->entry()->root();
   add->AppendOperand(module->entry()->parameter(0));
-  EXPECT_EQ(VerifyError(*module), "in %c of computation %main: add expects 2 operands, got 3");
+  EXPECT_EQ(VerifyError(*module), "<input>:6:8: error: %c: in computation %main: add expects 2 operands, got 3");
   std::unique_ptr<Module> other = ParseModule(kModule);
   other->entry()->root()->set_shape(Shape(ElementType::kF32, {2, 8}));
   EXPECT_EQ(VerifyError(*other),
-            "in %c of computation %main: add operand 0 has shape f32[8,2], expected the dimensions of the result "
-            "f32[2,8]");
+            "<input>:6:8: error: %c: in computation %main: result f32[2,8] does not match f32[8,2], the shape its "
+            "operands and attributes give");
 }
 
 TEST(VerifierTest, CheckShardingForTuples) {
@@ -62,7 +63,7 @@ TEST(VerifierTest, CheckShardingForTuples) {
   EXPECT_EQ(CheckSharding(Sharding::Replicated(), tuple, 8), "");
   EXPECT_EQ(CheckSharding(Sharding::Tuple({Sharding::Replicated(), Sharding::Replicated()}), tuple, 8), "");
   EXPECT_EQ(CheckSharding(Sharding::Tuple({Sharding::Replicated()}), tuple, 8),
-            "tuple sharding has 1 element, expected 2 (one per leaf of (f32[8], (s32[])))");
+            "tuple sharding has 1 element, expected 2 (one per element of (f32[8], (s32[])))");
   EXPECT_EQ(CheckSharding(Sharding::Tiled(TileAssignment::Iota({8})), tuple, 8),
             "sharding tiles 1 dimension, expected 0 (the rank of s32[])");
 }

@@ -129,10 +129,11 @@ Literal EvaluateReducePrecision(const Instruction& instruction, const Literal& o
 }  // namespace
 
 std::string DescribeInstruction(const Instruction& instruction) {
-  std::string text = StrCat("instruction '", instruction.name(), "' (", OpcodeName(instruction.opcode()));
-  if (instruction.opcode() == Opcode::kCustomCall)
-    text += StrCat(" \"", instruction.custom_call_target, "\"");
-  return text + ")";
+  // The evaluator prefixes errors with the instruction's location and name (as the user wrote
+  // them); this says which operation it is.
+  std::string text(OpcodeName(instruction.opcode()));
+  if (instruction.opcode() == Opcode::kCustomCall) text += StrCat(" \"", instruction.custom_call_target, "\"");
+  return text;
 }
 
 Literal EvaluateElementwise(const Instruction& instruction, Operands operands) {

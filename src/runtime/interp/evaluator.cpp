@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "ir/instruction_error.h"
 #include "ir/sdy_custom_calls.h"
 #include "runtime/interp/eval_elementwise.h"
 #include "runtime/interp/kernels.h"
@@ -286,7 +287,7 @@ Literal Evaluator::State::Run(Evaluator& self, const Computation& computation,
     operands.clear();
     for (int32_t k = plan.operand_begin[i]; k < plan.operand_begin[i + 1]; ++k)
       operands.push_back(frame.value[plan.operand_slots[k]]);
-    EvaluateInto(self, plan, frame, slot, operands);
+    WithInstructionContext(*plan.order[i], [&] { EvaluateInto(self, plan, frame, slot, operands); });
     for (int32_t k = plan.operand_begin[i]; k < plan.operand_begin[i + 1]; ++k)
       frame.Release(plan.operand_slots[k]);
   }

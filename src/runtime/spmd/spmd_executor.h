@@ -30,6 +30,20 @@ struct SpmdRunOptions {
 std::vector<Literal> RunSpmd(const Module& per_device_module, std::span<const Literal> global_arguments,
                              const SpmdRunOptions& options);
 
+struct GlobalArgument;
+struct SpmdPlan;
+
+// The threads backend on argument sources (each device reads only its shards): every device's
+// result leaves, per_device[d][i] for leaf i of device d.
+struct SpmdDeviceResults {
+  std::vector<std::vector<Literal>> per_device;
+};
+SpmdDeviceResults RunSpmdOnThreads(const Module& per_device_module, const SpmdPlan& plan,
+                                   std::span<const GlobalArgument> arguments);
+
+// The global value of every result leaf, assembled from the devices' shards.
+std::vector<Literal> AssembleResults(const SpmdPlan& plan, const SpmdDeviceResults& results);
+
 // Slices device `device`'s shard of a global array (padding with zeros past the end).
 // Replicated, manual and maximal shardings give the whole value.
 Literal ShardOfGlobal(const Literal& global, const Sharding& sharding, int64_t device);

@@ -1,0 +1,36 @@
+// The MPI backend's run: this rank's devices execute the per-device program over an
+// MpiCommunicator, each reading only its shards of the inputs, and the results are written as
+// global .npy files assembled by rank 0 piece by piece (no rank holds a whole result it does
+// not own) or, sharded, by the ranks owning each shard.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ir/module.h"
+#include "runtime/spmd/spmd_plan.h"
+
+namespace gspmd {
+
+class MpiSession;
+
+struct MpiRunOptions {
+  int64_t devices_per_rank = 1;
+  std::string out_dir;
+  bool sharded_output = false;
+  bool report_memory = false;  // each rank prints its peak RSS beside the bytes of its shards
+};
+
+// Runs and writes the outputs; rank 0 prints one line per result file. Every rank must call it
+// with the same module and plan (plan.num_devices == ranks x devices_per_rank). A failure on
+// any rank ends the whole job (MpiSession::FailJob) with its message; it returns only when
+// every output file is in place.
+void RunSpmdOverMpi(MpiSession& session, const Module& per_device_module, const SpmdPlan& plan,
+                    std::span<const GlobalArgument> arguments, const MpiRunOptions& options);
+
+// A window size for assembling global outputs (bytes); exposed for tests of uneven windows.
+inline constexpr int64_t kOutputWindowBytes = 16 << 20;
+
+}  // namespace gspmd

@@ -1,0 +1,262 @@
+// Greedy rematerialization of whole values until the peak fits (see remat_model.h).
+#include "simulate/remat_model.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+
+#include "simulate/op_counts.h"
+
+namespace gspmd::simulate {
+namespace {
+
+constexpr int kMaxChainDepth = 16;
+constexpr int64_t kKeepRatio = 4;  // an operand kept live instead of recomputed is at most 1/4 of the value dropped
+constexpr int kMaxIterations = 100000;
+
+bool Recomputable(const Instruction& instruction) {
+  switch (ClassifyOp(instruction)) {
+    case OpClass::kLoop: case OpClass::kReduce: case OpClass::kMatrix: case OpClass::kDuplicable: case OpClass::kView:
+      return true;
+    case OpClass::kCollective:
+      return instruction.opcode() == Opcode::kAllGather;  // gathered again, as fully sharded weights are
+    default:
+      return false;
+  }
+}
+
+// The entry's dataflow by position.
+struct Graph {
+  std::vector<std::vector<size_t>> uses;      // sorted user positions
+  std::vector<std::vector<size_t>> operands;  // operand positions
+  std::vector<bool> recomputable;
+  std::vector<bool> parameter;
+};
+
+Graph BuildGraph(const EntryLiveRanges& ranges) {
+  const size_t n = ranges.values.size();
+  std::unordered_map<const Instruction*, size_t> position;
+  for (size_t i = 0; i < n; ++i) position[ranges.values[i].value] = i;
+  Graph graph;
+  graph.uses.resize(n);
+  graph.operands.resize(n);
+  graph.recomputable.resize(n);
+  graph.parameter.resize(n);
+  for (size_t i = 0; i < n; ++i) {
+    const Instruction& value = *ranges.values[i].value;
+    for (const Instruction* user : value.users()) graph.uses[i].push_back(position.at(user));
+    std::sort(graph.uses[i].begin(), graph.uses[i].end());
+    graph.uses[i].erase(std::unique(graph.uses[i].begin(), graph.uses[i].end()), graph.uses[i].end());
+    for (const Instruction* operand : value.operands()) graph.operands[i].push_back(position.at(operand));
+    graph.recomputable[i] = Recomputable(value);
+    graph.parameter[i] = value.opcode() == Opcode::kParameter;
+  }
+  return graph;
+}
+
+class Planner {
+ public:
+  Planner(const EntryLiveRanges& ranges, const RecomputeSeconds& cost)
+      : ranges_(ranges), graph_(BuildGraph(ranges)), cost_(cost), pins_(ranges.values.size()) {}
+
+  RematPlan Run(int64_t budget) {
+    plan_ = NoRematerialization(ranges_);
+    for (int iteration = 0; iteration < kMaxIterations; ++iteration) {
+      const std::vector<int64_t> live = LiveBytesByPosition(ranges_, plan_);
+      if (live.empty()) break;
+      const size_t peak = static_cast<size_t>(std::max_element(live.begin(), live.end()) - live.begin());
+      if (live[peak] <= budget) break;
+      if (!DropAt(peak, live[peak] - budget)) break;
+    }
+    return std::move(plan_);
+  }
+
+ private:
+  struct Chain {
+    std::vector<size_t> members;   // recomputed, operands before users; the dropped value last
+    std::set<size_t> relied_on;    // live operands the recomputation reads
+    std::set<size_t> extended;     // small operands kept live until the recomputation instead
+    double seconds = 0;
+  };
+
+  struct Candidate {
+    size_t value = 0;
+    size_t segment = 0;
+    size_t gap_begin = 0;  // last event at or before the peak: the value stays live through it
+    size_t gap_end = 0;    // the use it is recomputed for
+    double score = 0;
+  };
+
+  bool LiveAt(size_t value, size_t position) const {
+    for (const auto& [begin, end] : plan_.segments[value])
+      if (begin <= position && position <= end) return true;
+    return false;
+  }
+
+  // Whether `value` holds its data at `position` without recomputing: parameters, values
+  // live there, and aliases (tuples, get-tuple-element) of such values.
+  bool Available(size_t value, size_t position) const {
+    if (graph_.parameter[value] || LiveAt(value, position)) return true;
+    if (ranges_.values[value].bytes != 0 || graph_.operands[value].empty() || graph_.recomputable[value]) return false;
+    for (size_t operand : graph_.operands[value])
+      if (!Available(operand, position)) return false;
+    return true;
+  }
+
+  // Adds what recomputing `value` at `position` needs to `chain`: operands that are live
+  // there are read; the others are recomputed too, or, when that fails and they are small
+  // next to `dropped_bytes`, kept live until then.
+  bool Extend(size_t value, size_t position, int depth, int64_t dropped_bytes, Chain& chain, std::set<size_t>& visited) const {
+    if (!visited.insert(value).second) return true;
+    for (size_t operand : graph_.operands[value]) {
+      if (Available(operand, position) || chain.extended.count(operand)) {
+        chain.relied_on.insert(operand);
+        continue;
+      }
+      const bool recomputed = depth < kMaxChainDepth && graph_.recomputable[operand] &&
+                              Extend(operand, position, depth + 1, dropped_bytes, chain, visited);
+      if (recomputed) continue;
+      if (ranges_.values[operand].bytes * kKeepRatio > dropped_bytes || graph_.operands[operand].empty()) return false;
+      chain.extended.insert(operand);
+      chain.relied_on.insert(operand);
+    }
+    chain.members.push_back(value);
+    chain.seconds += cost_(*ranges_.values[value].value);
+    return true;
+  }
+
+  bool BuildChain(size_t value, size_t position, Chain& chain) const {
+    std::set<size_t> visited;
+    return Extend(value, position, 0, ranges_.values[value].bytes, chain, visited);
+  }
+
+  // Bytes the chain's kept-live operands add at `position`.
+  int64_t ExtendedBytesAt(const Chain& chain, size_t position) const {
+    int64_t bytes = 0;
+    for (size_t operand : chain.extended) {
+      const auto& segments = plan_.segments[operand];
+      if (!segments.empty() && segments.back().second < position) bytes += ranges_.values[operand].bytes;
+    }
+    return bytes;
+  }
+
+  // The gap of `value` that spans `peak`, if it has one it may be dropped over.
+  bool FindGap(size_t value, size_t peak, Candidate& candidate) const {
+    const auto& segments = plan_.segments[value];
+    for (size_t s = 0; s < segments.size(); ++s) {
+      const auto [begin, end] = segments[s];
+      if (peak < begin || peak > end) continue;
+      if (end >= ranges_.values.size()) return false;  // an output: lives to the end
+      // Uses, and the recomputations that read this value (pins), end gaps.
+      size_t gap_begin = begin;
+      size_t gap_end = 0;
+      auto consider = [&](size_t use) {
+        if (use <= begin || use > end) return;
+        if (use <= peak) gap_begin = std::max(gap_begin, use);
+        else if (gap_end == 0 || use < gap_end) gap_end = use;
+      };
+      for (size_t use : graph_.uses[value]) consider(use);
+      for (size_t pin : pins_[value]) consider(pin);
+      if (gap_begin == peak || gap_end == 0) return false;
+      candidate = Candidate{value, s, gap_begin, gap_end, 0};
+      return true;
+    }
+    return false;
+  }
+
+  void Apply(const Candidate& candidate, const Chain& chain) {
+    auto& segments = plan_.segments[candidate.value];
+    const auto [begin, end] = segments[candidate.segment];
+    segments[candidate.segment] = {begin, candidate.gap_begin};
+    segments.insert(segments.begin() + static_cast<std::ptrdiff_t>(candidate.segment) + 1, {candidate.gap_end, end});
+    for (size_t member : chain.members) {
+      const OpCounts counts = CountOp(*ranges_.values[member].value);
+      plan_.flops += counts.matrix_flops + counts.vector_flops;
+      plan_.matrix_flops += counts.matrix_flops;
+      if (member != candidate.value) plan_.transient_bytes[candidate.gap_end] += ranges_.values[member].bytes;
+    }
+    for (size_t operand : chain.extended) {
+      // Live from its last segment on to the recomputation.
+      auto& kept = plan_.segments[operand];
+      auto last = kept.end();
+      for (auto it = kept.begin(); it != kept.end(); ++it)
+        if (it->first <= candidate.gap_end && (last == kept.end() || it->first > last->first)) last = it;
+      if (last != kept.end()) last->second = std::max(last->second, candidate.gap_end);
+    }
+    for (size_t operand : chain.relied_on) pins_[operand].push_back(candidate.gap_end);
+    plan_.seconds += chain.seconds;
+    ++plan_.recomputations;
+  }
+
+  // Drops values live across `peak` until `excess` bytes are gone; false when none can be.
+  bool DropAt(size_t peak, int64_t excess) {
+    std::vector<Candidate> candidates;
+    for (size_t value = 0; value < ranges_.values.size(); ++value) {
+      if (!graph_.recomputable[value] || ranges_.values[value].bytes <= 0) continue;
+      Candidate candidate;
+      if (!FindGap(value, peak, candidate)) continue;
+      Chain chain;
+      if (!BuildChain(value, candidate.gap_end, chain)) continue;
+      candidate.score = static_cast<double>(ranges_.values[value].bytes) / (chain.seconds + 1e-12);
+      candidates.push_back(candidate);
+    }
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+    bool dropped = false;
+    for (const Candidate& found : candidates) {
+      if (excess <= 0) break;
+      // Earlier drops of this round may have pinned this value or removed an operand.
+      Candidate candidate;
+      Chain chain;
+      if (!FindGap(found.value, peak, candidate) || !BuildChain(found.value, candidate.gap_end, chain)) continue;
+      const int64_t freed = ranges_.values[found.value].bytes - ExtendedBytesAt(chain, peak);
+      if (freed <= 0) continue;
+      Apply(candidate, chain);
+      excess -= freed;
+      dropped = true;
+    }
+    return dropped;
+  }
+
+  const EntryLiveRanges& ranges_;
+  const Graph graph_;
+  const RecomputeSeconds& cost_;
+  std::vector<std::vector<size_t>> pins_;
+  RematPlan plan_;
+};
+
+}  // namespace
+
+RematPlan NoRematerialization(const EntryLiveRanges& ranges) {
+  RematPlan plan;
+  plan.segments.reserve(ranges.values.size());
+  for (const LiveRange& range : ranges.values) plan.segments.push_back({{range.begin, range.end}});
+  plan.transient_bytes.assign(ranges.values.size(), 0);
+  return plan;
+}
+
+std::vector<int64_t> LiveBytesByPosition(const EntryLiveRanges& ranges, const RematPlan& plan) {
+  const size_t n = ranges.values.size();
+  std::vector<int64_t> delta(n + 2, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t bytes = ranges.values[i].bytes;
+    if (bytes == 0) continue;
+    for (const auto& [begin, end] : plan.segments[i]) {
+      delta[begin] += bytes;
+      delta[std::min(end, n) + 1] -= bytes;
+    }
+  }
+  std::vector<int64_t> live(n, 0);
+  int64_t running = 0;
+  for (size_t p = 0; p < n; ++p) {
+    running += delta[p];
+    live[p] = running + ranges.values[p].callee_peak + plan.transient_bytes[p];
+  }
+  return live;
+}
+
+RematPlan PlanRematerialization(const EntryLiveRanges& ranges, int64_t budget, const RecomputeSeconds& cost) {
+  return Planner(ranges, cost).Run(budget);
+}
+
+}  // namespace gspmd::simulate

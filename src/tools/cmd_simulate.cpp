@@ -1,0 +1,151 @@
+// `gspmd simulate FILE --chip NAME [--topology SHAPE] [--placement DIMS] [--devices N] [--json]`:
+// estimated step time, FLOPs, HBM traffic, communication, peak memory and utilization of a
+// program on a chip and cluster; a global program is propagated and partitioned first.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+#include "simulate/chip_spec.h"
+#include "simulate/simulator.h"
+#include "simulate/topology.h"
+#include "text/parser.h"
+#include "tools/commands.h"
+#include "tools/partition_pipeline.h"
+#include "tools/tool_util.h"
+
+namespace gspmd::tools {
+namespace {
+
+struct SimulateCommandOptions {
+  std::string file;
+  std::string chip;
+  std::string topology;
+  std::string placement;
+  std::string devices;  // validated by ParseDeviceCount
+  std::string compute_type;
+  std::string breakdown = "op_name";
+  int64_t breakdown_depth = 0;
+  int64_t top = 15;
+  bool json = false;
+  bool per_device = false;
+  bool global = false;
+  bool no_remat = false;
+};
+
+// Whether `module` is already one device's program: the SPMD partitioner's output (ours and
+// XLA's name the entry "..._spmd"; ours records the global result shapes) or a program with
+// collectives or partition-id.
+bool LooksPartitioned(const Module& module) {
+  if (module.entry() == nullptr) return false;
+  if (module.entry()->name().ends_with("_spmd")) return true;
+  if (module.Attribute("frontend_attributes").find("gspmd.global_result_shapes") != std::string::npos) return true;
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (IsCollective(instruction->opcode()) || instruction->opcode() == Opcode::kPartitionId) return true;
+  return false;
+}
+
+ElementType ParseComputeType(const std::string& text) {
+  std::optional<ElementType> type = ParseElementType(text);
+  if (!type || !IsFloatingPoint(*type))
+    GSPMD_USER_ERROR("gspmd simulate: error: --compute-type '", text, "' is not a floating-point type (expected bf16, f16, f32 or f64)");
+  return *type;
+}
+
+void RunSimulate(const SimulateCommandOptions& options) {
+  if (options.per_device && options.global)
+    GSPMD_USER_ERROR("gspmd simulate: error: --per-device and --global contradict each other; give at most one");
+  if (options.breakdown != "op_name" && options.breakdown != "layer" && options.breakdown != "opcode")
+    GSPMD_USER_ERROR("gspmd simulate: error: --breakdown '", options.breakdown, "' (expected op_name, layer or opcode)");
+  const simulate::ChipSpec chip = simulate::LoadChipSpec(options.chip);
+  const int64_t requested = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "simulate");
+  std::optional<ElementType> compute_type;
+  if (!options.compute_type.empty()) compute_type = ParseComputeType(options.compute_type);
+
+  std::unique_ptr<Module> module = ParseModuleFile(options.file);
+  const bool partitioned = options.per_device || (!options.global && LooksPartitioned(*module));
+  std::unique_ptr<Module> per_device;
+  if (partitioned) {
+    if (requested > 0) CheckDevicesMatchModule(*module, options.file, requested);
+    per_device = std::move(module);
+    if (requested > 0) per_device->set_num_partitions(requested);
+  } else {
+    CliPartition partition = PartitionForCli(*module, options.file, requested);
+    per_device = std::move(partition.partitioned.module);
+    per_device->set_num_partitions(partition.num_devices);
+  }
+  if (compute_type) simulate::RetypeFloatMath(*per_device, *compute_type);
+
+  simulate::SimulateOptions simulate_options;
+  simulate_options.breakdown = options.breakdown;
+  simulate_options.breakdown_depth = options.breakdown_depth;
+  simulate_options.rematerialize = !options.no_remat;
+  const simulate::SimulationReport report = WithFileContext(options.file, [&] {
+    const simulate::Topology topology =
+        simulate::Topology::Build(chip, per_device->num_partitions(), options.topology, options.placement);
+    return simulate::Simulate(*per_device, chip, topology, simulate_options);
+  });
+  if (options.json) {
+    WriteText("", simulate::SimulationReportToJson(report).dump(2) + "\n");
+    std::fflush(stdout);
+    for (const std::string& warning : report.warnings)
+      std::fprintf(stderr, "%s: warning: %s\n", options.file.c_str(), warning.c_str());
+    return;
+  }
+  WriteText("", simulate::FormatSimulationReport(report, options.top));
+}
+
+}  // namespace
+
+void AddSimulateCommand(CLI::App& app) {
+  auto options = std::make_shared<SimulateCommandOptions>();
+  CLI::App* command = app.add_subcommand(
+      "simulate",
+      "Estimate a program's step on a chip and cluster: per-device FLOPs, HBM traffic, communication per collective "
+      "(bytes, algorithm, links, time), peak memory and whether it fits, step time with and without overlap, MFU, and a "
+      "breakdown by source op. A global program is propagated and partitioned first. The cost model is in docs/simulate.md");
+  command->add_option("FILE", options->file, "HLO text: a per-device program, or a global one to partition")
+      ->required()
+      ->type_name("FILE");
+  command->add_option("--chip", options->chip,
+                      "chip description: a built-in name (" + [] {
+                        std::string names;
+                        for (const std::string& name : simulate::BuiltinChipNames()) names += (names.empty() ? "" : ", ") + name;
+                        return names;
+                      }() + "), a NAME.json in $GSPMD_CHIP_PATH, or a path to a .json file")
+      ->required()
+      ->type_name("NAME|FILE");
+  command->add_option("--topology", options->topology,
+                      "shape of the outermost network level, e.g. 8x8 (TPU v3 chips) or 16 (GPU nodes); default: the "
+                      "smallest standard slice that holds the program")
+      ->type_name("SHAPE");
+  command->add_option("--placement", options->placement,
+                      "network dims from the fastest-varying partition-id digit to the slowest, e.g. core,x,y (the "
+                      "default: innermost level first); decides which links each mesh axis uses")
+      ->type_name("DIMS");
+  command->add_option("--devices", options->devices, "partition count (must equal the program's num_partitions if it states one)")
+      ->type_name("N");
+  command->add_option("--compute-type", options->compute_type,
+                      "re-type the program's floating-point math (e.g. bf16) for the estimate, without other changes")
+      ->type_name("TYPE");
+  command->add_option("--breakdown", options->breakdown, "group the breakdown by op_name (default), layer or opcode")
+      ->type_name("KIND");
+  command->add_option("--breakdown-depth", options->breakdown_depth, "keep this many op_name components (0: all)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
+  command->add_option("--top", options->top, "lines of the collective and breakdown tables in text output (default 15)")
+      ->type_name("N")
+      ->check(CLI::NonNegativeNumber);
+  command->add_flag("--json", options->json,
+                    "print one JSON object: step_time_s, mfu, flops_per_device, comm_bytes_per_device, "
+                    "peak_bytes_per_device, fits_memory, and everything the text shows");
+  command->add_flag("--no-remat", options->no_remat,
+                    "do not estimate XLA's rematerialization when the program exceeds the chip's memory");
+  command->add_flag("--per-device", options->per_device, "FILE is one device's program (skip partitioning)");
+  command->add_flag("--global", options->global, "FILE is a global program (always propagate and partition)");
+  command->callback([options] { RunSimulate(*options); });
+}
+
+}  // namespace gspmd::tools

@@ -1,0 +1,261 @@
+// Tests of Simulate on small per-device programs: step time from the roofline, overlap,
+// loops, precision and re-typing, utilization, memory split and aliasing, the breakdown; and
+// on the corpus, that the byte counts are `gspmd report`'s.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "analysis/comm_report.h"
+#include "partitioner/partitioner.h"
+#include "simulate/simulator.h"
+#include "text/parser.h"
+
+namespace gspmd::simulate {
+namespace {
+
+namespace fs = std::filesystem;
+
+const char* kAdd = "%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+                   "  ROOT %s = f32[] add(%a, %b)\n}\n\n";
+
+std::unique_ptr<Module> PerDevice(int64_t partitions, const std::string& body, const std::string& attributes = "") {
+  return ParseModule("HloModule m, num_partitions=" + std::to_string(partitions) + attributes + "\n\n" + kAdd +
+                     "ENTRY %main_spmd {\n" + body + "}\n");
+}
+
+SimulationReport SimulateOn(const Module& module, const std::string& chip_name = "tpu-v3", const SimulateOptions& options = {}) {
+  const ChipSpec chip = LoadChipSpec(chip_name);
+  return Simulate(module, chip, Topology::Build(chip, module.num_partitions()), options);
+}
+
+TEST(SimulatorTest, ADotTakesItsRooflineTime) {
+  // 2 x 1024 x 1024 x 1024 FLOPs, f32 at DEFAULT: one bf16 pass at 61.5e12 x 0.85; the 12 MiB
+  // it reads and writes take less at 450 GB/s x 0.85.
+  auto module = PerDevice(1, R"(  %x = f32[1024,1024]{1,0} parameter(0)
+  %w = f32[1024,1024]{1,0} parameter(1)
+  ROOT %d = f32[1024,1024]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(f)/mlp/dot_general"}
+)");
+  const SimulationReport report = SimulateOn(*module);
+  const double flops = 2.0 * 1024 * 1024 * 1024;
+  EXPECT_EQ(report.matrix_flops, flops);
+  EXPECT_EQ(report.vector_flops, 0);
+  EXPECT_EQ(report.hbm_bytes, 3.0 * 4 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(report.compute_s, 2e-6 + flops / (61.5e12 * 0.85));
+  EXPECT_DOUBLE_EQ(report.step_time_s, report.compute_s);
+  EXPECT_DOUBLE_EQ(report.mfu, flops / (report.step_time_s * 61.5e12));
+  EXPECT_EQ(report.peak_compute_type, "bf16");
+  ASSERT_EQ(report.breakdown.size(), 1u);
+  EXPECT_EQ(report.breakdown[0].key, "mlp/dot_general");
+
+  // HIGHEST: six passes. Small dims leave the 128x128 tiles partly empty.
+  auto highest = PerDevice(1, R"(  %x = f32[1024,1024]{1,0} parameter(0)
+  %w = f32[1024,1024]{1,0} parameter(1)
+  ROOT %d = f32[1024,1024]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highest,highest}
+)");
+  EXPECT_DOUBLE_EQ(SimulateOn(*highest).compute_s, 2e-6 + 6 * flops / (61.5e12 * 0.85));
+  auto narrow = PerDevice(1, R"(  %x = bf16[65536,64]{1,0} parameter(0)
+  %w = bf16[64,64]{1,0} parameter(1)
+  ROOT %d = bf16[65536,64]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+)");
+  const double narrow_flops = 2.0 * 65536 * 64 * 64;
+  const double matrix_s = narrow_flops / (61.5e12 * 0.85 * 0.25);  // k = n = 64 of 128
+  const double memory_s = (65536.0 * 64 * 2 * 2 + 64 * 64 * 2) / (450e9 * 0.85);
+  EXPECT_DOUBLE_EQ(SimulateOn(*narrow).compute_s, 2e-6 + std::max(matrix_s, memory_s));
+}
+
+TEST(SimulatorTest, CommunicationOverlapsIndependentCompute) {
+  auto module = PerDevice(8, R"(  %g = f32[4194304]{0} parameter(0)
+  %x = f32[2048,2048]{1,0} parameter(1)
+  %r = f32[4194304]{0} all-reduce(%g), replica_groups={}, to_apply=%add
+  %d = f32[2048,2048]{1,0} dot(%x, %x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %t = (f32[4194304]{0}, f32[2048,2048]{1,0}) tuple(%r, %d)
+)");
+  const SimulationReport report = SimulateOn(*module);
+  ASSERT_EQ(report.collectives.size(), 1u);
+  EXPECT_GT(report.comm_s, 0);
+  EXPECT_DOUBLE_EQ(report.step_time_no_overlap_s, report.compute_s + report.comm_s);
+  EXPECT_DOUBLE_EQ(report.step_time_s, std::max(report.compute_s, report.comm_s));
+
+  // A collective that needs the dot's result waits for it.
+  auto dependent = PerDevice(8, R"(  %x = f32[2048,2048]{1,0} parameter(0)
+  %d = f32[2048,2048]{1,0} dot(%x, %x), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %r = f32[2048,2048]{1,0} all-reduce(%d), replica_groups={}, to_apply=%add
+)");
+  const SimulationReport serial = SimulateOn(*dependent);
+  EXPECT_DOUBLE_EQ(serial.step_time_s, serial.step_time_no_overlap_s);
+}
+
+TEST(SimulatorTest, LoopBodiesCountTripCountTimes) {
+  // The loop computations go before the entry.
+  const std::string text = "HloModule m, num_partitions=8\n\n" + std::string(kAdd) + R"(%cond (p: (s32[], f32[256,256])) -> pred[] {
+  %p = (s32[], f32[256,256]{1,0}) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %n = s32[] constant(5)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body (q: (s32[], f32[256,256])) -> (s32[], f32[256,256]) {
+  %q = (s32[], f32[256,256]{1,0}) parameter(0)
+  %i = s32[] get-tuple-element(%q), index=0
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  %v = f32[256,256]{1,0} get-tuple-element(%q), index=1
+  %d = f32[256,256]{1,0} dot(%v, %v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %r = f32[256,256]{1,0} all-reduce(%d), replica_groups={}, to_apply=%add
+  ROOT %t = (s32[], f32[256,256]{1,0}) tuple(%next, %r)
+}
+
+ENTRY %main_spmd {
+  %x = f32[256,256]{1,0} parameter(0)
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[256,256]{1,0}) tuple(%zero, %x)
+  ROOT %w = (s32[], f32[256,256]{1,0}) while(%init), condition=%cond, body=%body
+}
+)";
+  auto loop = ParseModule(text);
+  const SimulationReport report = SimulateOn(*loop);
+  EXPECT_EQ(report.matrix_flops, 5 * 2.0 * 256 * 256 * 256);
+  ASSERT_EQ(report.collectives.size(), 1u);
+  EXPECT_EQ(report.collectives[0].executions, 5);
+  EXPECT_EQ(report.comm_by_kind.at("all-reduce").count, 5);
+  EXPECT_EQ(report.comm.by_kind.at("all-reduce").count, 5);
+  EXPECT_DOUBLE_EQ(report.comm_s, 5 * report.collectives[0].estimate.time_s);
+  // Inside the body the all-reduce needs the dot: nothing overlaps.
+  EXPECT_NEAR(report.step_time_s, report.step_time_no_overlap_s, 1e-12);
+}
+
+TEST(SimulatorTest, ComputeTypeRetypesBytesAndMath) {
+  auto module = PerDevice(8, R"(  %x = f32[1024,1024]{1,0} parameter(0)
+  %e = f32[1024,1024]{1,0} exponential(%x)
+  ROOT %r = f32[1024,1024]{1,0} all-reduce(%e), replica_groups={}, to_apply=%add
+)");
+  const SimulationReport f32 = SimulateOn(*module);
+  RetypeFloatMath(*module, ElementType::kBF16);
+  const SimulationReport bf16 = SimulateOn(*module);
+  EXPECT_EQ(bf16.hbm_bytes, f32.hbm_bytes / 2);
+  EXPECT_EQ(bf16.comm.comm_bytes_per_device, f32.comm.comm_bytes_per_device / 2);
+  EXPECT_EQ(bf16.transcendentals, f32.transcendentals);
+}
+
+TEST(SimulatorTest, MemorySplitsByRoleAndAliasedOutputsReuseTheirBuffer) {
+  // w (param), m (opt_state) and x (batch); the step writes w' and m' into w's and m's buffers.
+  auto module = PerDevice(1, R"(  %w = f32[1024]{0} parameter(0), frontend_attributes={gspmd.role="param"}
+  %m = f32[1024]{0} parameter(1), frontend_attributes={gspmd.role="opt_state"}
+  %x = f32[256]{0} parameter(2), frontend_attributes={gspmd.role="batch"}
+  %g = f32[1024]{0} multiply(%w, %w)
+  %m2 = f32[1024]{0} add(%m, %g)
+  %w2 = f32[1024]{0} subtract(%w, %m2)
+  %zero = f32[] constant(0)
+  %loss = f32[] reduce(%x, %zero), dimensions={0}, to_apply=%add
+  ROOT %out = (f32[], f32[1024]{0}, f32[1024]{0}) tuple(%loss, %w2, %m2)
+)", ", frontend_attributes={gspmd.carry=\"1:0,2:1\"}");
+  const SimulationReport report = SimulateOn(*module);
+  const MemoryEstimate& memory = report.memory;
+  EXPECT_EQ(memory.roles_from, "gspmd.role");
+  EXPECT_EQ(memory.aliased_outputs, 2);
+  EXPECT_EQ(memory.live_range_peak_bytes, PeakLiveBytes(*module));
+  // Without aliasing the peak is at %loss: w m x m2 w2, the constant, the loss and the 4
+  // bytes of the reducer it calls.
+  EXPECT_EQ(memory.live_range_peak_bytes, 4096 + 4096 + 1024 + 4096 + 4096 + 4 + 4 + 4);
+  // m2 and w2 live in m's and w's buffers: the peak is at %g.
+  EXPECT_EQ(memory.peak_bytes, 4096 + 4096 + 1024 + 4096);
+  EXPECT_EQ(memory.parameter_bytes, 4096);
+  EXPECT_EQ(memory.optimizer_state_bytes, 4096);
+  EXPECT_EQ(memory.batch_bytes, 1024);
+  EXPECT_EQ(memory.activation_bytes, 4096);
+  EXPECT_TRUE(memory.fits);
+  EXPECT_EQ(memory.capacity_bytes, int64_t{16} << 30);
+}
+
+TEST(SimulatorTest, ProgramsThatDoNotFitAreRematerialized) {
+  // a = x*x is used early (by b) and late (by sa); b and c are the forward's working set. At
+  // the peak (%c) x, a, b, c are live: 16 MiB. With 12 MiB + 100 bytes, a is dropped after
+  // %b and recomputed from x for %sa.
+  auto module = PerDevice(1, R"(  %x = f32[1048576]{0} parameter(0)
+  %zero = f32[] constant(0)
+  %a = f32[1048576]{0} multiply(%x, %x)
+  %b = f32[1048576]{0} negate(%a)
+  %c = f32[1048576]{0} multiply(%b, %b)
+  %d = f32[] reduce(%c, %zero), dimensions={0}, to_apply=%add
+  %sa = f32[] reduce(%a, %zero), dimensions={0}, to_apply=%add
+  ROOT %t = (f32[], f32[]) tuple(%d, %sa)
+)");
+  const int64_t mib4 = 4 << 20;
+  MemoryOptions options{true, [](const Instruction&) { return 1e-6; }};
+  const MemoryEstimate fitted = EstimateMemory(*module, 3 * mib4 + 100, options);
+  EXPECT_EQ(fitted.peak_without_remat_bytes, 4 * mib4 + 4);  // x a b c and the constant, at %c
+  EXPECT_TRUE(fitted.rematerialized);
+  EXPECT_EQ(fitted.recomputations, 1);
+  EXPECT_EQ(fitted.remat_flops, 1048576);
+  EXPECT_DOUBLE_EQ(fitted.remat_seconds, 1e-6);
+  EXPECT_LE(fitted.peak_bytes, 3 * mib4 + 100);
+  EXPECT_TRUE(fitted.fits);
+  // Too small for anything: x, a recomputed... nothing more can go.
+  const MemoryEstimate stuck = EstimateMemory(*module, mib4, options);
+  EXPECT_FALSE(stuck.fits);
+  EXPECT_GT(stuck.peak_bytes, mib4);
+  // Without rematerialization the live-range peak stands.
+  const MemoryEstimate plain = EstimateMemory(*module, 3 * mib4 + 100);
+  EXPECT_FALSE(plain.rematerialized);
+  EXPECT_EQ(plain.peak_bytes, plain.peak_without_remat_bytes);
+  EXPECT_FALSE(plain.fits);
+}
+
+TEST(SimulatorTest, BreakdownGroupsByLayer) {
+  auto module = PerDevice(1, R"(  %x = f32[128,128]{1,0} parameter(0)
+  %a = f32[128,128]{1,0} dot(%x, %x), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(step)/layer_0/mlp/dot"}
+  %b = f32[128,128]{1,0} dot(%a, %x), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(step)/layer_1/mlp/dot"}
+  ROOT %c = f32[128,128]{1,0} dot(%b, %x), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(step)/transpose(jvp(layer_1))/mlp/dot"}
+)");
+  SimulateOptions options;
+  options.breakdown = "layer";
+  const SimulationReport report = SimulateOn(*module, "tpu-v3", options);
+  ASSERT_EQ(report.breakdown.size(), 3u);
+  std::set<std::string> keys;
+  for (const BreakdownEntry& entry : report.breakdown) keys.insert(entry.key);
+  EXPECT_EQ(keys, (std::set<std::string>{"layer_0", "layer_1", "transpose(jvp(layer_1))"}));
+  options.breakdown = "op_name";
+  options.breakdown_depth = 1;
+  const SimulationReport by_name = SimulateOn(*module, "tpu-v3", options);
+  EXPECT_EQ(by_name.breakdown.size(), 3u);
+}
+
+// Every corpus program, XLA's partitioned one and ours: simulate reports the bytes that
+// `gspmd report` does.
+TEST(SimulatorTest, CorpusByteCountsEqualTheCommunicationReport) {
+  const fs::path corpus = fs::path(GSPMD_TEST_DATA_DIR) / "corpus" / "gspmd";
+  int cases = 0;
+  for (const fs::directory_entry& entry : fs::directory_iterator(corpus)) {
+    std::vector<std::unique_ptr<Module>> programs;
+    programs.push_back(ParseModuleFile((entry.path() / "partitioned.hlo").string()));
+    auto global = ParseModuleFile((entry.path() / "propagated.hlo").string());
+    PartitionOptions options;
+    options.num_partitions = global->num_partitions();
+    programs.push_back(PartitionModule(*global, options).module);
+    for (const auto& program : programs) {
+      const SimulationReport report = SimulateOn(*program);
+      const CommReport expected = AnalyzeCommunication(*program);
+      EXPECT_EQ(report.comm.comm_bytes_per_device, expected.comm_bytes_per_device) << entry.path();
+      double bytes = 0, count = 0;
+      for (const auto& [kind, totals] : report.comm_by_kind) {
+        EXPECT_DOUBLE_EQ(totals.bytes, expected.by_kind.at(kind).bytes) << entry.path() << " " << kind;
+        EXPECT_EQ(totals.count, expected.by_kind.at(kind).count) << entry.path() << " " << kind;
+        bytes += totals.bytes;
+        count += totals.count;
+      }
+      EXPECT_EQ(report.comm_by_kind.size(), expected.by_kind.size()) << entry.path();
+      EXPECT_DOUBLE_EQ(bytes, expected.comm_bytes_per_device) << entry.path();
+      EXPECT_EQ(report.memory.peak_bytes, PeakLiveBytes(*program)) << entry.path();  // no aliases in the corpus
+      EXPECT_GT(report.step_time_s, 0) << entry.path();
+      EXPECT_LE(report.step_time_s, report.step_time_no_overlap_s * (1 + 1e-12)) << entry.path();
+      ++cases;
+    }
+  }
+  EXPECT_GE(cases, 28);
+}
+
+}  // namespace
+}  // namespace gspmd::simulate

@@ -1,0 +1,153 @@
+// Tests of slices and placement (Topology) and of the α-β collective times on them, each
+// against the formula of collective_model.h worked by hand.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "simulate/chip_spec.h"
+#include "simulate/collective_model.h"
+#include "simulate/topology.h"
+#include "support/diagnostic.h"
+#include "text/parser.h"
+
+namespace gspmd::simulate {
+namespace {
+
+std::string ErrorOf(const ChipSpec& chip, int64_t partitions, const std::string& shape, const std::string& placement = "") {
+  try {
+    Topology::Build(chip, partitions, shape, placement);
+  } catch (const UserError& error) {
+    return error.what();
+  }
+  return "(no error)";
+}
+
+TEST(TopologyTest, DefaultSliceIsTheSmallestThatHoldsTheProgram) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const Topology t128 = Topology::Build(v3, 128);
+  EXPECT_EQ(t128.ShapeText(), "8x8");
+  EXPECT_EQ(t128.slice_devices(), 128);
+  ASSERT_EQ(t128.dims().size(), 3u);  // core, x, y
+  EXPECT_FALSE(t128.dims()[1].wraps);  // 8 of 32: no wraparound on a sub-pod slice
+  EXPECT_EQ(t128.Sharing(1), 2);       // both cores of a chip share its links
+  EXPECT_DOUBLE_EQ(t128.LinkBandwidth(1), 0.5e11);
+  // Partition 17 = core 1 of chip (0, 1) with placement core,x,y.
+  EXPECT_EQ(t128.Coordinates(17)[0], 1);
+  EXPECT_EQ(t128.Coordinates(17)[1], 0);
+  EXPECT_EQ(t128.Coordinates(17)[2], 1);
+  EXPECT_EQ(t128.Describe(), "tpu-v3: core 2 (switch) x ici 8x8 (mesh, no wraparound), 128 of 128 devices, placement core,x,y");
+
+  const Topology pod = Topology::Build(v3, 2048);
+  EXPECT_EQ(pod.ShapeText(), "32x32");
+  EXPECT_TRUE(pod.dims()[1].wraps && pod.dims()[2].wraps);
+  EXPECT_EQ(Topology::Build(v3, 1000).ShapeText(), "16x32");
+  EXPECT_EQ(Topology::Build(v3, 8).ShapeText(), "2x2");
+
+  const Topology gpus = Topology::Build(LoadChipSpec("a100"), 20);
+  EXPECT_EQ(gpus.ShapeText(), "3");  // nodes of 8
+  EXPECT_EQ(gpus.Sharing(1), 8);
+  EXPECT_DOUBLE_EQ(gpus.LinkBandwidth(1), 25e9);  // 200 GB/s per node over 8 GPUs
+  EXPECT_TRUE(Topology::Build(LoadChipSpec("tpu-v4"), 64).dims()[0].wraps);  // 4x4x4: a cube wraps
+}
+
+TEST(TopologyTest, PlacementPicksWhichDimsThePartitionIdWalks) {
+  const Topology t = Topology::Build(LoadChipSpec("tpu-v3"), 128, "8x8", "x,y,core");
+  EXPECT_EQ(t.Coordinates(1)[1], 1);   // partition 1: next chip along x
+  EXPECT_EQ(t.Coordinates(64)[0], 1);  // partition 64: the second core
+}
+
+TEST(TopologyTest, BadShapesAndPlacementsAreErrors) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  EXPECT_EQ(ErrorOf(v3, 128, "4x4"),
+            "the program has 128 partitions but the tpu-v3 topology 4x4 has only 32 devices (2 per ici node x 16 nodes)");
+  EXPECT_EQ(ErrorOf(v3, 4096, ""), "the program has 4096 partitions but the largest tpu-v3 slice (32x32) has 2048 devices");
+  EXPECT_NE(ErrorOf(v3, 8, "8x64").find("dimension 1 is 64 but 'ici' has at most 32"), std::string::npos);
+  EXPECT_NE(ErrorOf(v3, 8, "8").find("expected 2 positive integers joined by 'x'"), std::string::npos);
+  EXPECT_NE(ErrorOf(v3, 8, "2x2", "x,y").find("names 2 of the 3 dimensions"), std::string::npos);
+  EXPECT_NE(ErrorOf(v3, 8, "2x2", "x,x,core").find("got 'x' twice"), std::string::npos);
+  EXPECT_NE(ErrorOf(v3, 8, "2x2", "z,x,core").find("expected every dimension of tpu-v3 once, fastest first (core,x,y)"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(LoadChipSpec("a100"), 9000, "").find("a100 has at most 8192 devices"), std::string::npos);
+}
+
+// One collective in a per-device module of `partitions` partitions.
+std::unique_ptr<Module> Collective(int64_t partitions, const std::string& instruction, const std::string& operand_shape) {
+  return ParseModule("HloModule m, num_partitions=" + std::to_string(partitions) +
+                     "\n\n%add (a: f32[], b: f32[]) -> f32[] {\n  %a = f32[] parameter(0)\n  %b = f32[] parameter(1)\n"
+                     "  ROOT %s = f32[] add(%a, %b)\n}\n\nENTRY %main_spmd {\n  %p = " + operand_shape +
+                     " parameter(0)\n  ROOT %c = " + instruction + "\n}\n");
+}
+
+CollectiveEstimate Estimate(const Module& module, const Topology& topology, const ChipSpec& chip) {
+  return EstimateCollective(*module.entry()->root(), topology, chip);
+}
+
+TEST(CollectiveModelTest, AllReduceOverAPodIsAHierarchicalRing) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const Topology pod = Topology::Build(v3, 2048);
+  auto module = Collective(2048, "f32[268435456]{0} all-reduce(%p), replica_groups={}, to_apply=%add", "f32[268435456]{0}");
+  const CollectiveEstimate estimate = Estimate(*module, pod, v3);
+  const double v = 268435456.0 * 4;
+  // The slower torus first, on the small pieces: two closed rings per chip, 2 x 1e11 each,
+  // shared by the chip's 2 cores -> 2e11 per device; then the two cores (4e11) on half of V.
+  const double gather = v / 2048 * 1023 / 2e11 + v / 2 / 4e11;
+  EXPECT_DOUBLE_EQ(estimate.bandwidth_s, 2 * gather / 0.83);
+  EXPECT_DOUBLE_EQ(estimate.latency_s, 2 * (1 + 16 + 16) * 1e-6);
+  EXPECT_EQ(estimate.algorithm, "hierarchical ring (ici, core)");
+  EXPECT_EQ(estimate.links, "core:2 switch + x:32 ring + y:32 ring");
+  EXPECT_EQ(estimate.group_size, 2048);
+  EXPECT_DOUBLE_EQ(estimate.bytes, 2.0 * 2047 / 2048 * v);  // gspmd report's ring bytes
+}
+
+TEST(CollectiveModelTest, AllGatherAlongOneMeshAxisUsesOneDim) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const Topology t = Topology::Build(v3, 128);  // 8x8 chips, no wraparound
+  // Groups of 8 partitions 2 apart: the 8 chips along x, one core each.
+  auto module = Collective(128, "f32[8,1024]{1,0} all-gather(%p), replica_groups=[16,8]<=[8,8,2]T(0,2,1), dimensions={0}",
+                           "f32[1,1024]{1,0}");
+  const CollectiveEstimate estimate = Estimate(*module, t, v3);
+  EXPECT_EQ(estimate.links, "x:8 line");
+  EXPECT_EQ(estimate.algorithm, "ring");
+  const double v = 8 * 1024 * 4;
+  EXPECT_DOUBLE_EQ(estimate.bandwidth_s, v / 8 * 7 / 0.5e11 / 0.83);  // one direction, shared by 2 cores
+  EXPECT_DOUBLE_EQ(estimate.latency_s, 7e-6);
+}
+
+TEST(CollectiveModelTest, AllToAllIsBoundByTheBisection) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const Topology pod = Topology::Build(v3, 2048);
+  auto module = Collective(2048, "f32[2048,1024]{1,0} all-to-all(%p), replica_groups={}, dimensions={0}", "f32[2048,1024]{1,0}");
+  const CollectiveEstimate estimate = Estimate(*module, pod, v3);
+  const double v = 2048.0 * 1024 * 4;
+  // Cut across x: V x 16 x 16 / (32 x b), b = 2 x 1e11 / 2 per device.
+  EXPECT_DOUBLE_EQ(estimate.bandwidth_s, v * 16 * 16 / (32 * 1e11) / v3.CollectiveEfficiency("all-to-all"));
+  EXPECT_DOUBLE_EQ(estimate.latency_s, (1 + 16 + 16) * 1e-6);
+  EXPECT_EQ(estimate.algorithm, "bisection");
+
+  // Over GPU nodes the bytes leaving a node bound it: 7/8 of V... of 16 GPUs, half leave.
+  const ChipSpec a100 = LoadChipSpec("a100");
+  const Topology gpus = Topology::Build(a100, 16);
+  auto small = Collective(16, "f32[16,1024]{1,0} all-to-all(%p), replica_groups={}, dimensions={0}", "f32[16,1024]{1,0}");
+  const double w = 16.0 * 1024 * 4;
+  EXPECT_DOUBLE_EQ(Estimate(*small, gpus, a100).bandwidth_s, w * 0.5 / 25e9 / a100.CollectiveEfficiency("all-to-all"));
+}
+
+TEST(CollectiveModelTest, PermuteCostsItsLongestRouteAndNothingWhenPairsStay) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const Topology t = Topology::Build(v3, 8);  // 2x2 chips
+  auto shift = Collective(8, "f32[1024]{0} collective-permute(%p), source_target_pairs={{0,2},{2,0},{1,3},{3,1}}", "f32[1024]{0}");
+  const CollectiveEstimate estimate = Estimate(*shift, t, v3);
+  EXPECT_DOUBLE_EQ(estimate.bandwidth_s, 4096 / 0.5e11 / 0.83);
+  EXPECT_DOUBLE_EQ(estimate.latency_s, 1e-6);
+  EXPECT_EQ(estimate.links, "x:1 hops");
+  auto none = Collective(8, "f32[1024]{0} collective-permute(%p), source_target_pairs={{0,0}}", "f32[1024]{0}");
+  EXPECT_EQ(Estimate(*none, t, v3).time_s, 0);
+  auto alone = Collective(8, "f32[1024]{0} all-reduce(%p), replica_groups={{0},{1},{2},{3},{4},{5},{6},{7}}, to_apply=%add",
+                          "f32[1024]{0}");
+  EXPECT_EQ(Estimate(*alone, t, v3).time_s, 0);
+  EXPECT_EQ(Estimate(*alone, t, v3).algorithm, "none");
+}
+
+}  // namespace
+}  // namespace gspmd::simulate
