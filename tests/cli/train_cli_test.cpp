@@ -115,7 +115,7 @@ TEST_F(TrainCliTest, ModelTrainsWithCheckAndSavesItsLastOutputs) {
   CommandResult model = Gspmd({"model", "gshard_moe", "--set", "layers=2", "--mesh", "data=2,expert=4", "-o", hlo});
   ASSERT_EQ(model.exit_code, 0) << model.err;
   EXPECT_EQ(model.out, "");
-  CommandResult r = Gspmd({"train", hlo, "--steps", "3", "--check", "--save", Path("saved")});
+  CommandResult r = Gspmd({"train", hlo, "--steps", "3", "--check", "--save", Path("saved"), "--plot", Path("loss.svg")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("train " + hlo + " (model gshard_moe) on 8 devices"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(recorded in the module)"), std::string::npos) << r.out;
@@ -125,6 +125,12 @@ TEST_F(TrainCliTest, ModelTrainsWithCheckAndSavesItsLastOutputs) {
   EXPECT_NE(r.out.find("every step matched one device"), std::string::npos) << r.out;
   EXPECT_TRUE(fs::exists(Path("saved/out0.npy")));
   EXPECT_EQ(ReadNpy(Path("saved/out0.npy")).shape().rank(), 0);  // the loss
+  // --plot: the loss curve, three points, and the last one's value as printed.
+  EXPECT_NE(r.out.find("wrote " + Path("loss.svg") + " (loss of 3 steps)"), std::string::npos) << r.out;
+  const std::string svg = ReadText(Path("loss.svg"));
+  EXPECT_NE(svg.find("gshard_moe: loss per step on 8 devices"), std::string::npos);
+  EXPECT_NE(svg.find("<polyline"), std::string::npos);
+  EXPECT_NE(svg.find("<title>step 3: loss "), std::string::npos);
 }
 
 TEST_F(TrainCliTest, DataFolderFeedsTheBatch) {
@@ -195,7 +201,9 @@ TEST_F(TrainCliTest, BadInputGetsClearErrors) {
       {{"train", lm, "--carry", "1:x"}, "--carry '1:x': expected OUT:IN"},
       {{"train", lm, "--carry", "1:200"}, "--carry 1:200: the step has"},
       {{"train", lm, "--steps", "0"}, "--steps '0' is not a positive number of steps"},
-      {{"train", lm, "--backend", "nccl"}, "--backend nccl is not available"},
+      {{"train", lm, "--backend", "nccl"}, "--backend: nccl not in {threads,mpi}"},
+      {{"train", lm, "--plot", Path("loss.png")}, "--plot " + Path("loss.png") + ": expected a file name ending in .svg"},
+      {{"train", lm, "--plot", Path("none/loss.svg")}, "the directory " + Path("none") + " does not exist"},
       {{"train", (c / "pre.hlo").string()}, "says nothing about its first value (no gspmd.init attribute); give the "
                                             "first step's inputs with -i"},
   };

@@ -108,7 +108,12 @@ class Runner {
     DeviceRunHooks hooks;
     hooks.arguments = [&](int64_t device) { return ReadDeviceArguments(plan_, arguments_, device); };
     hooks.on_first_error = [&](std::exception_ptr error) { EndJob(error); };
-    results_ = RunDevicesOnThreads(module_, plan_, communicator, devices_, hooks);
+    Write(RunDevicesOnThreads(module_, plan_, communicator, devices_, hooks));
+  }
+
+  // Writes this rank's devices' results (results[j] of devices_[j]).
+  void Write(std::vector<std::vector<Literal>> results) {
+    results_ = std::move(results);
     try {
       if (options_.sharded_output) WriteSharded();
       else WriteGlobal();
@@ -254,6 +259,14 @@ class Runner {
 };
 
 }  // namespace
+
+void WriteResultsOverMpi(MpiSession& session, const Module& module, const SpmdPlan& plan,
+                         std::vector<std::vector<Literal>> results, const MpiRunOptions& options) {
+  GSPMD_CHECK(results.size() == static_cast<size_t>(options.devices_per_rank), results.size(),
+              " device results for ", options.devices_per_rank, " devices per rank");
+  Runner runner(session, module, plan, {}, options);
+  runner.Write(std::move(results));
+}
 
 void RunSpmdOverMpi(MpiSession& session, const Module& module, const SpmdPlan& plan,
                     std::span<const GlobalArgument> arguments, const MpiRunOptions& options) {

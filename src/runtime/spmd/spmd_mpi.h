@@ -30,6 +30,11 @@ struct MpiRunOptions {
 void RunSpmdOverMpi(MpiSession& session, const Module& per_device_module, const SpmdPlan& plan,
                     std::span<const GlobalArgument> arguments, const MpiRunOptions& options);
 
+// Writes results this rank's devices computed (results[j] of device rank x K + j, e.g. the last
+// step of `gspmd train`) as RunSpmdOverMpi writes its own; every rank calls it.
+void WriteResultsOverMpi(MpiSession& session, const Module& per_device_module, const SpmdPlan& plan,
+                         std::vector<std::vector<Literal>> results, const MpiRunOptions& options);
+
 // A window size for assembling global outputs (bytes); exposed for tests of uneven windows.
 inline constexpr int64_t kOutputWindowBytes = 16 << 20;
 
