@@ -6,8 +6,10 @@
 // Counters: each layout's step time, and its ratio to the single device (target <= 1.25).
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
+#include <thread>
 #include <vector>
 
 #include "models/model_registry.h"
@@ -17,6 +19,7 @@
 #include "runtime/comm/mpi/mpi_handles.h"
 #include "runtime/comm/mpi/mpi_session.h"
 #include "runtime/interp/evaluator.h"
+#include "runtime/interp/kernel_dnnl.h"
 #include "runtime/spmd/device_runner.h"
 #include "runtime/spmd/like_module.h"
 #include "runtime/spmd/spmd_executor.h"
@@ -80,7 +83,11 @@ void BM_TrainStepLayouts(benchmark::State& state) {
   DeviceRunHooks hooks;
   hooks.arguments = [&](int64_t d) { return device_arguments[static_cast<size_t>(d - devices.front())]; };
 
+  // Rank 0's baselines use every core; under MPI each rank gets its share (what gspmd run
+  // --backend mpi does).
+  const int share = std::max(1, static_cast<int>(std::thread::hardware_concurrency()) / session.local_ranks());
   auto mpi_step = [&] {
+    kernel::SetKernelThreadLimit(share);
     MPI_Barrier(comm);
     const auto start = std::chrono::steady_clock::now();
     RunDevicesOnThreads(per_device, plan, communicator, devices, hooks);
@@ -91,6 +98,7 @@ void BM_TrainStepLayouts(benchmark::State& state) {
   // Rank 0 alone; the other ranks wait idle (MpiSession::Barrier sleeps between tests).
   auto leader_only = [&](auto&& step) {
     double seconds = 0;
+    kernel::SetKernelThreadLimit(0);
     if (leader) {
       const auto start = std::chrono::steady_clock::now();
       step();

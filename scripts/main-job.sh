@@ -10,6 +10,13 @@ gspmd="${GSPMD_BINARY:-build/gspmd}"
 steps="${GSPMD_STEPS:-150}"
 out_dir="${1:-$(mktemp -d /tmp/gspmd-main-job.XXXXXX)}"
 
+if [ -z "${GSPMD_BINARY:-}" ] && [ ! -x "$gspmd" ]; then
+  # A fresh checkout: build the CLI alone (tests and benchmarks are scripts/build.sh's).
+  echo "== building $gspmd (the CLI only; scripts/build.sh builds the tests and benchmarks too) =="
+  cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null || exit 1
+  cmake --build build --target gspmd || exit 1
+  echo
+fi
 if [ ! -x "$gspmd" ]; then
   echo "error: $gspmd not found (expected a built CLI; run: bash scripts/build.sh)" >&2
   exit 1

@@ -27,6 +27,14 @@ int64_t RankIn(const std::vector<int64_t>& list, int64_t value) {
   return std::count_if(list.begin(), list.end(), [&](int64_t v) { return v < value; });
 }
 
+// The op_name of verbatim metadata text ("" when none).
+std::string OpNameIn(const std::string& metadata) {
+  const size_t start = metadata.find("op_name=\"");
+  if (start == std::string::npos) return "";
+  const size_t end = metadata.find('"', start + 9);
+  return end == std::string::npos ? "" : metadata.substr(start + 9, end - start - 9);
+}
+
 bool IsFloatArray(const Instruction* x) { return x->shape().IsArray() && IsFloatingPoint(x->shape().element_type()); }
 
 class Differentiator {
@@ -54,12 +62,17 @@ class Differentiator {
         if (depends_.count(operand)) depends_.insert(instruction);
     }
     if (depends_.count(loss)) adjoint_[loss] = b_.FullLike(loss, 1.0);
+    // The backward ops of an instruction are named after it: op_name "transpose(NAME)".
+    const std::string scope = b_.hlo().op_name();
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
       Instruction* x = *it;
       auto found = adjoint_.find(x);
       if (found == adjoint_.end() || x->operand_count() == 0) continue;
+      const std::string forward = OpNameIn(x->metadata);
+      b_.hlo().set_op_name(forward.empty() ? scope : "transpose(" + forward + ")");
       Backprop(x, found->second);
     }
+    b_.hlo().set_op_name(scope);
     std::vector<Instruction*> grads;
     for (Instruction* x : wrt) {
       auto found = adjoint_.find(x);

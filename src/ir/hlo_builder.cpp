@@ -35,6 +35,7 @@ std::string DefaultName(const Instruction& instruction) {
 Instruction* HloBuilder::Add(std::unique_ptr<Instruction> instruction) {
   instruction->set_name(names_->Unique(DefaultName(*instruction)));
   if (instruction->source() == nullptr && source_instruction_ != nullptr) instruction->CopySourceFrom(*source_instruction_);
+  if (instruction->metadata.empty() && !op_name_.empty()) instruction->metadata = "op_name=\"" + op_name_ + "\"";
   if (instruction->shape().IsArray() && !instruction->shape().layout()) instruction->mutable_shape().SetDefaultLayout();
   return computation_->AddInstruction(std::move(instruction));
 }

@@ -41,6 +41,10 @@ class HloBuilder {
   // Instructions added from now on that have no source take `user_instruction`'s (the one a
   // pass is rewriting), so later errors point at what the user wrote; nullptr stops that.
   void set_source_instruction(const Instruction* user_instruction) { source_instruction_ = user_instruction; }
+  // Instructions added from now on without metadata get metadata={op_name="OP_NAME"} (where in
+  // the model they come from, for reports); "" stops that.
+  void set_op_name(std::string op_name) { op_name_ = std::move(op_name); }
+  const std::string& op_name() const { return op_name_; }
 
   // Adds a ready-made instruction (named `name_hint`, uniqued, if it has no name).
   Instruction* Add(std::unique_ptr<Instruction> instruction);
@@ -88,6 +92,7 @@ class HloBuilder {
   NameUniquer* names_;
   Instruction* partition_id_ = nullptr;
   const Instruction* source_instruction_ = nullptr;
+  std::string op_name_;
 };
 
 // Names `instruction` after its opcode unless it has a name, uniqued.

@@ -73,13 +73,21 @@ class DenseLmWriter {
     LmBatch batch = DeclareLmBatch(t_, recipe_.batch);
 
     LmLayers lm(t_.b(), "", &t_);
+    // op_name metadata says where each instruction comes from (gspmd simulate's breakdown).
+    auto scope = [&](const std::string& name) { t_.b().hlo().set_op_name(name); };
+    scope("embed");
     Instruction* h = t_.Split(lm.Embed(batch.tokens, emb, pos), recipe_.act);
-    for (const Layer& layer : layers) {
+    for (size_t l = 0; l < layers.size(); ++l) {
+      const Layer& layer = layers[l];
+      scope("layer_" + std::to_string(l) + "/attention");
       h = t_.Split(t_.b().Add(h, lm.Attention(lm.LayerNorm(h, layer.ln1), layer.attention)), recipe_.act);
+      scope("layer_" + std::to_string(l) + "/mlp");
       h = t_.Split(t_.b().Add(h, lm.Mlp(lm.LayerNorm(h, layer.ln2), layer.w1, layer.w2, recipe_.hidden)), recipe_.act);
     }
+    scope("head");
     h = lm.LayerNorm(h, final_scale);
     LossAndAccuracy head = lm.Head(h, softmax, batch.targets, batch.weights, recipe_.logits);
+    scope("");
     std::unique_ptr<Module> module = t_.Finish(head.loss, {{"accuracy", head.accuracy}});
     RecordTask(*module, c_);
     return module;

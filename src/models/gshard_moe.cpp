@@ -71,10 +71,16 @@ class GShardMoeWriter {
     Instruction* aux_total = b.Scalar(0.0);
     Instruction* routed_total = b.Scalar(0.0);
     Instruction* dropped_total = b.Scalar(0.0);
+    // op_name metadata says where each instruction comes from (gspmd simulate's breakdown).
+    auto scope = [&](const std::string& name) { b.hlo().set_op_name(name); };
+    scope("embed");
     Instruction* h = t_.Split(lm.Embed(batch.tokens, emb, pos), act);
     for (int64_t l = 0; l < L; ++l) {
       const Layer& layer = layers[l];
+      const std::string name = "layer_" + std::to_string(l);
+      scope(name + "/attention");
       h = t_.Split(b.Add(h, lm.Attention(lm.LayerNorm(h, layer.ln1), layer.attention)), act);
+      scope(name + (IsMoeLayer(l) ? "/moe" : "/mlp"));
       Instruction* a = lm.LayerNorm(h, layer.ln2);
       if (!IsMoeLayer(l)) {
         h = t_.Split(b.Add(h, lm.Mlp(a, layer.w1, layer.w2)), act);
@@ -88,10 +94,12 @@ class GShardMoeWriter {
       routed_total = b.Add(routed_total, r.routed);
       dropped_total = b.Add(dropped_total, r.dropped);
     }
+    scope("head");
     h = lm.LayerNorm(h, final_scale);
     LossAndAccuracy head = lm.Head(h, softmax, batch.targets, batch.weights, act);
     Instruction* loss = b.Add(head.loss, b.Scale(aux_total, c_.Number("aux_loss_weight")));
     Instruction* fraction = b.Div(dropped_total, b.Max(routed_total, b.Scalar(1.0)));
+    scope("");
     std::unique_ptr<Module> module = t_.Finish(loss, {{"accuracy", head.accuracy},
                                                       {"aux_loss", aux_total},
                                                       {"dropped_tokens", dropped_total},

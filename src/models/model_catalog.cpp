@@ -30,18 +30,27 @@ const ModelEntry& FindTrainingModel(const std::string& name) {
 namespace {
 
 // GShard Table 3: d_model 1024, expert hidden 8192, 16 heads of 128, MoE on every other
-// layer, top-2, as many experts as cores, f32; 1M tokens per batch (4M with 2048 experts).
+// layer, top-2, as many experts as cores, f32, Adafactor (GShard appendix A.2); 1M tokens per
+// batch (4M with 2048 experts). GShard's model is an encoder-decoder whose batch counts source
+// and target tokens, each passing through half of the layers (6 of 12: encoder or decoder);
+// this decoder-only stand-in does the same work per step by running every layer on half of the
+// batch's tokens (0.5M; 2M), in sequences of 256 (M4's sentence pairs are short) and groups of
+// 1024 tokens (capacity 2N/(G E): 16, 4 and 1 slots). docs/simulate.md has the derivation.
 ModelPreset GShardRow(int64_t experts, int64_t layers) {
-  const int64_t batch = experts == 2048 ? 4096 : 1024;  // sequences of 1024 tokens
+  const int64_t batch_tokens = experts == 2048 ? (int64_t{4} << 20) : (int64_t{1} << 20);
+  const int64_t tokens = batch_tokens / 2;  // through each layer
+  const int64_t seq = 256, group = 1024;
   ModelPreset preset;
   preset.name = "gshard-" + std::to_string(experts) + "e-" + std::to_string(layers) + "l";
   preset.model = "gshard_moe";
   preset.summary = "GShard Table 3: MoE(" + std::to_string(experts) + "E, " + std::to_string(layers) + "L) on " +
-                   std::to_string(experts) + " cores, " + (experts == 2048 ? "4M" : "1M") + " tokens per batch";
+                   std::to_string(experts) + " cores, " + (experts == 2048 ? "4M" : "1M") +
+                   " tokens per batch (source + target: half of them through each layer)";
   preset.settings = {"layers=" + std::to_string(layers), "d_model=1024", "heads=16", "head_dim=128", "d_ff=8192",
                      "expert_hidden=8192", "experts=" + std::to_string(experts), "vocab=32000",
-                     "batch=" + std::to_string(batch), "seq=1024", "groups=" + std::to_string(experts),
-                     "capacity_factor=1"};
+                     "batch=" + std::to_string(tokens / seq), "seq=" + std::to_string(seq),
+                     "groups=" + std::to_string(tokens / group), "capacity_factor=1", "optimizer=adafactor",
+                     "learning_rate=1"};
   preset.mesh = "data=1,expert=" + std::to_string(experts);
   return preset;
 }

@@ -81,11 +81,13 @@ void TrainStepBuilder::DeclareOptimizerState() {
   step->set_sharding(Sharding::Replicated());
   SetInputAttributes(step, step_attributes::kRoleOptState, "zeros");
   state_.push_back({step, {}});
-  for (const std::string& slot : StateSlots(optimizer_)) {
+  const std::vector<std::string> slots = StateSlots(optimizer_);
+  for (size_t k = 0; k < slots.size(); ++k) {
     for (size_t i = 0; i < weights_.size(); ++i) {
       const std::vector<int64_t>& dims = weights_[i]->shape().dims();
-      PartitionSpec spec = StateSpec(optimizer_, weight_specs_[i], dims, mesh(), data_axes_);
-      Instruction* parameter = ShardParameter(b_.Parameter(F32(dims), slot + "." + weights_[i]->name()), mesh(), spec);
+      PartitionSpec spec = SlotSpec(optimizer_, k, StateSpec(optimizer_, weight_specs_[i], dims, mesh(), data_axes_));
+      Instruction* parameter =
+          ShardParameter(b_.Parameter(F32(StateDims(optimizer_, k, dims)), slots[k] + "." + weights_[i]->name()), mesh(), spec);
       SetInputAttributes(parameter, step_attributes::kRoleOptState, "zeros");
       state_.push_back({parameter, spec});
     }
@@ -135,6 +137,8 @@ std::unique_ptr<Module> TrainStepBuilder::Finish(Instruction* loss,
   Instruction* next_step = b_.Add(step, b_.Scalar(1, ElementType::kS32));
   Instruction* t = b_.Convert(next_step, ElementType::kF32);
   const size_t slots = StateSlots(optimizer_).size();
+  const std::string scope = b_.hlo().op_name();
+  b_.hlo().set_op_name("optimizer");
   std::vector<Instruction*> new_weights;
   std::vector<std::vector<Instruction*>> new_state(slots);
   for (size_t i = 0; i < weights_.size(); ++i) {
@@ -143,11 +147,13 @@ std::unique_ptr<Module> TrainStepBuilder::Finish(Instruction* loss,
     Instruction* gradient = gradients[i];
     // Under weight-update sharding the gradient is wanted sharded like the state: its
     // data-parallel sum becomes a reduce-scatter instead of an all-reduce.
-    if (slots > 0 && state_[1 + i].spec != weight_specs_[i]) gradient = Split(gradient, state_[1 + i].spec);
+    const bool weight_shaped = slots > 0 && StateDims(optimizer_, 0, weights_[i]->shape().dims()) == weights_[i]->shape().dims();
+    if (weight_shaped && state_[1 + i].spec != weight_specs_[i]) gradient = Split(gradient, state_[1 + i].spec);
     WeightUpdate update = ApplyOptimizer(b_, optimizer_, weights_[i], gradient, old_state, t);
     new_weights.push_back(b_.Name(update.weight, weights_[i]->name() + "_new"));
     for (size_t k = 0; k < slots; ++k) new_state[k].push_back(update.state[k]);
   }
+  b_.hlo().set_op_name(scope);
   for (size_t i = 0; i < weights_.size(); ++i) {
     results.push_back(new_weights[i]);
     shardings.push_back(*weights_[i]->sharding());

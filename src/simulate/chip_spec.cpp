@@ -200,7 +200,8 @@ NetworkLevel ReadLevel(const FieldReader& r, const std::string& pointer) {
 }
 
 void ReadNetwork(const FieldReader& r, ChipSpec& spec) {
-  r.CheckKeys("/network", {"levels", "slices", "collective_efficiency"});
+  r.CheckKeys("/network", {"levels", "slices", "collective_efficiency", "all_to_all_message_s"});
+  spec.all_to_all_message_s = r.NonNegative("/network/all_to_all_message_s");
   const json& levels = r.Require("/network/levels");
   if (!levels.is_array() || levels.empty()) r.Fail("/network/levels", "expected a non-empty array of levels, innermost first");
   std::set<std::string> dim_names;

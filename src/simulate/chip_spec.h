@@ -61,6 +61,7 @@ struct ChipSpec {
   std::vector<NetworkLevel> levels;
   std::vector<std::vector<int64_t>> slices;
   std::map<std::string, double> collective_efficiency;  // "all-reduce", "all-to-all", ...
+  double all_to_all_message_s = 0;  // fixed cost of each of the n-1 pieces an all-to-all sends
 
   // Efficiency for `kind` (1 when the file does not name it).
   double Efficiency(const std::string& kind) const;

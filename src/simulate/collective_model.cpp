@@ -226,7 +226,7 @@ CollectiveEstimate EstimateCollective(const Instruction& collective, const Topol
     } else if (collective.opcode() == Opcode::kAllToAll) {
       candidate.algorithm = "bisection";
       candidate.bandwidth_s = AllToAllSeconds(result_bytes, layout, levels, topology) / chip.CollectiveEfficiency(kind);
-      candidate.latency_s = DiameterLatency(layout, topology);
+      candidate.latency_s = DiameterLatency(layout, topology) + static_cast<double>(layout.size - 1) * chip.all_to_all_message_s;
     } else if (collective.opcode() == Opcode::kCollectiveBroadcast) {
       double slowest = 0;
       for (const LevelUse& level : levels) slowest = std::max(slowest, operand_bytes / level.bandwidth);

@@ -15,7 +15,8 @@
 //   all-to-all: V = the result; the slowest of the bisection of each torus dim
 //     (V x floor(k/2) x ceil(k/2) / (k x b)), the bytes leaving a switch node
 //     (V (1 - 1/n_l) / b) and each device's injection (V (n-1)/n / sum of b);
-//     / efficiency + α x the group's diameter in hops
+//     / efficiency + α x the group's diameter in hops + (n - 1) x the chip's per-piece cost
+//     (all_to_all_message_s: each of the n - 1 pieces is a transfer of its own)
 //   collective-permute: V over the busiest link of the pairs' shortest routes (as many
 //     flows as the longest route along that dim) + α x the longest route
 //   collective-broadcast: V at the slowest level's bandwidth, pipelined

@@ -32,8 +32,8 @@ namespace gspmd::simulate {
 struct SimulateOptions {
   // How the breakdown groups instructions: "op_name" (the op_name metadata without its
   // leading jit(...) component, cut to `breakdown_depth` components when > 0), "layer" (the
-  // first op_name component that names a layer: layer3, layer_3, block_2, l3, ...) or
-  // "opcode".
+  // first layer-like token of the op_name: layer_3, layer3, block_2, l3, stage_1, also inside
+  // transpose(...) and jvp(...); else its first component) or "opcode".
   std::string breakdown = "op_name";
   int64_t breakdown_depth = 0;
   // Estimate XLA's rematerialization when the program does not fit (memory_model.h); its

@@ -195,6 +195,7 @@ void TrainOnMpi(const TrainCommandOptions& options, int64_t steps, int64_t reque
   int failed_rank = -1;
   {
     MpiSession session(session_options);
+    LimitKernelThreadsToRankShare(session);
     const int64_t total = per_rank * session.size();
     const bool reporter = session.rank() == 0;
     const std::string layout = StrCat(session.size(), " MPI rank", session.size() == 1 ? "" : "s", " x ", per_rank,

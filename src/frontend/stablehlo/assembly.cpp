@@ -181,7 +181,7 @@ Instruction* ModuleReader::InlineCall(Computation& computation, Instruction& cal
     std::vector<Instruction*> operands;
     for (const Instruction* operand : instruction->operands()) operands.push_back(copies.at(operand));
     auto copy = instruction->CloneWithNewOperands(instruction->shape(), operands);
-    copy->set_name(names_.Unique(instruction->name()));
+    copy->set_name(names_.ForOpcode(copy->opcode()));
     copy->CopySourceFrom(call);
     inlined_copies_.emplace_back(copy.get(), instruction.get(), &call);
     copies[instruction.get()] = computation.AddInstruction(std::move(copy));

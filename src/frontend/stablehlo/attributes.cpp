@@ -289,11 +289,11 @@ const Attr* Attr::Field(std::string_view name) const {
 
 std::vector<int64_t> ParseIntList(Cursor& cursor, std::string_view what) {
   std::vector<int64_t> values;
-  cursor.Expect('[', StrCat("'[' to start ", what));
+  cursor.Expect('[', Expected("'[' to start ", what));
   if (cursor.TryConsume(']')) return values;
-  do values.push_back(cursor.ReadInt(StrCat("an integer in ", what)));
+  do values.push_back(cursor.ReadInt(Expected("an integer in ", what)));
   while (cursor.TryConsume(','));
-  cursor.Expect(']', StrCat("',' or ']' in ", what));
+  cursor.Expect(']', Expected("',' or ']' in ", what));
   return values;
 }
 

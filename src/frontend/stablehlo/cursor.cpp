@@ -60,21 +60,21 @@ bool Cursor::TryKeyword(std::string_view word) {
   return true;
 }
 
-void Cursor::Expect(char c, std::string_view what) {
+void Cursor::Expect(char c, const Expected& what) {
   if (!TryConsume(c)) ErrorExpected(what);
 }
 
-void Cursor::Expect(std::string_view s, std::string_view what) {
+void Cursor::Expect(std::string_view s, const Expected& what) {
   if (!TryConsume(s)) ErrorExpected(what);
 }
 
-void Cursor::ExpectKeyword(std::string_view word, std::string_view what) {
+void Cursor::ExpectKeyword(std::string_view word, const Expected& what) {
   if (!TryKeyword(word)) ErrorExpected(what);
 }
 
 bool Cursor::AtBareId() { return IsIdStart(Peek()); }
 
-std::string_view Cursor::ReadBareId(std::string_view what) {
+std::string_view Cursor::ReadBareId(const Expected& what) {
   if (!AtBareId()) ErrorExpected(what);
   size_t start = pos_;
   ++pos_;
@@ -82,7 +82,7 @@ std::string_view Cursor::ReadBareId(std::string_view what) {
   return text_.substr(start, pos_ - start);
 }
 
-std::string_view Cursor::ReadValueName(std::string_view what) {
+std::string_view Cursor::ReadValueName(const Expected& what) {
   if (Peek() != '%') ErrorExpected(what);
   size_t start = pos_ + 1;
   size_t end = start;
@@ -92,7 +92,7 @@ std::string_view Cursor::ReadValueName(std::string_view what) {
   return text_.substr(start, end - start);
 }
 
-std::string Cursor::ReadSymbol(std::string_view what) {
+std::string Cursor::ReadSymbol(const Expected& what) {
   if (Peek() != '@') ErrorExpected(what);
   ++pos_;
   if (PeekRaw() == '"') return ReadString(what);
@@ -108,7 +108,7 @@ bool Cursor::AtInteger() {
   return IsDigitChar(c);
 }
 
-int64_t Cursor::ReadInt(std::string_view what) {
+int64_t Cursor::ReadInt(const Expected& what) {
   if (!AtInteger()) ErrorExpected(what);
   size_t start = pos_;
   bool negative = text_[pos_] == '-';
@@ -136,7 +136,7 @@ int64_t Cursor::ReadInt(std::string_view what) {
   return negative ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
 }
 
-std::string_view Cursor::ReadNumberText(std::string_view what) {
+std::string_view Cursor::ReadNumberText(const Expected& what) {
   char c = Peek();
   size_t start = pos_;
   size_t end = pos_;
@@ -157,10 +157,17 @@ std::string_view Cursor::ReadNumberText(std::string_view what) {
   return text_.substr(start, end - start);
 }
 
-std::string Cursor::ReadString(std::string_view what) {
+std::string Cursor::ReadString(const Expected& what) {
   if (Peek() != '"') ErrorExpected(what);
   size_t start = pos_;
   ++pos_;
+  // Most strings have no escapes: one copy of the span.
+  size_t end = text_.find_first_of("\"\\\n", pos_);
+  if (end != std::string_view::npos && text_[end] == '"') {
+    std::string value(text_.substr(pos_, end - pos_));
+    pos_ = end + 1;
+    return value;
+  }
   std::string value;
   while (pos_ < text_.size()) {
     char c = text_[pos_];
@@ -225,7 +232,7 @@ size_t Cursor::SkipBalancedFrom(size_t start) const {
                         std::string(1, closers.back()), "' before the end of the file"));
 }
 
-std::string_view Cursor::ReadBalanced(std::string_view what) {
+std::string_view Cursor::ReadBalanced(const Expected& what) {
   char c = Peek();
   if (c != '(' && c != '[' && c != '{' && c != '<') ErrorExpected(what);
   size_t start = pos_;
@@ -251,9 +258,9 @@ SourceLocation Cursor::LocationAt(size_t offset) const {
 
 void Cursor::ErrorAt(size_t offset, const std::string& message) const { ThrowUserErrorAt(LocationAt(offset), message); }
 
-void Cursor::ErrorExpected(std::string_view what) {
+void Cursor::ErrorExpected(const Expected& what) {
   SkipSpace();
-  ErrorAt(pos_, StrCat("expected ", what, ", found ", DescribeNext()));
+  ErrorAt(pos_, StrCat("expected ", what.str(), ", found ", DescribeNext()));
 }
 
 std::string Cursor::DescribeNext() {

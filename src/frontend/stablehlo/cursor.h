@@ -5,12 +5,32 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <string>
 #include <string_view>
 
 #include "support/diagnostic.h"
 
 namespace gspmd::stablehlo {
+
+// What was expected at a position, kept as up to three pieces and joined only when an error
+// is reported (readers pass one on every call: building a string each time would cost more
+// than the reading): Expected("'=' after ", keyword).
+struct Expected {
+  Expected(const char* a) : parts{a} {}
+  Expected(std::string_view a) : parts{a} {}
+  Expected(const std::string& a) : parts{a} {}
+  template <typename... More>
+  Expected(std::string_view a, std::string_view b, More&&... more) : parts{a, b, std::string_view(more)...} {
+    static_assert(sizeof...(More) <= 6, "at most eight pieces");
+  }
+  std::string str() const {
+    std::string text;
+    for (std::string_view part : parts) text.append(part);
+    return text;
+  }
+  std::string_view parts[8];
+};
 
 // Offsets are byte offsets into the whole file, so a sub-range (an attribute alias, a dialect
 // attribute body) can be re-read later with positions that still point into the file.
@@ -45,32 +65,32 @@ class Cursor {
   bool TryConsume(std::string_view s);
   // `word` not followed by an identifier character (so "dim" does not match "dims").
   bool TryKeyword(std::string_view word);
-  void Expect(char c, std::string_view what);
-  void Expect(std::string_view s, std::string_view what);
-  void ExpectKeyword(std::string_view word, std::string_view what);
+  void Expect(char c, const Expected& what);
+  void Expect(std::string_view s, const Expected& what);
+  void ExpectKeyword(std::string_view word, const Expected& what);
 
   // A bare identifier [A-Za-z_][A-Za-z0-9_$.]* ("stablehlo.add", "dims", "f32").
   bool AtBareId();
-  std::string_view ReadBareId(std::string_view what);
+  std::string_view ReadBareId(const Expected& what);
   // "%name" (returns the name without '%'); names are [A-Za-z0-9_$.-]+.
-  std::string_view ReadValueName(std::string_view what);
+  std::string_view ReadValueName(const Expected& what);
   // "@name" or "@\"quoted name\"" (returns the name).
-  std::string ReadSymbol(std::string_view what);
+  std::string ReadSymbol(const Expected& what);
   // A decimal or 0x-hex integer with an optional '-'.
   bool AtInteger();
-  int64_t ReadInt(std::string_view what);
+  int64_t ReadInt(const Expected& what);
   // A number as written ("-1.5e+03", "42", "0x7FC00000"), for callers that decode it by type.
-  std::string_view ReadNumberText(std::string_view what);
+  std::string_view ReadNumberText(const Expected& what);
   // A double-quoted string with MLIR escapes (\", \\, \n, \t, \XX) decoded.
-  std::string ReadString(std::string_view what);
+  std::string ReadString(const Expected& what);
   // From an opening ( [ { < at the position to its matching closer, inclusive. Quoted strings
   // are skipped and "->" inside <...> does not close it. Errors name the unclosed bracket.
-  std::string_view ReadBalanced(std::string_view what);
+  std::string_view ReadBalanced(const Expected& what);
 
   SourceLocation LocationAt(size_t offset) const;
   [[noreturn]] void ErrorAt(size_t offset, const std::string& message) const;
   // "expected WHAT, found 'x'" at the position.
-  [[noreturn]] void ErrorExpected(std::string_view what);
+  [[noreturn]] void ErrorExpected(const Expected& what);
   // What is at the position, for errors: "'x'", "'stablehlo.add'", "end of file".
   std::string DescribeNext();
 

@@ -5,7 +5,9 @@ namespace gspmd::stablehlo {
 namespace {
 
 std::string Quote(const std::string& text) {
-  std::string quoted = "\"";
+  std::string quoted;
+  quoted.reserve(text.size() + 2);
+  quoted += '"';
   for (char c : text) {
     if (c == '"' || c == '\\') quoted += '\\';
     quoted += c;
@@ -89,23 +91,23 @@ Locations::Info Locations::Read(Cursor& cursor, int depth) {
 }
 
 void Locations::Resolve(const Cursor& file) {
-  for (auto& [instruction, offset] : pending_) {
-    if (!instruction->metadata.empty()) continue;
-    auto cached = metadata_by_offset_.find(offset);
-    if (cached == metadata_by_offset_.end()) {
+  for (const Pending& pending : pending_) {
+    if (!pending.instruction->metadata.empty()) continue;
+    auto cached = metadata_by_text_.find(pending.text);
+    if (cached == metadata_by_text_.end()) {
       Cursor cursor(file.text(), file.filename());
-      cursor.set_pos(offset);
+      cursor.set_pos(pending.offset);
       Info info = Read(cursor, 0);
       cursor.Expect(')', "')' to close loc(...)");
       std::string text;
       if (!info.op_name.empty()) text += "op_name=" + Quote(info.op_name);
       if (!info.file.empty()) {
         if (!text.empty()) text += ' ';
-        text += StrCat("source_file=", Quote(info.file), " source_line=", info.line);
+        text += "source_file=" + Quote(info.file) + " source_line=" + std::to_string(info.line);
       }
-      cached = metadata_by_offset_.emplace(offset, std::move(text)).first;
+      cached = metadata_by_text_.emplace(pending.text, std::move(text)).first;
     }
-    instruction->metadata = cached->second;
+    pending.instruction->metadata = cached->second;
   }
   pending_.clear();
 }

@@ -8,6 +8,8 @@
 
 #include <cstddef>
 #include <map>
+#include <string_view>
+#include <unordered_map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,8 +23,11 @@ class Locations {
  public:
   // #name = loc(...): `offset` is where the text inside loc( starts.
   void AddAlias(std::string name, size_t offset) { aliases_[std::move(name)] = offset; }
-  // `instruction` takes the metadata of the location whose text starts at `offset`.
-  void Attach(Instruction* instruction, size_t offset) { pending_.emplace_back(instruction, offset); }
+  // `instruction` takes the metadata of the location whose text (inside loc(...)) is `text`
+  // at `offset`.
+  void Attach(Instruction* instruction, std::string_view text, size_t offset) {
+    pending_.push_back({instruction, text, offset});
+  }
   // Sets every attached instruction's metadata (instructions that already have metadata
   // keep it). Malformed locations are errors at their text.
   void Resolve(const Cursor& file);
@@ -37,8 +42,14 @@ class Locations {
   Info ReadAlias(const Cursor& file, size_t name_pos, const std::string& name, int depth);
 
   std::map<std::string, size_t, std::less<>> aliases_;
-  std::vector<std::pair<Instruction*, size_t>> pending_;
-  std::map<size_t, std::string> metadata_by_offset_;
+  struct Pending {
+    Instruction* instruction;
+    std::string_view text;
+    size_t offset;
+  };
+  std::vector<Pending> pending_;
+  // By location text: JAX writes loc(#loc12) for many ops.
+  std::unordered_map<std::string_view, std::string> metadata_by_text_;
 };
 
 }  // namespace gspmd::stablehlo

@@ -2,6 +2,8 @@
 // generic and pretty form, regions, and SSA values with their scopes.
 #include "frontend/stablehlo/module_reader.h"
 
+#include <algorithm>
+
 #include "frontend/stablehlo/op_helpers.h"
 #include "frontend/stablehlo/op_table.h"
 #include "frontend/stablehlo/shardings.h"
@@ -24,12 +26,6 @@ struct ArgSyntax {
   Shape type;
   std::vector<NamedAttr> attributes;
 };
-
-const NamedAttr* FindAttr(const std::vector<NamedAttr>& attributes, std::string_view name) {
-  for (const NamedAttr& attr : attributes)
-    if (attr.name == name) return &attr;
-  return nullptr;
-}
 
 }  // namespace
 
@@ -68,7 +64,7 @@ void ModuleReader::ReadAliasDefinition() {
   if (end == start + 1) cursor_.ErrorExpected("an alias name");
   std::string name(text.substr(start + 1, end - start - 1));
   cursor_.set_pos(end);
-  cursor_.Expect('=', StrCat("'=' in the alias definition of ", is_type ? "!" : "#", name));
+  cursor_.Expect('=', Expected("'=' in the alias definition of ", is_type ? "!" : "#", name));
   cursor_.SkipSpace();
   size_t value_pos = cursor_.pos();
   if (is_type) {
@@ -211,10 +207,12 @@ void ModuleReader::ReadFunction() {
   auto scope = std::make_unique<Scope>();
   scope->region = &region;
   scope->isolated = true;
+  // About one value per 60 bytes of the rest of the file: no rehashing in big functions.
+  scope->numbered.reserve(std::min<size_t>((cursor_.text().size() - cursor_.pos()) / 60, 1 << 20));
   scopes_.push_back(std::move(scope));
   for (size_t i = 0; i < args.size(); ++i) {
     auto parameter = MakePlaceholder(args[i].type, static_cast<int64_t>(i), "");
-    parameter->set_name(names_.Unique(StrCat("Arg_", i)));
+    parameter->set_name(names_.ForParameter(static_cast<int64_t>(i)));
     for (const NamedAttr& attr : args[i].attributes) {
       if (attr.name == "mhlo.sharding") parameter->set_sharding(GspmdSharding(*this, attr.value, args[i].type));
       if (attr.name == "sdy.sharding")
@@ -222,13 +220,13 @@ void ModuleReader::ReadFunction() {
       if (attr.name == "mhlo.frontend_attributes") AddFrontendAttributes(*this, *parameter, attr.value);
     }
     region.args.push_back(parameter.get());
-    Bind(current(), args[i].name, args[i].pos, {parameter.get()});
+    Bind(current(), args[i].name, args[i].pos, std::span<Instruction* const>(&region.args.back(), 1));
     region.owned_args.push_back(std::move(parameter));
   }
   cursor_.Expect('{', "'{' to start the function body");
   while (!cursor_.TryConsume('}')) {
-    if (cursor_.AtEnd()) cursor_.ErrorExpected(StrCat("'}' to close function @", name));
-    if (region.has_terminator) cursor_.ErrorExpected(StrCat("'}' after the return of function @", name));
+    if (cursor_.AtEnd()) cursor_.ErrorExpected(Expected("'}' to close function @", name));
+    if (region.has_terminator) cursor_.ErrorExpected(Expected("'}' after the return of function @", name));
     ReadOperation();
   }
   if (!region.has_terminator) cursor_.ErrorAt(start, StrCat("function @", name, " has no return"));
@@ -287,7 +285,7 @@ void ModuleReader::ReadFunction() {
 
 // ---------------- Operations ----------------
 
-std::optional<size_t> ModuleReader::ReadTrailingLocation() {
+std::optional<std::string_view> ModuleReader::ReadTrailingLocation() {
   size_t save = cursor_.pos();
   if (!cursor_.TryKeyword("loc")) return std::nullopt;
   cursor_.SkipSpace();
@@ -295,15 +293,23 @@ std::optional<size_t> ModuleReader::ReadTrailingLocation() {
     cursor_.set_pos(save);
     return std::nullopt;
   }
-  size_t inner = cursor_.pos() + 1;
-  cursor_.ReadBalanced("'('");
-  return inner;
+  std::string_view group = cursor_.ReadBalanced("'('");
+  return group.substr(1, group.size() - 2);
 }
 
 void ModuleReader::ReadOperation() {
+  // One OpSyntax per region depth, reused: its vectors keep their storage from op to op.
+  if (op_pool_.size() <= op_depth_) op_pool_.push_back(std::make_unique<OpSyntax>());
+  OpSyntax& op = *op_pool_[op_depth_];
+  op.Reset();
+  ++op_depth_;
+  struct DepthGuard {
+    size_t& depth;
+    ~DepthGuard() { --depth; }
+  } guard{op_depth_};
+  std::vector<std::pair<std::string_view, uint32_t>>& result_names = op.result_names;
   cursor_.SkipSpace();
   const size_t start = cursor_.pos();
-  std::vector<std::pair<std::string_view, uint32_t>> result_names;
   if (cursor_.PeekRaw() == '%') {
     do {
       std::string_view name = cursor_.ReadValueName("a result name such as %0");
@@ -318,9 +324,10 @@ void ModuleReader::ReadOperation() {
     } while (cursor_.TryConsume(','));
     cursor_.Expect('=', "'=' after the result names");
   }
-  OpSyntax op;
   cursor_.SkipSpace();
   op.pos = cursor_.pos();
+  // Located before the op's regions are read, so locations are computed in file order.
+  SourceLocation location_of_op = cursor_.LocationAt(op.pos);
   for (const auto& [name, count] : result_names) op.num_results += count;
   const OpEntry* entry = nullptr;
   if (cursor_.PeekRaw() == '"') {
@@ -344,7 +351,7 @@ void ModuleReader::ReadOperation() {
       cursor_.ErrorAt(op.pos, StrCat(op.name, " has no custom syntax: expected the generic form \"", op.name, "\"(...)"));
     entry->pretty(*this, op);
   }
-  std::optional<size_t> location = ReadTrailingLocation();
+  std::optional<std::string_view> location = ReadTrailingLocation();
 
   Region& region = *current().region;
   const size_t first_new = region.body.size();
@@ -356,18 +363,18 @@ void ModuleReader::ReadOperation() {
   if (region.body.size() > first_new) {
     // Where the op was written, for errors of later passes.
     auto source = std::make_shared<const InstructionSource>(InstructionSource{
-        cursor_.LocationAt(op.pos), result_names.empty() ? std::string(op.name) : StrCat("%", result_names[0].first)});
+        std::move(location_of_op), result_names.empty() ? std::string(op.name) : std::string("%").append(result_names[0].first)});
     for (size_t i = first_new; i < region.body.size(); ++i) {
       Instruction* instruction = region.body[i].get();
       instruction->set_source(source);
-      if (location) locations_.Attach(instruction, *location);
+      if (location) locations_.Attach(instruction, *location, static_cast<size_t>(location->data() - cursor_.text().data()));
     }
   }
   BindResults(result_names, start, converted.results);
 }
 
 void ModuleReader::ReadGenericOp(OpSyntax& op) {
-  cursor_.Expect('(', StrCat("'(' and the operands of \"", op.name, "\""));
+  cursor_.Expect('(', Expected("'(' and the operands of \"", op.name, "\""));
   if (!cursor_.TryConsume(')')) {
     ReadOperands(op);
     cursor_.Expect(')', "',' or ')' after an operand");
@@ -407,9 +414,8 @@ void ModuleReader::BindResults(const std::vector<std::pair<std::string_view, uin
                                const std::vector<Instruction*>& results) {
   size_t next = 0;
   for (const auto& [name, count] : names) {
-    std::vector<Instruction*> values(results.begin() + next, results.begin() + next + count);
+    Bind(current(), name, pos, std::span<Instruction* const>(results.data() + next, count));
     next += count;
-    Bind(current(), name, pos, values);
   }
 }
 
@@ -468,7 +474,7 @@ std::unique_ptr<Region> ModuleReader::ReadRegion(std::vector<RegionArg> args, bo
   for (size_t i = 0; i < args.size(); ++i) {
     auto parameter = MakePlaceholder(args[i].type, static_cast<int64_t>(i), "");
     region->args.push_back(parameter.get());
-    Bind(current(), args[i].name, args[i].pos, {parameter.get()});
+    Bind(current(), args[i].name, args[i].pos, std::span<Instruction* const>(&region->args.back(), 1));
     region->owned_args.push_back(std::move(parameter));
   }
   while (!cursor_.TryConsume('}')) {
@@ -513,21 +519,51 @@ void ModuleReader::ReadOperands(OpSyntax& op) {
   }
 }
 
-void ModuleReader::Bind(Scope& scope, std::string_view name, size_t pos, const std::vector<Instruction*>& values) {
-  auto [it, inserted] = scope.names.emplace(name, std::make_pair(static_cast<uint32_t>(scope.values.size()),
-                                                                static_cast<uint32_t>(values.size())));
+namespace {
+
+// The number of a name MLIR numbers ("0", "17"), or -1.
+int64_t NameNumber(std::string_view name) {
+  if (name.empty() || name.size() > 7 || (name[0] == '0' && name.size() > 1)) return -1;
+  int64_t number = 0;
+  for (char c : name) {
+    if (!IsDigitChar(c)) return -1;
+    number = number * 10 + (c - '0');
+  }
+  return number;
+}
+
+}  // namespace
+
+void ModuleReader::Bind(Scope& scope, std::string_view name, size_t pos, std::span<Instruction* const> values) {
+  const auto entry = std::make_pair(static_cast<uint32_t>(scope.values.size()), static_cast<uint32_t>(values.size()));
+  const int64_t number = NameNumber(name);
+  bool inserted = true;
+  if (number >= 0) {
+    if (static_cast<int64_t>(scope.numbered.size()) <= number) scope.numbered.resize(number + 1 + number / 2, {0, 0});
+    inserted = scope.numbered[number].second == 0;
+    if (inserted) scope.numbered[number] = entry;
+  } else {
+    inserted = scope.names.emplace(name, entry).second;
+  }
   if (!inserted) cursor_.ErrorAt(pos, StrCat("%", name, " is defined twice: expected a new name"));
   scope.values.insert(scope.values.end(), values.begin(), values.end());
 }
 
 Instruction* ModuleReader::Lookup(std::string_view name, int64_t index, size_t pos) {
   const size_t top = scopes_.size() - 1;
+  const int64_t number = NameNumber(name);
   for (size_t k = top + 1; k-- > 0;) {
     Scope& scope = *scopes_[k];
     Instruction* found = nullptr;
-    auto it = scope.names.find(name);
-    if (it != scope.names.end()) {
-      const auto [first, count] = it->second;
+    const std::pair<uint32_t, uint32_t>* entry = nullptr;
+    if (number >= 0) {
+      if (number < static_cast<int64_t>(scope.numbered.size()) && scope.numbered[number].second > 0)
+        entry = &scope.numbered[number];
+    } else if (auto it = scope.names.find(name); it != scope.names.end()) {
+      entry = &it->second;
+    }
+    if (entry != nullptr) {
+      const auto [first, count] = *entry;
       if (index < 0 || index >= static_cast<int64_t>(count))
         cursor_.ErrorAt(pos, StrCat("%", name, "#", index, " does not exist: %", name, " has ", count,
                                     count == 1 ? " result" : " results"));
@@ -548,8 +584,9 @@ Instruction* ModuleReader::CaptureInto(size_t scope_index, Instruction* outer, s
   const size_t top = scopes_.size() - 1;
   if (outer->opcode() == Opcode::kConstant) {
     // Constants are copied into the region that uses them rather than passed in.
-    Instruction* copy = Add(outer->CloneWithNewOperands(outer->shape(), {}));
-    copy->set_name(names_.Unique(outer->name()));
+    auto clone = outer->CloneWithNewOperands(outer->shape(), {});
+    clone->set_name(names_.ForOpcode(Opcode::kConstant));  // names stay unique module-wide
+    Instruction* copy = Add(std::move(clone));
     scopes_[top]->captured[{name, index}] = copy;
     return copy;
   }
@@ -575,7 +612,7 @@ std::unique_ptr<Instruction> ModuleReader::MakePlaceholder(const Shape& shape, i
 // ---------------- Building ----------------
 
 Instruction* ModuleReader::Add(std::unique_ptr<Instruction> instruction) {
-  if (instruction->name().empty()) instruction->set_name(names_.Unique(std::string(OpcodeName(instruction->opcode()))));
+  if (instruction->name().empty()) instruction->set_name(names_.ForOpcode(instruction->opcode()));
   Instruction* raw = instruction.get();
   current().region->body.push_back(std::move(instruction));
   return raw;
@@ -634,7 +671,7 @@ void ModuleReader::DefineComputation(Computation* computation, std::vector<std::
   PendingComputation& pending = computations_[pending_index_.at(computation)];
   GSPMD_CHECK(!pending.defined, "computation ", computation->name(), " defined twice");
   for (auto& instruction : instructions) {
-    if (instruction->name().empty()) instruction->set_name(names_.Unique(std::string(OpcodeName(instruction->opcode()))));
+    if (instruction->name().empty()) instruction->set_name(names_.ForOpcode(instruction->opcode()));
   }
   pending.instructions = std::move(instructions);
   pending.root = root;

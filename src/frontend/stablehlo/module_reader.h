@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -17,6 +18,7 @@
 
 #include "frontend/stablehlo/attributes.h"
 #include "frontend/stablehlo/cursor.h"
+#include "frontend/stablehlo/instruction_names.h"
 #include "frontend/stablehlo/locations.h"
 #include "frontend/stablehlo/op_syntax.h"
 #include "ir/hlo_builder.h"
@@ -84,7 +86,9 @@ class ModuleReader {
   void SetReturn(const OpSyntax& op);
   // The Shardy meshes declared so far (sdy.mesh), by name.
   const std::map<std::string, Mesh>& meshes() const { return meshes_; }
-  NameUniquer& names() { return names_; }
+  InstructionNames& names() { return names_; }
+  // Parsed mhlo.sharding strings by their text (programs repeat a few shardings many times).
+  std::unordered_map<std::string, Sharding>& sharding_cache() { return sharding_cache_; }
 
  private:
   friend class Assembler;
@@ -93,7 +97,10 @@ class ModuleReader {
   struct Scope {
     Region* region = nullptr;
     bool isolated = false;
-    std::unordered_map<std::string_view, std::pair<uint32_t, uint32_t>> names;  // first, count
+    // Names MLIR numbers (%0, %1, ...) by number, others hashed: (first value, count), count 0
+    // for none.
+    std::vector<std::pair<uint32_t, uint32_t>> numbered;
+    std::unordered_map<std::string_view, std::pair<uint32_t, uint32_t>> names;
     std::vector<Instruction*> values;
     std::map<std::pair<std::string_view, int64_t>, Instruction*> captured;
   };
@@ -133,7 +140,8 @@ class ModuleReader {
   void ReadOperation();
   void ReadGenericOp(OpSyntax& op);
   void ApplyOpAttributes(OpSyntax& op, const Converted& converted);
-  std::optional<size_t> ReadTrailingLocation();
+  // The text inside a trailing loc(...), when there is one.
+  std::optional<std::string_view> ReadTrailingLocation();
   void BindResults(const std::vector<std::pair<std::string_view, uint32_t>>& names, size_t pos,
                    const std::vector<Instruction*>& results);
 
@@ -147,7 +155,7 @@ class ModuleReader {
   // Values and scopes.
   Instruction* Lookup(std::string_view name, int64_t index, size_t pos);
   Instruction* CaptureInto(size_t scope_index, Instruction* outer, std::string_view name, int64_t index, size_t pos);
-  void Bind(Scope& scope, std::string_view name, size_t pos, const std::vector<Instruction*>& values);
+  void Bind(Scope& scope, std::string_view name, size_t pos, std::span<Instruction* const> values);
   Scope& current() { return *scopes_.back(); }
   std::unique_ptr<Instruction> MakePlaceholder(const Shape& shape, int64_t number, std::string_view name);
 
@@ -157,6 +165,8 @@ class ModuleReader {
   ParseEnv env_;
   Locations locations_;
   std::vector<std::unique_ptr<Scope>> scopes_;
+  std::vector<std::unique_ptr<OpSyntax>> op_pool_;  // by depth (see ReadOperation)
+  size_t op_depth_ = 0;
   std::unique_ptr<Module> module_;
   std::string module_name_ = "main";
   std::vector<std::pair<std::string, std::string>> module_attributes_;
@@ -175,7 +185,8 @@ class ModuleReader {
   // Inlined copies (copy, original, composite call): metadata is copied once locations are read.
   std::vector<std::tuple<Instruction*, const Instruction*, const Instruction*>> inlined_copies_;
   DeviceCounts device_counts_;
-  NameUniquer names_;
+  std::unordered_map<std::string, Sharding> sharding_cache_;
+  InstructionNames names_;
   NameUniquer computation_names_;
   std::string entry_name_;
   bool saw_module_ = false;

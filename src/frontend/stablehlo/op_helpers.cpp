@@ -7,29 +7,50 @@ namespace gspmd::stablehlo {
 
 void ReadSameOperandsAndResultType(ModuleReader& reader, OpSyntax& op) {
   Cursor& cursor = reader.cursor();
-  cursor.Expect(':', StrCat("':' and the type of ", op.name));
+  cursor.Expect(':', Expected("':' and the type of ", op.name));
   if (cursor.Peek() == '(') {
     FunctionType type = ParseFunctionType(cursor, *reader.env().type_aliases);
     op.operand_types = std::move(type.inputs);
     op.result_types = std::move(type.results);
     return;
   }
-  Shape type = reader.ReadType();
-  op.operand_types.assign(op.operands.size(), type);
-  op.result_types = {std::move(type)};
+  op.result_types.push_back(reader.ReadType());
+  op.operands_like_result = true;
 }
 
 void ReadFunctionSignature(ModuleReader& reader, OpSyntax& op) {
   Cursor& cursor = reader.cursor();
-  cursor.Expect(':', StrCat("':' and the type of ", op.name, " such as (tensor<4xf32>) -> tensor<4xf32>"));
-  FunctionType type = ParseFunctionType(cursor, *reader.env().type_aliases);
-  op.operand_types = std::move(type.inputs);
-  op.result_types = std::move(type.results);
+  cursor.Expect(':', Expected("':' and the type of ", op.name, " such as (tensor<4xf32>) -> tensor<4xf32>"));
+  // The operand types are checked against the operands as they are read (not kept).
+  cursor.Expect('(', "'(' to start a function type such as (tensor<f32>) -> tensor<f32>");
+  size_t count = 0;
+  if (!cursor.TryConsume(')')) {
+    do {
+      cursor.SkipSpace();
+      size_t pos = cursor.pos();
+      if (count < op.operands.size() && MatchType(cursor, op.operands[count]->shape(), *reader.env().type_aliases)) {
+        ++count;
+        continue;
+      }
+      Shape written = reader.ReadType();
+      if (count >= op.operands.size())
+        reader.Error(pos, StrCat(op.name, " has ", op.operands.size(), " operands but its type lists more operand types"));
+      reader.Error(op.operand_pos[count], StrCat("operand ", count, " of ", op.name, " has type ",
+                                                 MlirTypeName(op.operands[count]->shape()), " but the op's type says ",
+                                                 MlirTypeName(written)));
+    } while (cursor.TryConsume(','));
+    cursor.Expect(')', "',' or ')' in the operand types");
+  }
+  if (count != op.operands.size())
+    reader.Error(op.pos, StrCat(op.name, " has ", op.operands.size(), " operands but its type lists ", count, " operand types"));
+  op.operand_types_checked = true;
+  cursor.Expect("->", "'->' and the result types");
+  op.result_types = ParseResultTypes(cursor, *reader.env().type_aliases);
 }
 
 void ReadLooseSignature(ModuleReader& reader, OpSyntax& op) {
   Cursor& cursor = reader.cursor();
-  cursor.Expect(':', StrCat("':' and the type of ", op.name));
+  cursor.Expect(':', Expected("':' and the type of ", op.name));
   if (cursor.Peek() == '(') {
     FunctionType type = ParseFunctionType(cursor, *reader.env().type_aliases);
     op.operand_types = std::move(type.inputs);
@@ -44,7 +65,7 @@ void ReadLooseSignature(ModuleReader& reader, OpSyntax& op) {
     op.result_types = ParseResultTypes(cursor, *reader.env().type_aliases);
     return;
   }
-  if (types.size() == 1) op.operand_types.assign(op.operands.size(), types[0]);
+  op.operands_like_result = types.size() == 1;
   op.result_types = std::move(types);
 }
 
@@ -52,8 +73,8 @@ void ReadKeywordInts(ModuleReader& reader, OpSyntax& op, std::string_view keywor
   Cursor& cursor = reader.cursor();
   cursor.SkipSpace();
   size_t pos = cursor.pos();
-  cursor.ExpectKeyword(keyword, StrCat("'", keyword, " = [...]' in ", op.name));
-  cursor.Expect('=', StrCat("'=' after ", keyword));
+  cursor.ExpectKeyword(keyword, Expected("'", keyword, " = [...]' in ", op.name));
+  cursor.Expect('=', Expected("'=' after ", keyword));
   Attr& attr = op.Add(attr_name, pos);
   attr.kind = Attr::Kind::kIntList;
   attr.ints = ParseIntList(cursor, keyword);
@@ -63,11 +84,11 @@ void ReadKeywordInt(ModuleReader& reader, OpSyntax& op, std::string_view keyword
   Cursor& cursor = reader.cursor();
   cursor.SkipSpace();
   size_t pos = cursor.pos();
-  cursor.ExpectKeyword(keyword, StrCat("'", keyword, " = N' in ", op.name));
-  cursor.Expect('=', StrCat("'=' after ", keyword));
+  cursor.ExpectKeyword(keyword, Expected("'", keyword, " = N' in ", op.name));
+  cursor.Expect('=', Expected("'=' after ", keyword));
   Attr& attr = op.Add(attr_name, pos);
   attr.kind = Attr::Kind::kInt;
-  attr.integer = cursor.ReadInt(StrCat("an integer after ", keyword, " ="));
+  attr.integer = cursor.ReadInt(Expected("an integer after ", keyword, " ="));
 }
 
 bool ReadOptionalKeywordEnum(ModuleReader& reader, OpSyntax& op, std::string_view keyword, std::string_view attr_name) {
@@ -80,10 +101,10 @@ bool ReadOptionalKeywordEnum(ModuleReader& reader, OpSyntax& op, std::string_vie
     cursor.set_pos(save);
     return false;
   }
-  cursor.Expect('=', StrCat("'=' after ", keyword));
+  cursor.Expect('=', Expected("'=' after ", keyword));
   Attr& attr = op.Add(attr_name, pos);
   attr.kind = Attr::Kind::kEnum;
-  attr.str = std::string(cursor.ReadBareId(StrCat("a value after ", keyword, " =")));
+  attr.str = std::string(cursor.ReadBareId(Expected("a value after ", keyword, " =")));
   return true;
 }
 
@@ -161,7 +182,22 @@ const Shape& SingleResultType(ModuleReader& reader, const OpSyntax& op) {
   return op.result_types[0];
 }
 
+Shape TakeResultType(ModuleReader& reader, OpSyntax& op) {
+  SingleResultType(reader, op);
+  return std::move(op.result_types[0]);
+}
+
 void CheckOperandTypes(ModuleReader& reader, const OpSyntax& op) {
+  if (op.operand_types_checked) return;
+  if (op.operands_like_result) {
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const Shape& actual = op.operands[i]->shape();
+      if (actual.Compatible(op.result_types[0])) continue;
+      reader.Error(op.operand_pos[i], StrCat("operand ", i, " of ", op.name, " has type ", MlirTypeName(actual),
+                                             " but the op's type says ", MlirTypeName(op.result_types[0])));
+    }
+    return;
+  }
   if (op.operand_types.size() != op.operands.size())
     reader.Error(op.pos, StrCat(op.name, " has ", op.operands.size(), " operands but its type lists ",
                                 op.operand_types.size(), " operand types"));

@@ -47,6 +47,8 @@ std::string_view EnumAttr(ModuleReader& reader, const OpSyntax& op, std::string_
 void ExpectOperandCount(ModuleReader& reader, const OpSyntax& op, size_t n, bool at_least = false);
 // The result type (the op must write exactly one).
 const Shape& SingleResultType(ModuleReader& reader, const OpSyntax& op);
+// The result type moved out of `op` (for the instruction that has it; read it no more).
+Shape TakeResultType(ModuleReader& reader, OpSyntax& op);
 // Each written operand type matches the operand's shape, and the counts agree.
 void CheckOperandTypes(ModuleReader& reader, const OpSyntax& op);
 // The op must have exactly `n` regions.

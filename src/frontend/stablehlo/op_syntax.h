@@ -52,6 +52,25 @@ struct OpSyntax {
   std::vector<NamedAttr> attributes;    // properties <{...}> and the attribute dictionary
   std::vector<std::unique_ptr<Region>> regions;
   std::vector<Shape> operand_types;     // as written (empty when the syntax has none)
+  bool operands_like_result = false;    // ": T": every operand has the result type (not copied)
+  bool operand_types_checked = false;   // the written operand types were checked while read
+  // The names the op's results are bound to, with their counts (%0:2 -> {"0", 2}).
+  std::vector<std::pair<std::string_view, uint32_t>> result_names;
+
+  // Empties the op for the next one at the same depth, keeping the vectors' storage.
+  void Reset() {
+    name = {};
+    pos = 0;
+    num_results = 0;
+    operands.clear();
+    operand_pos.clear();
+    attributes.clear();
+    regions.clear();
+    operand_types.clear();
+    result_types.clear();
+    result_names.clear();
+    generic = operands_like_result = operand_types_checked = false;
+  }
   std::vector<Shape> result_types;
   bool generic = false;
 

@@ -257,7 +257,7 @@ Converted ConvertCollectiveBroadcast(ModuleReader& reader, OpSyntax& op) {
 // stablehlo.partition_id : tensor<ui32>
 void ParseNullary(ModuleReader& reader, OpSyntax& op) {
   reader.ReadOptionalAttrDict(op);
-  reader.cursor().Expect(':', StrCat("':' and the type of ", op.name));
+  reader.cursor().Expect(':', Expected("':' and the type of ", op.name));
   op.result_types = {reader.ReadType()};
 }
 

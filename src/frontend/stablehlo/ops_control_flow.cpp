@@ -254,7 +254,7 @@ void ParseReturn(ModuleReader& reader, OpSyntax& op) {
   reader.ReadOperands(op);
   reader.ReadOptionalAttrDict(op);
   if (op.operands.empty()) return;
-  reader.cursor().Expect(':', StrCat("':' and the types of the values ", op.name, " returns"));
+  reader.cursor().Expect(':', Expected("':' and the types of the values ", op.name, " returns"));
   for (size_t i = 0; i < op.operands.size(); ++i) {
     if (i > 0) reader.cursor().Expect(',', "',' and the next type");
     op.operand_types.push_back(reader.ReadType());

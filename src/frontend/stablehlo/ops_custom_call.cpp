@@ -117,7 +117,7 @@ Converted ConvertRng(ModuleReader& reader, OpSyntax& op) {
   std::string_view distribution = EnumAttr(reader, op, "rng_distribution");
   if (distribution != "UNIFORM" && distribution != "NORMAL")
     reader.Error(op.pos, StrCat("unknown rng distribution ", distribution, " (expected UNIFORM or NORMAL)"));
-  auto rng = MakeInstruction(Opcode::kRng, SingleResultType(reader, op), {op.operands[0], op.operands[1]});
+  auto rng = MakeInstruction(Opcode::kRng, TakeResultType(reader, op), {op.operands[0], op.operands[1]});
   rng->mutable_rng_distribution() = distribution == "UNIFORM" ? "rng_uniform" : "rng_normal";
   return Single(AddChecked(reader, op, std::move(rng)));
 }

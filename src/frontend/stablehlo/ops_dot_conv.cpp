@@ -170,7 +170,7 @@ ConvDimensionNumbers ReadConvLabels(Cursor& cursor, size_t pos) {
   ConvDimensionNumbers dims;
   auto read_group = [&](char first, char second, int64_t* first_dim, int64_t* second_dim, std::vector<int64_t>& spatial,
                         std::string_view what) {
-    cursor.Expect('[', StrCat("'[' and the ", what, " dimension labels"));
+    cursor.Expect('[', Expected("'[' and the ", what, " dimension labels"));
     std::vector<std::pair<int64_t, int64_t>> numbered;  // (spatial index, position)
     bool saw_first = false, saw_second = false;
     int64_t position = 0;
@@ -180,7 +180,7 @@ ConvDimensionNumbers ReadConvLabels(Cursor& cursor, size_t pos) {
       if (cursor.AtInteger()) {
         numbered.emplace_back(cursor.ReadInt("a spatial dimension number"), position);
       } else {
-        std::string_view label = cursor.ReadBareId(StrCat("a ", what, " dimension label (", std::string(1, first), ", ",
+        std::string_view label = cursor.ReadBareId(Expected("a ", what, " dimension label (", std::string(1, first), ", ",
                                                           std::string(1, second), " or a spatial number)"));
         if (label.size() == 1 && label[0] == first && !saw_first) {
           *first_dim = position;
@@ -194,7 +194,7 @@ ConvDimensionNumbers ReadConvLabels(Cursor& cursor, size_t pos) {
       }
       ++position;
     } while (cursor.TryConsume(','));
-    cursor.Expect(']', StrCat("',' or ']' in the ", what, " dimension labels"));
+    cursor.Expect(']', Expected("',' or ']' in the ", what, " dimension labels"));
     if (!saw_first || !saw_second)
       cursor.ErrorAt(pos, StrCat("the ", what, " labels need '", std::string(1, first), "' and '", std::string(1, second), "'"));
     spatial.assign(numbered.size(), -1);
@@ -255,7 +255,7 @@ void ReadWindow(ModuleReader& reader, OpSyntax& op) {
     cursor.SkipSpace();
     size_t pos = cursor.pos();
     std::string_view key = cursor.ReadBareId("stride, pad, lhs_dilate, rhs_dilate or reverse");
-    cursor.Expect('=', StrCat("'=' after ", key));
+    cursor.Expect('=', Expected("'=' after ", key));
     if (key == "pad") {
       Attr& padding = op.Add("padding", pos);
       padding.kind = Attr::Kind::kArray;

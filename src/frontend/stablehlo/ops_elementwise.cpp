@@ -85,13 +85,13 @@ Converted ConvertUnary(ModuleReader& reader, OpSyntax& op) {
   ExpectOperandCount(reader, op, 1);
   CheckOperandTypes(reader, op);
   Opcode opcode = OpcodeOf(op);
-  return Single(AddChecked(reader, op, MakeInstruction(opcode, SingleResultType(reader, op), op.operands)));
+  return Single(AddChecked(reader, op, MakeInstruction(opcode, TakeResultType(reader, op), op.operands)));
 }
 
 Converted ConvertBinary(ModuleReader& reader, OpSyntax& op) {
   ExpectOperandCount(reader, op, 2);
   CheckOperandTypes(reader, op);
-  return Single(AddChecked(reader, op, MakeInstruction(OpcodeOf(op), SingleResultType(reader, op), op.operands)));
+  return Single(AddChecked(reader, op, MakeInstruction(OpcodeOf(op), TakeResultType(reader, op), op.operands)));
 }
 
 // stablehlo.compare LT, %a, %b [, SIGNED] [attr-dict] : (T, T) -> R
@@ -116,7 +116,7 @@ void ParseCompare(ModuleReader& reader, OpSyntax& op) {
 Converted ConvertCompare(ModuleReader& reader, OpSyntax& op) {
   ExpectOperandCount(reader, op, 2);
   CheckOperandTypes(reader, op);
-  auto instruction = MakeInstruction(Opcode::kCompare, SingleResultType(reader, op), op.operands);
+  auto instruction = MakeInstruction(Opcode::kCompare, TakeResultType(reader, op), op.operands);
   const NamedAttr* direction_attr = op.Find("comparison_direction");
   if (direction_attr == nullptr) reader.Error(op.pos, "stablehlo.compare needs comparison_direction");
   std::string_view direction = AttrEnum(reader.cursor(), direction_attr->value, "comparison_direction");
@@ -227,7 +227,7 @@ void ParseReducePrecision(ModuleReader& reader, OpSyntax& op) {
 Converted ConvertReducePrecision(ModuleReader& reader, OpSyntax& op) {
   ExpectOperandCount(reader, op, 1);
   CheckOperandTypes(reader, op);
-  auto instruction = MakeInstruction(Opcode::kReducePrecision, SingleResultType(reader, op), op.operands);
+  auto instruction = MakeInstruction(Opcode::kReducePrecision, TakeResultType(reader, op), op.operands);
   instruction->exponent_bits = IntAttr(reader, op, "exponent_bits");
   instruction->mantissa_bits = IntAttr(reader, op, "mantissa_bits");
   if (instruction->exponent_bits < 1 || instruction->mantissa_bits < 0)

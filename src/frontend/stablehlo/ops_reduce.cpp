@@ -41,7 +41,7 @@ Computation* Reducer(ModuleReader& reader, OpSyntax& op, size_t n) {
     std::vector<std::unique_ptr<Instruction>> instructions;
     std::vector<Instruction*> params;
     for (size_t i = 0; i < 2 * n; ++i) {
-      auto param = std::make_unique<Instruction>(Opcode::kParameter, arg_types[i], reader.names().Unique("Arg_" + std::to_string(i)));
+      auto param = std::make_unique<Instruction>(Opcode::kParameter, arg_types[i], reader.names().ForParameter(static_cast<int64_t>(i)));
       param->parameter_number = static_cast<int64_t>(i);
       params.push_back(param.get());
       instructions.push_back(std::move(param));
@@ -49,7 +49,7 @@ Computation* Reducer(ModuleReader& reader, OpSyntax& op, size_t n) {
     std::vector<Instruction*> results;
     for (size_t i = 0; i < n; ++i) {
       auto binary = MakeInstruction(*opcode, arg_types[i], {params[i], params[n + i]});
-      binary->set_name(reader.names().Unique(std::string(OpcodeName(*opcode))));
+      binary->set_name(reader.names().ForOpcode(*opcode));
       if (*opcode == Opcode::kAnd || *opcode == Opcode::kOr || *opcode == Opcode::kXor) {
         if (!IsInteger(arg_types[i].element_type()) && arg_types[i].element_type() != ElementType::kPred)
           reader.Error(applies->pos, StrCat("'applies ", applies->value.str, "' needs integer or boolean values"));
@@ -61,7 +61,7 @@ Computation* Reducer(ModuleReader& reader, OpSyntax& op, size_t n) {
     if (n > 1) {
       std::vector<Shape> shapes(result_types);
       auto tuple = MakeInstruction(Opcode::kTuple, Shape::Tuple(std::move(shapes)), results);
-      tuple->set_name(reader.names().Unique("tuple"));
+      tuple->set_name(reader.names().ForOpcode(Opcode::kTuple));
       root = tuple.get();
       instructions.push_back(std::move(tuple));
     }

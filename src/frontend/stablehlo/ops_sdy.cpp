@@ -43,11 +43,11 @@ void ReadStrippedSharding(ModuleReader& reader, OpSyntax& op, std::string_view a
 // "KEY=<...>" or "KEY=[<...>, ...]" (the per-value form).
 void ReadKeyedShardings(ModuleReader& reader, OpSyntax& op, std::string_view key) {
   Cursor& cursor = reader.cursor();
-  cursor.ExpectKeyword(key, StrCat(key, "=[...]"));
-  cursor.Expect('=', StrCat("'=' after ", key));
+  cursor.ExpectKeyword(key, Expected(key, "=[...]"));
+  cursor.Expect('=', Expected("'=' after ", key));
   cursor.SkipSpace();
   size_t pos = cursor.pos();
-  std::string_view group = cursor.ReadBalanced(StrCat("the ", key, " list [<@mesh, ...>, ...]"));
+  std::string_view group = cursor.ReadBalanced(Expected("the ", key, " list [<@mesh, ...>, ...]"));
   if (group.front() != '[') reader.Error(pos, StrCat("expected the ", key, " list [<@mesh, ...>, ...]"));
   AddRawSdy(op, key, "sdy.sharding_per_value", group, pos);
 }
@@ -86,18 +86,18 @@ void ParseKeyedOp(ModuleReader& reader, OpSyntax& op, std::string_view key, bool
   Cursor& cursor = reader.cursor();
   cursor.SkipSpace();
   size_t pos = cursor.pos();
-  cursor.ExpectKeyword(key, StrCat(key, "=..."));
-  cursor.Expect('=', StrCat("'=' after ", key));
+  cursor.ExpectKeyword(key, Expected(key, "=..."));
+  cursor.Expect('=', Expected("'=' after ", key));
   Attr& attr = op.Add(key, pos);
   if (integer) {
     attr.kind = Attr::Kind::kInt;
-    attr.integer = cursor.ReadInt(StrCat("an integer after ", key, "="));
+    attr.integer = cursor.ReadInt(Expected("an integer after ", key, "="));
   } else {
     attr.kind = Attr::Kind::kEnum;
-    attr.str = std::string(cursor.ReadBareId(StrCat("a value after ", key, "=")));
+    attr.str = std::string(cursor.ReadBareId(Expected("a value after ", key, "=")));
   }
   reader.ReadOptionalAttrDict(op);
-  cursor.Expect(':', StrCat("':' and the type of ", op.name));
+  cursor.Expect(':', Expected("':' and the type of ", op.name));
   op.operand_types = {reader.ReadType()};
   if (op.name == "sdy.propagation_barrier") op.result_types = op.operand_types;
 }

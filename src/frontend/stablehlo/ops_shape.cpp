@@ -80,7 +80,7 @@ Converted ConvertIota(ModuleReader& reader, OpSyntax& op) {
 template <bool kSameType>
 void ParseOperandsAndInts(ModuleReader& reader, OpSyntax& op, std::string_view keyword, std::string_view attr_name) {
   reader.ReadOperands(op);
-  reader.cursor().Expect(',', StrCat("', ", keyword, " = [...]' after the operands of ", op.name));
+  reader.cursor().Expect(',', Expected("', ", keyword, " = [...]' after the operands of ", op.name));
   ReadKeywordInts(reader, op, keyword, attr_name);
   reader.ReadOptionalAttrDict(op);
   if (kSameType) {
@@ -153,7 +153,7 @@ Converted ConvertBroadcast(ModuleReader& reader, OpSyntax& op) {
   std::vector<int64_t> dims = sizes;
   dims.insert(dims.end(), operand.dims().begin(), operand.dims().end());
   CheckResultDims(reader, op, dims);
-  auto broadcast = MakeInstruction(Opcode::kBroadcast, SingleResultType(reader, op), op.operands);
+  auto broadcast = MakeInstruction(Opcode::kBroadcast, TakeResultType(reader, op), op.operands);
   for (int64_t i = 0; i < operand.rank(); ++i) broadcast->dimensions.push_back(static_cast<int64_t>(sizes.size()) + i);
   return Single(AddChecked(reader, op, std::move(broadcast)));
 }
@@ -167,7 +167,7 @@ void ParseReshape(ModuleReader& reader, OpSyntax& op) {
 Converted ConvertReshape(ModuleReader& reader, OpSyntax& op) {
   ExpectOperandCount(reader, op, 1);
   CheckOperandTypes(reader, op);
-  return Single(AddChecked(reader, op, MakeInstruction(Opcode::kReshape, SingleResultType(reader, op), op.operands)));
+  return Single(AddChecked(reader, op, MakeInstruction(Opcode::kReshape, TakeResultType(reader, op), op.operands)));
 }
 
 void ParseTranspose(ModuleReader& reader, OpSyntax& op) { ParseOperandsAndInts<false>(reader, op, "dims", "permutation"); }
@@ -175,7 +175,7 @@ void ParseTranspose(ModuleReader& reader, OpSyntax& op) { ParseOperandsAndInts<f
 Converted ConvertTranspose(ModuleReader& reader, OpSyntax& op) {
   ExpectOperandCount(reader, op, 1);
   CheckOperandTypes(reader, op);
-  auto transpose = MakeInstruction(Opcode::kTranspose, SingleResultType(reader, op), op.operands);
+  auto transpose = MakeInstruction(Opcode::kTranspose, TakeResultType(reader, op), op.operands);
   transpose->dimensions = IntsAttr(reader, op, "permutation");
   return Single(AddChecked(reader, op, std::move(transpose)));
 }
@@ -187,7 +187,7 @@ Converted ConvertReverse(ModuleReader& reader, OpSyntax& op) {
   CheckOperandTypes(reader, op);
   const Shape& operand = ArrayOperand(reader, op, 0);
   CheckResultDims(reader, op, operand.dims());
-  auto reverse = MakeInstruction(Opcode::kReverse, SingleResultType(reader, op), op.operands);
+  auto reverse = MakeInstruction(Opcode::kReverse, TakeResultType(reader, op), op.operands);
   reverse->dimensions = IntsAttr(reader, op, "dimensions");
   for (int64_t d : reverse->dimensions)
     if (d < 0 || d >= operand.rank()) reader.Error(op.pos, StrCat("reverse dimension ", d, " is out of range for rank ", operand.rank()));
@@ -224,7 +224,7 @@ Converted ConvertConcatenate(ModuleReader& reader, OpSyntax& op) {
     dims[dimension] += shape.dim(dimension);
   }
   CheckResultDims(reader, op, dims);
-  auto concatenate = MakeInstruction(Opcode::kConcatenate, SingleResultType(reader, op), op.operands);
+  auto concatenate = MakeInstruction(Opcode::kConcatenate, TakeResultType(reader, op), op.operands);
   concatenate->dimensions = {dimension};
   return Single(AddChecked(reader, op, std::move(concatenate)));
 }
@@ -274,7 +274,7 @@ Converted ConvertSlice(ModuleReader& reader, OpSyntax& op) {
     dims.push_back((limits[d] - starts[d] + strides[d] - 1) / strides[d]);
   }
   CheckResultDims(reader, op, dims);
-  auto instruction = MakeInstruction(Opcode::kSlice, SingleResultType(reader, op), op.operands);
+  auto instruction = MakeInstruction(Opcode::kSlice, TakeResultType(reader, op), op.operands);
   instruction->mutable_slice() = std::move(slice);
   return Single(AddChecked(reader, op, std::move(instruction)));
 }
@@ -299,7 +299,7 @@ Converted ConvertDynamicSlice(ModuleReader& reader, OpSyntax& op) {
       reader.Error(op.operand_pos[d + 1], StrCat("start index ", d, " of stablehlo.dynamic_slice must be an integer scalar"));
   }
   CheckResultDims(reader, op, sizes);
-  auto instruction = MakeInstruction(Opcode::kDynamicSlice, SingleResultType(reader, op), op.operands);
+  auto instruction = MakeInstruction(Opcode::kDynamicSlice, TakeResultType(reader, op), op.operands);
   instruction->mutable_dynamic_slice_sizes() = std::move(sizes);
   return Single(AddChecked(reader, op, std::move(instruction)));
 }
@@ -320,7 +320,7 @@ Converted ConvertDynamicUpdateSlice(ModuleReader& reader, OpSyntax& op) {
       reader.Error(op.operand_pos[d + 2], StrCat("start index ", d, " of stablehlo.dynamic_update_slice must be an integer scalar"));
   }
   CheckResultDims(reader, op, operand.dims());
-  return Single(AddChecked(reader, op, MakeInstruction(Opcode::kDynamicUpdateSlice, SingleResultType(reader, op), op.operands)));
+  return Single(AddChecked(reader, op, MakeInstruction(Opcode::kDynamicUpdateSlice, TakeResultType(reader, op), op.operands)));
 }
 
 // %x, %v, low = [..], high = [..], interior = [..] : signature
@@ -357,7 +357,7 @@ Converted ConvertPad(ModuleReader& reader, OpSyntax& op) {
     if (dims.back() < 0) reader.Error(op.pos, StrCat("padding makes dimension ", d, " negative"));
   }
   CheckResultDims(reader, op, dims);
-  auto instruction = MakeInstruction(Opcode::kPad, SingleResultType(reader, op), op.operands);
+  auto instruction = MakeInstruction(Opcode::kPad, TakeResultType(reader, op), op.operands);
   instruction->mutable_padding() = std::move(padding);
   return Single(AddChecked(reader, op, std::move(instruction)));
 }
@@ -381,7 +381,7 @@ void ParseGetTupleElement(ModuleReader& reader, OpSyntax& op) {
 Converted ConvertGetTupleElement(ModuleReader& reader, OpSyntax& op) {
   ExpectOperandCount(reader, op, 1);
   CheckOperandTypes(reader, op);
-  auto gte = MakeInstruction(Opcode::kGetTupleElement, SingleResultType(reader, op), op.operands);
+  auto gte = MakeInstruction(Opcode::kGetTupleElement, TakeResultType(reader, op), op.operands);
   gte->tuple_index = IntAttr(reader, op, "index");
   return Single(AddChecked(reader, op, std::move(gte)));
 }
@@ -397,7 +397,7 @@ void ParseTuple(ModuleReader& reader, OpSyntax& op) {
 
 Converted ConvertTuple(ModuleReader& reader, OpSyntax& op) {
   CheckOperandTypes(reader, op);
-  return Single(AddChecked(reader, op, MakeInstruction(Opcode::kTuple, SingleResultType(reader, op), op.operands)));
+  return Single(AddChecked(reader, op, MakeInstruction(Opcode::kTuple, TakeResultType(reader, op), op.operands)));
 }
 
 void ParseGetDimensionSize(ModuleReader& reader, OpSyntax& op) {

@@ -11,7 +11,7 @@ Instruction* RegionRoot(ModuleReader& reader, Region& region, bool always_tuple)
   std::vector<Shape> shapes;
   for (const Instruction* value : region.returned) shapes.push_back(value->shape());
   auto tuple = MakeInstruction(Opcode::kTuple, Shape::Tuple(std::move(shapes)), region.returned);
-  tuple->set_name(reader.names().Unique("tuple"));
+  tuple->set_name(reader.names().ForOpcode(Opcode::kTuple));
   Instruction* raw = tuple.get();
   region.body.push_back(std::move(tuple));
   return raw;
@@ -24,7 +24,7 @@ Computation* FlatComputation(ModuleReader& reader, Region& region, const OpSynta
                  StrCat("a value defined outside the region is used in the region of ", op.name,
                         ": expected the region to use only its block arguments and constants"));
   Computation* computation = reader.NewComputation(base_name);
-  for (Instruction* arg : region.args) arg->set_name(reader.names().Unique("Arg_" + std::to_string(arg->parameter_number)));
+  for (Instruction* arg : region.args) arg->set_name(reader.names().ForParameter(arg->parameter_number));
   Instruction* root = RegionRoot(reader, region, always_tuple_root);
   std::vector<std::unique_ptr<Instruction>> instructions = std::move(region.owned_args);
   for (auto& instruction : region.body) instructions.push_back(std::move(instruction));
@@ -35,14 +35,14 @@ Computation* FlatComputation(ModuleReader& reader, Region& region, const OpSynta
 std::vector<Instruction*> UnpackTupleParameter(ModuleReader& reader, const std::vector<Shape>& shapes,
                                                const std::vector<Instruction*>& placeholders, Region& region,
                                                std::vector<std::unique_ptr<Instruction>>& prefix) {
-  auto parameter = std::make_unique<Instruction>(Opcode::kParameter, Shape::Tuple(shapes), reader.names().Unique("arg_tuple"));
+  auto parameter = std::make_unique<Instruction>(Opcode::kParameter, Shape::Tuple(shapes), reader.names().ForParameter(0, /*tuple=*/true));
   Instruction* tuple = parameter.get();
   prefix.push_back(std::move(parameter));
   std::vector<Instruction*> elements;
   for (size_t i = 0; i < shapes.size(); ++i) {
     auto gte = MakeInstruction(Opcode::kGetTupleElement, shapes[i], {tuple});
     gte->tuple_index = static_cast<int64_t>(i);
-    gte->set_name(reader.names().Unique("get-tuple-element"));
+    gte->set_name(reader.names().ForOpcode(Opcode::kGetTupleElement));
     Instruction* element = gte.get();
     prefix.push_back(std::move(gte));
     Instruction* placeholder = i < placeholders.size() ? placeholders[i] : nullptr;

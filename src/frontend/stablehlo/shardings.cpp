@@ -67,8 +67,12 @@ Sharding GspmdSharding(ModuleReader& reader, const Attr& attr, const Shape& shap
     reader.Error(attr.pos, "mhlo.sharding is not in XLA's text form (a serialized OpSharding proto?): expected "
                            "text such as \"{devices=[2,1]<=[2]}\"");
   Sharding sharding;
-  try {
+  auto cached = reader.sharding_cache().find(text);
+  if (cached != reader.sharding_cache().end()) {
+    sharding = cached->second;
+  } else try {
     sharding = ParseSharding(text);
+    reader.sharding_cache().emplace(text, sharding);
   } catch (const ShardingSyntaxError& error) {
     reader.Error(attr.pos, StrCat("bad mhlo.sharding \"", text, "\" at offset ", error.offset, ": ", error.what()));
   } catch (const std::exception& error) {

@@ -22,7 +22,7 @@ ElementType ParseElementType(Cursor& cursor, size_t type_start) {
     std::string_view name = cursor.ReadBareId("a dialect type name after '!'");
     cursor.ErrorAt(start, StrCat("element type !", name, " is not supported (expected ", kSupportedElementTypes, ")"));
   }
-  std::string_view name = cursor.ReadBareId(StrCat("an element type (", kSupportedElementTypes, ")"));
+  std::string_view name = cursor.ReadBareId(Expected("an element type (", kSupportedElementTypes, ")"));
   std::optional<ElementType> type = ElementTypeFromName(name);
   if (type) return *type;
   if (name == "complex") cursor.ErrorAt(start, "complex element types are not supported (expected real types)");
@@ -77,7 +77,11 @@ Shape ParseTensorType(Cursor& cursor, size_t start) {
 
 Shape ArrayShape(ElementType type, std::vector<int64_t> dims) {
   Shape shape(type, std::move(dims));
-  if (shape.rank() > 0) shape.SetDefaultLayout();
+  if (shape.rank() == 0) return shape;
+  Layout layout;  // major to minor, built in one allocation
+  layout.minor_to_major.resize(static_cast<size_t>(shape.rank()));
+  for (int64_t i = 0; i < shape.rank(); ++i) layout.minor_to_major[i] = shape.rank() - 1 - i;
+  shape.set_layout(std::move(layout));
   return shape;
 }
 
@@ -142,6 +146,36 @@ Shape ParseType(Cursor& cursor, const TypeAliases& aliases) {
     cursor.ErrorAt(start, StrCat("type ", name, " is not supported (expected a tensor type such as tensor<4xf32>)"));
   }
   cursor.ErrorExpected("a type such as tensor<4x8xf32>");
+}
+
+bool MatchType(Cursor& cursor, const Shape& expected, const TypeAliases& aliases) {
+  cursor.SkipSpace();
+  const size_t start = cursor.pos();
+  std::string_view text = cursor.text();
+  auto full = [&] {
+    Shape parsed = ParseType(cursor, aliases);
+    if (parsed.Compatible(expected)) return true;
+    cursor.set_pos(start);
+    return false;
+  };
+  if (!expected.IsArray() || text.compare(start, 7, "tensor<") != 0) return full();
+  size_t pos = start + 7;
+  int64_t rank = 0;
+  while (pos < text.size() && IsDigitChar(text[pos])) {
+    int64_t size = 0;
+    while (pos < text.size() && IsDigitChar(text[pos]) && size < (int64_t{1} << 40)) size = size * 10 + (text[pos++] - '0');
+    if (pos >= text.size() || text[pos] != 'x') return full();
+    if (rank >= expected.rank() || expected.dim(rank) != size) return full();
+    ++rank;
+    ++pos;
+  }
+  size_t name_end = pos;
+  while (name_end < text.size() && IsIdChar(text[name_end])) ++name_end;
+  if (name_end >= text.size() || text[name_end] != '>' || rank != expected.rank()) return full();
+  std::optional<ElementType> element = ElementTypeFromName(text.substr(pos, name_end - pos));
+  if (!element || *element != expected.element_type()) return full();
+  cursor.set_pos(name_end + 1);
+  return true;
 }
 
 std::string MlirTypeName(const Shape& shape) {

@@ -29,6 +29,11 @@ std::optional<ElementType> ElementTypeFromName(std::string_view name);
 // The MLIR spelling of a shape, for messages: "tensor<16x32xf32>", "tuple<tensor<f32>>".
 std::string MlirTypeName(const Shape& shape);
 
+// Whether the type at the cursor is `expected` (layouts aside); when it is, the cursor moves
+// past it. Tensor types are compared as they are read, without building a Shape; anything
+// else is parsed. On false the cursor has not moved.
+bool MatchType(Cursor& cursor, const Shape& expected, const TypeAliases& aliases);
+
 // A list of types "T1, T2" or "(T1, T2)" (parenthesized when `parenthesized`).
 std::vector<Shape> ParseTypeList(Cursor& cursor, const TypeAliases& aliases);
 

@@ -12,6 +12,7 @@
 #include "ir/sdy_custom_calls.h"
 #include "runtime/interp/eval_elementwise.h"
 #include "runtime/interp/kernels.h"
+#include "runtime/interp/random.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -301,7 +302,8 @@ void Evaluator::State::EvaluateInto(Evaluator& self, const Plan& plan, Frame& fr
   switch (instruction.opcode()) {
     case Opcode::kConstant:
       if (!instruction.literal().has_value())
-        GSPMD_USER_ERROR(DescribeInstruction(instruction), " has no value");
+        GSPMD_USER_ERROR("the constant's value was elided in the HLO text ('{...}'), so it cannot be evaluated "
+                         "(dump the module with its large constants)");
       frame.value[slot] = &*instruction.literal();
       return;
     case Opcode::kGetTupleElement: {
@@ -496,6 +498,12 @@ Literal Evaluator::EvaluateInstruction(const Instruction& instruction, std::span
     case Opcode::kGetDimensionSize:
       expect_operands(1);
       return DimensionSize(instruction, *operands[0]);
+    case Opcode::kRngBitGenerator:
+      expect_operands(1);
+      return EvaluateRngBitGenerator(instruction, *operands[0]);
+    case Opcode::kRng:
+      expect_operands(2);
+      return EvaluateRng(instruction, *operands[0], *operands[1], rng_counter_);
     case Opcode::kCustomCall:
       if (instruction.custom_call_target == "TopK") {
         expect_operands(1);
@@ -506,7 +514,11 @@ Literal Evaluator::EvaluateInstruction(const Instruction& instruction, std::span
     default:
       break;
   }
-  GSPMD_USER_ERROR(DescribeInstruction(instruction), ": the interpreter does not support this operation");
+  if (IsAsyncOrHostTransfer(opcode))
+    GSPMD_USER_ERROR("cannot run ", DescribeInstruction(instruction),
+                     ": host transfers (infeed, outfeed, send, recv) and asynchronous ops are parsed, verified, "
+                     "printed and partitioned, but the interpreter and runtime have nothing to transfer to");
+  GSPMD_USER_ERROR("cannot run ", DescribeInstruction(instruction), ": the interpreter does not implement it");
 }
 
 Literal EvaluateModule(const Module& module, std::span<const Literal> arguments) {

@@ -53,6 +53,7 @@ class Evaluator {
   const Module& module_;
   DeviceContext context_;
   std::unique_ptr<State> state_;
+  uint64_t rng_counter_ = 0;  // Philox counter of the rng op (advances per call)
 };
 
 // Shorthand: evaluates the module's entry on one device.

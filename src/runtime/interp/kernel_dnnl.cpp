@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <memory>
@@ -48,6 +49,7 @@ const OpenMp& Omp() {
 }
 
 std::atomic<int> active_calls{0};
+std::atomic<int> thread_limit{0};
 
 // Chooses this thread's OpenMP team size for one kernel call (all threads for a large problem
 // when no other kernel call is running; one otherwise) and restores it afterwards.
@@ -59,7 +61,9 @@ class ThreadBudget {
     const OpenMp& omp = Omp();
     if (omp.set_num_threads == nullptr) return;
     previous_ = omp.get_max_threads();
-    threads_ = (flops >= kParallelFlops && others == 0) ? omp.default_threads : 1;
+    const int limit = thread_limit.load(std::memory_order_relaxed);
+    const int team = limit > 0 ? std::min(limit, omp.default_threads) : omp.default_threads;
+    threads_ = (flops >= kParallelFlops && others == 0) ? team : 1;
     if (threads_ != previous_) omp.set_num_threads(threads_);
   }
   ~ThreadBudget() {
@@ -308,5 +312,7 @@ bool DnnlConvolution(const ConvProblem& problem, const float* src, const float* 
   stream.wait();
   return true;
 }
+
+void SetKernelThreadLimit(int threads) { thread_limit.store(threads, std::memory_order_relaxed); }
 
 }  // namespace gspmd::kernel

@@ -27,4 +27,8 @@ struct ConvProblem {
 };
 bool DnnlConvolution(const ConvProblem& problem, const float* src, const float* weights, float* dst);
 
+// The largest OpenMP team one kernel call may use (<= 0: OpenMP's default, every core).
+// Processes sharing a machine, such as the ranks of an MPI job, set their share of the cores.
+void SetKernelThreadLimit(int threads);
+
 }  // namespace gspmd::kernel

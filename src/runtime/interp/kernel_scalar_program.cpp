@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "ir/literal.h"
+#include "ir/narrow_types.h"
 #include "runtime/interp/kernel_comparator.h"
 #include "runtime/interp/kernel_util.h"
 
@@ -132,6 +133,10 @@ void CompareStep(const Step& s, ScalarRegister* r) {
 void SelectStep(const Step& s, ScalarRegister* r) { r[s.out] = Load<bool>(r[s.a]) ? r[s.b] : r[s.c]; }
 void CopyStep(const Step& s, ScalarRegister* r) { r[s.out] = r[s.a]; }
 void ConvertStep(const Step& s, ScalarRegister* r) { ConvertElements(s.from, r[s.a].bytes, s.to, r[s.out].bytes, 1); }
+void BitcastConvertStep(const Step& s, ScalarRegister* r) {
+  r[s.out] = ScalarRegister{};
+  std::memcpy(r[s.out].bytes, r[s.a].bytes, static_cast<size_t>(ElementByteSize(s.to)));
+}
 
 template <Opcode kOp>
 StepFn BinaryFor(ElementType type) {
@@ -205,6 +210,10 @@ std::optional<ScalarProgram> ScalarProgram::Compile(const Computation& computati
     const Shape& shape = instruction->shape();
     if (!IsScalarArray(shape)) return std::nullopt;
     const ElementType type = shape.element_type();
+    for (const Instruction* operand : instruction->operands())
+      if (IsComplex(operand->shape().element_type()) || IsStorageOnly(operand->shape().element_type()))
+        return std::nullopt;
+    if (IsComplex(type) || IsStorageOnly(type)) return std::nullopt;
     auto operand_type = [&](int64_t i) { return instruction->operand(i)->shape().element_type(); };
     Step step;
     step.out = next++;
@@ -238,6 +247,12 @@ std::optional<ScalarProgram> ScalarProgram::Compile(const Computation& computati
         step.from = operand_type(0);
         step.to = type;
         step.run = &ConvertStep;
+        break;
+      case Opcode::kBitcastConvert:  // same width only (scalars)
+        if (operands.size() != 1 || ElementByteSize(operand_type(0)) != ElementByteSize(type)) return std::nullopt;
+        step.from = operand_type(0);
+        step.to = type;
+        step.run = &BitcastConvertStep;
         break;
       default:
         for (size_t i = 0; i < operands.size(); ++i)

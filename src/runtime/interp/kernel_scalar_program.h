@@ -18,10 +18,11 @@ struct ScalarRegister {
 };
 
 // Compiles computations made only of scalar parameter, constant, add, subtract, multiply,
-// divide, maximum, minimum, and, or, xor, not, negate, abs, copy, compare, select and convert
-// instructions, with a scalar or tuple-of-scalars root; anything else is not compiled and the
-// caller keeps using the Evaluator. Semantics match the elementwise kernels (f16/bf16 computed
-// in float, integers wrap, x/0 = -1, NaN-propagating max/min, TOTALORDER compares).
+// divide, maximum, minimum, and, or, xor, not, negate, abs, copy, compare, select, convert and
+// same-width bitcast-convert instructions (no complex or storage-only types), with a scalar or
+// tuple-of-scalars root; anything else is not compiled and the caller keeps using the Evaluator.
+// Semantics match the elementwise kernels (f16/bf16 computed in float, integers wrap, x/0 = -1,
+// NaN-propagating max/min, TOTALORDER compares).
 //
 //   %argmax (v0: f32[], i0: s32[], v1: f32[], i1: s32[]) -> (f32[], s32[]) { ... }
 //   std::optional<ScalarProgram> program = ScalarProgram::Compile(argmax);

@@ -1,7 +1,9 @@
 // Sort (several operands permuted together along one dimension by a comparator computation)
-// and top-k (the topk op and the TopK custom-call). A comparator that is one compare of the
-// first operand's two parameters sorts with a direct comparison; any other is called per pair.
+// and top-k (the topk op and the TopK custom-call). A comparator that compares one key derived
+// from each side (the value itself, or e.g. JAX's total-order key) sorts by keys computed
+// once per element (sort_keys.h); any other is called per pair.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 #include <optional>
@@ -13,6 +15,7 @@
 #include "runtime/interp/kernel_comparator.h"
 #include "runtime/interp/kernel_util.h"
 #include "runtime/interp/kernels.h"
+#include "runtime/interp/sort_keys.h"
 
 namespace gspmd {
 using namespace kernel;
@@ -39,42 +42,45 @@ class Slices {
   int64_t length_ = 0, stride_ = 1, inner_ = 1, count_ = 0;
 };
 
-// A comparator that orders by one operand with a direct comparison: compare(p[2k], p[2k+1])
-// or the swapped form, LT or GT.
-struct DirectOrder {
-  bool recognized = false;
-  int64_t key_operand = 0;
-  bool descending = false;
-  bool total_order = false;
-};
-
-DirectOrder RecognizeSortOrder(const Computation& comparator, Operands operands) {
-  DirectOrder order;
-  const Instruction* root = comparator.root();
-  if (root == nullptr || root->opcode() != Opcode::kCompare || root->operand_count() != 2) return order;
-  const Instruction* lhs = root->operand(0);
-  if (lhs->opcode() != Opcode::kParameter) return order;
-  int64_t key = lhs->parameter_number / 2;
-  if (key >= static_cast<int64_t>(operands.size())) return order;
-  SimpleComparison comparison = RecognizeComparison(comparator, operands[key]->element_type());
-  if (!comparison.recognized) return order;
-  int64_t first = comparison.lhs_parameter, second = comparison.rhs_parameter;
-  bool forward = first == 2 * key && second == 2 * key + 1;
-  bool backward = first == 2 * key + 1 && second == 2 * key;
-  bool strict = comparison.direction == ComparisonDirection::kLt || comparison.direction == ComparisonDirection::kGt;
-  if (!(forward || backward) || !strict) return order;
-  order.recognized = true;
-  order.key_operand = key;
-  order.descending = (comparison.direction == ComparisonDirection::kGt) == forward;
-  order.total_order = comparison.total_order;
-  return order;
+// a < b as the sort sees it: the comparator's order where it is a strict weak order, and NaNs
+// (which compare false both ways under LT/GT) after every number.
+template <typename T>
+bool KeyLess(T a, T b, bool descending, bool total_order) {
+  ComparisonDirection direction = descending ? ComparisonDirection::kGt : ComparisonDirection::kLt;
+  if constexpr (kIsHalfFloat<T> || std::is_floating_point_v<T>) {
+    if (total_order) return CompareValues(a, b, direction, true);
+    double x = static_cast<double>(Widen(a)), y = static_cast<double>(Widen(b));
+    if (std::isnan(x)) return false;
+    if (std::isnan(y)) return true;
+    return descending ? x > y : x < y;
+  } else {
+    return CompareWith(a, b, direction);
+  }
 }
 
-// Sorts `permutation` (indices into one slice) with less(i, j).
-template <typename Less>
-void SortPermutation(std::vector<int64_t>& permutation, Less&& less) {
-  std::iota(permutation.begin(), permutation.end(), 0);
-  std::stable_sort(permutation.begin(), permutation.end(), less);
+// The key of every element of `operand` under `order` (the element itself without a key
+// function).
+template <typename T>
+using KeyStorage = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;  // pred keys as bytes
+
+template <typename T>
+std::vector<KeyStorage<T>> ComputeKeys(const Literal& operand, const KeyedOrder& order) {
+  int64_t n = operand.element_count();
+  std::vector<KeyStorage<T>> keys(static_cast<size_t>(n));
+  if (!order.key) {
+    std::memcpy(keys.data(), operand.raw(), static_cast<size_t>(n) * sizeof(T));
+    return keys;
+  }
+  std::vector<ScalarRegister> registers = order.key->MakeRegisters();
+  int64_t size = ElementByteSize(operand.element_type());
+  ScalarRegister& input = registers[static_cast<size_t>(order.key->parameter_register(0))];
+  const ScalarRegister& output = registers[static_cast<size_t>(order.key->result_register(0))];
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(input.bytes, operand.raw() + i * size, static_cast<size_t>(size));
+    order.key->Run(registers.data());
+    std::memcpy(&keys[static_cast<size_t>(i)], output.bytes, sizeof(T));
+  }
+  return keys;
 }
 
 // Writes operand elements of slice `base` in permuted order into result.
@@ -122,10 +128,10 @@ Literal EvaluateSort(const Instruction& instruction, Operands operands, Evaluato
     Slices slices(first.dims(), instruction.dimensions[0]);
     std::vector<int64_t> permutation(static_cast<size_t>(slices.Length()));
     const int64_t stride = slices.Stride();
-    DirectOrder order = RecognizeSortOrder(*instruction.to_apply(), operands);
+    std::optional<KeyedOrder> order = RecognizeKeyedOrder(*instruction.to_apply(), operands);
     std::optional<ScalarCaller> caller;
     std::vector<int64_t> sizes;
-    if (!order.recognized) {
+    if (!order) {
       std::vector<ElementType> params;
       for (int64_t i = 0; i < count; ++i) {
         params.push_back(operands[i]->element_type());
@@ -135,28 +141,39 @@ Literal EvaluateSort(const Instruction& instruction, Operands operands, Evaluato
       ElementType pred[] = {ElementType::kPred};
       caller.emplace(evaluator, *instruction.to_apply(), instruction, params, pred);
     }
-    for (int64_t s = 0; s < slices.Count(); ++s) {
-      const int64_t base = slices.Base(s);
-      if (order.recognized) {
-        DispatchElementType(operands[order.key_operand]->element_type(), [&]<typename T>() {
-          const T* keys = operands[order.key_operand]->data<T>() + base;
-          ComparisonDirection direction = order.descending ? ComparisonDirection::kGt : ComparisonDirection::kLt;
-          SortPermutation(permutation, [&](int64_t a, int64_t b) {
-            return CompareValues(keys[a * stride], keys[b * stride], direction, order.total_order);
-          });
-        });
-      } else {
-        SortPermutation(permutation, [&](int64_t a, int64_t b) {
-          for (int64_t i = 0; i < count; ++i) {
-            const uint8_t* data = operands[i]->raw();
-            caller->SetArgument(2 * i, data + (base + a * stride) * sizes[i]);
-            caller->SetArgument(2 * i + 1, data + (base + b * stride) * sizes[i]);
-          }
-          caller->Call();
-          return *static_cast<const bool*>(caller->Result(0));
-        });
-      }
+    auto sort_slice = [&](int64_t base) {
+      if (order) return;  // done below, with the keys computed once
+      SafeStableSort(permutation, [&](int64_t a, int64_t b) {
+        for (int64_t i = 0; i < count; ++i) {
+          const uint8_t* data = operands[i]->raw();
+          caller->SetArgument(2 * i, data + (base + a * stride) * sizes[i]);
+          caller->SetArgument(2 * i + 1, data + (base + b * stride) * sizes[i]);
+        }
+        caller->Call();
+        return *static_cast<const bool*>(caller->Result(0));
+      });
+    };
+    auto apply = [&](int64_t base) {
       for (int64_t i = 0; i < count; ++i) ApplyPermutation(*operands[i], results[i], permutation, base, stride);
+    };
+    if (order) {
+      DispatchElementType(order->key_type, [&]<typename T>() {
+        std::vector<KeyStorage<T>> keys = ComputeKeys<T>(*operands[order->key_operand], *order);
+        for (int64_t s = 0; s < slices.Count(); ++s) {
+          const int64_t base = slices.Base(s);
+          const KeyStorage<T>* slice = keys.data() + base;
+          SafeStableSort(permutation, [&](int64_t a, int64_t b) {
+            return KeyLess(static_cast<T>(slice[a * stride]), static_cast<T>(slice[b * stride]), order->descending,
+                           order->total_order);
+          });
+          apply(base);
+        }
+      });
+    }
+    for (int64_t s = 0; !order && s < slices.Count(); ++s) {
+      const int64_t base = slices.Base(s);
+      sort_slice(base);
+      apply(base);
     }
   }
   if (count == 1) return std::move(results[0]);

@@ -3,12 +3,14 @@
 #include "runtime/spmd/spmd_mpi.h"
 
 #include <fcntl.h>
+#include <sched.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -16,6 +18,7 @@
 #include "io/output_files.h"
 #include "runtime/comm/mpi/mpi_communicator.h"
 #include "runtime/comm/mpi/mpi_session.h"
+#include "runtime/interp/kernel_dnnl.h"
 #include "runtime/spmd/device_runner.h"
 #include "runtime/spmd/result_files.h"
 #include "support/diagnostic.h"
@@ -268,8 +271,23 @@ void WriteResultsOverMpi(MpiSession& session, const Module& module, const SpmdPl
   runner.Write(std::move(results));
 }
 
+int ComputeThreadsPerRank(const MpiSession& session) {
+  cpu_set_t cpus;
+  const int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus)
+                                                                   : static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(1, cores / std::max(1, session.local_ranks()));
+}
+
+void LimitKernelThreadsToRankShare(const MpiSession& session) {
+  if (std::getenv("OMP_NUM_THREADS") == nullptr) kernel::SetKernelThreadLimit(ComputeThreadsPerRank(session));
+}
+
 void RunSpmdOverMpi(MpiSession& session, const Module& module, const SpmdPlan& plan,
                     std::span<const GlobalArgument> arguments, const MpiRunOptions& options) {
+  // The ranks on a machine share its cores: each kernel call uses at most this rank's share
+  // (OpenMP teams spin at barriers, so oversubscribing them costs more than it gives), unless
+  // the user chose a team size with OMP_NUM_THREADS.
+  LimitKernelThreadsToRankShare(session);
   GSPMD_CHECK(plan.num_devices == session.size() * options.devices_per_rank, "the plan has ", plan.num_devices,
               " devices for ", session.size(), " ranks of ", options.devices_per_rank);
   Runner runner(session, module, plan, arguments, options);

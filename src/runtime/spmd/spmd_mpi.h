@@ -35,6 +35,10 @@ void RunSpmdOverMpi(MpiSession& session, const Module& per_device_module, const 
 void WriteResultsOverMpi(MpiSession& session, const Module& per_device_module, const SpmdPlan& plan,
                          std::vector<std::vector<Literal>> results, const MpiRunOptions& options);
 
+// Limits each kernel call to this rank's share of the machine's cores (the ranks on one
+// machine share them), unless OMP_NUM_THREADS chose a team size; RunSpmdOverMpi does it too.
+void LimitKernelThreadsToRankShare(const MpiSession& session);
+
 // A window size for assembling global outputs (bytes); exposed for tests of uneven windows.
 inline constexpr int64_t kOutputWindowBytes = 16 << 20;
 

@@ -30,7 +30,8 @@ constexpr TypeCase kTypes[] = {
 };
 
 std::vector<std::string> OpsOf(const TypeCase& type) {
-  if (type.type == ElementType::kPred) return {"and", "or", "xor", "add", "multiply", "maximum", "minimum"};
+  // The verifier takes pred only in and, or and xor (add, multiply, maximum and minimum need numbers).
+  if (type.type == ElementType::kPred) return {"and", "or", "xor"};
   if (type.is_integer) return {"add", "multiply", "maximum", "minimum", "and", "or", "xor"};
   return {"add", "multiply", "maximum", "minimum"};
 }

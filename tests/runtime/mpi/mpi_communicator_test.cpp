@@ -21,5 +21,19 @@ TEST_F(MpiCommunicatorTest, WorkerChecksPassOnEveryLayout) {
   }
 }
 
+// Ranks that disagree on an all-reduce's size block inside MPI: the watchdog ends the job
+// after the timeout, describing what each rank waits in.
+TEST_F(MpiCommunicatorTest, DisagreeingSizesEndAfterTheTimeout) {
+  const Launch launch = Run(MpirunPrefix({4, 1, ""}) + " " + Quote(GSPMD_MPI_WORKER) + " 1 sizes");
+  EXPECT_NE(launch.exit_code, 0);
+  EXPECT_LT(launch.seconds, 2 + 10);
+  EXPECT_EQ(launch.out.find("returned"), std::string::npos) << launch.out;
+  EXPECT_NE(launch.err.find("every rank has reached it, so the ranks disagree on what it is"), std::string::npos)
+      << launch.err;
+  // Whichever rank reports names both collectives (its own first).
+  EXPECT_NE(launch.err.find("collective #1 (all-reduce of 8 bytes of u8 (add)"), std::string::npos) << launch.err;
+  EXPECT_NE(launch.err.find("collective #1 (all-reduce of 16 bytes of u8 (add)"), std::string::npos) << launch.err;
+}
+
 }  // namespace
 }  // namespace gspmd::mpi_test

@@ -3,6 +3,7 @@
 // a collective. Each must end every rank within 10 s with a non-zero exit, a message naming
 // the failing rank, and no output files. Faults are injected with GSPMD_MPI_FAULT.
 #include <algorithm>
+#include <regex>
 #include <thread>
 
 #include "io/npy.h"
@@ -72,8 +73,15 @@ TEST_F(MpiFailureTest, UserErrorOnOneRankEndsEveryRank) {
     const Launch launch = Mpi(layout, RunArgs("out", 60, layout.devices_per_rank),
                               "rank=" + std::to_string(failing) + ",after=1,mode=error");
     ExpectCleanFailure(launch, dir_ / "out", 10);
-    EXPECT_NE(launch.err.find("gspmd: rank " + std::to_string(failing) + ": error: "), std::string::npos) << launch.err;
-    EXPECT_NE(launch.err.find("injected fault"), std::string::npos) << launch.err;
+    // One line names the rank, its device, and the instruction's place in the program.
+    const int first_device = failing * layout.devices_per_rank;
+    const std::regex message("gspmd: rank " + std::to_string(failing) + ": device (\\d+): [^\n]*chain\\.hlo:12:3: "
+                             "error: %r2: injected fault");
+    std::smatch match;
+    ASSERT_TRUE(std::regex_search(launch.err, match, message)) << launch.err;
+    const int device = std::stoi(match[1].str());
+    EXPECT_GE(device, first_device) << launch.err;
+    EXPECT_LT(device, first_device + layout.devices_per_rank) << launch.err;
     ExpectNoProcessesLeft(Path("out"));
   }
 }

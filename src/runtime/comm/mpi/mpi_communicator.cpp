@@ -97,12 +97,26 @@ uint64_t GroupSignature(const Call& call, int64_t sequence, const GroupPlan& pla
   return hash.value();
 }
 
+const char* ReducerName(BinaryReducer op) {
+  switch (op) {
+    case BinaryReducer::kAdd: return "add";
+    case BinaryReducer::kMultiply: return "multiply";
+    case BinaryReducer::kMaximum: return "maximum";
+    case BinaryReducer::kMinimum: return "minimum";
+    case BinaryReducer::kAnd: return "and";
+    case BinaryReducer::kOr: return "or";
+    case BinaryReducer::kXor: return "xor";
+    case BinaryReducer::kUnknown: break;
+  }
+  return "?";
+}
+
 std::string DescribeCall(const Call& call, int64_t sequence) {
   std::string text = StrCat("collective #", sequence + 1, " (", mpi_internal::CollectiveKindName(call.kind));
   switch (call.kind) {
     case CollectiveKind::kAllReduce:
     case CollectiveKind::kReduceScatter:
-      text += StrCat(" of ", call.send.size(), " bytes of ", ElementTypeName(call.type));
+      text += StrCat(" of ", call.send.size(), " bytes of ", ElementTypeName(call.type), " (", ReducerName(call.op), ")");
       break;
     case CollectiveKind::kAllGather:
     case CollectiveKind::kPermute: text += StrCat(" of ", call.send.size(), " bytes"); break;
@@ -112,6 +126,53 @@ std::string DescribeCall(const Call& call, int64_t sequence) {
   if (call.kind == CollectiveKind::kPermute) return text + StrCat(" with ", call.pairs.size(), " pairs)");
   return text + " over devices " + GroupText(call.group) + ")";
 }
+
+uint64_t Mix(uint64_t x) {  // splitmix64's finalizer
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// For all-to-all: the chunks this rank's members send, minus those they expect to receive,
+// each as a hash of (from, to, bytes). Summed over the ranks it is zero exactly when every
+// chunk is as large as its receiver expects (with overwhelming probability otherwise not).
+uint64_t ChunkBalance(const GroupPlan& plan) {
+  uint64_t balance = 0;
+  auto chunk = [](int64_t from, int64_t to, size_t bytes) {
+    return Mix(Mix(Mix(static_cast<uint64_t>(from)) ^ static_cast<uint64_t>(to)) ^ bytes);
+  };
+  for (const Call* call : plan.local_calls) {
+    if (call->kind != CollectiveKind::kAllToAll) return 0;
+    for (size_t j = 0; j < plan.group.size(); ++j) {
+      balance += chunk(call->device, plan.group[j], call->send_list[j].size());
+      balance -= chunk(plan.group[j], call->device, call->recv_list[j].size());
+    }
+  }
+  return balance;
+}
+
+// Combines signatures: lanes 0 and 1 by maximum (equal hashes have max(h) = h and
+// max(~h) = ~h), lane 2 by wrapping sum.
+void CombineSignatures(void* in, void* inout, int* length, MPI_Datatype*) {
+  const auto* a = static_cast<const uint64_t*>(in);
+  auto* b = static_cast<uint64_t*>(inout);
+  for (int i = 0; i + 2 < *length; i += 3) {
+    b[i] = std::max(a[i], b[i]);
+    b[i + 1] = std::max(a[i + 1], b[i + 1]);
+    b[i + 2] += a[i + 2];
+  }
+}
+
+// The check that every member rank issues the same collective, started before the data moves
+// and finished after, so that its latency overlaps the transfer.
+struct SignatureCheck {
+  uint64_t values[3] = {0, 0, 0};
+  uint64_t combined[3] = {0, 0, 0};
+  MPI_Request request = MPI_REQUEST_NULL;
+  bool agreed() const { return combined[0] == values[0] && combined[1] == values[1] && combined[2] == 0; }
+};
 
 }  // namespace
 
@@ -134,9 +195,11 @@ struct MpiCommunicator::Impl {
         next_sequence(static_cast<size_t>(devices_per_rank), 0),
         finished(static_cast<size_t>(devices_per_rank), false) {
     GSPMD_CHECK(devices_per_rank >= 1, "devices_per_rank must be positive");
+    CheckMpi(MPI_Op_create(&CombineSignatures, /*commute=*/1, &signature_op), "MPI_Op_create");
   }
 
   ~Impl() {
+    if (signature_op != MPI_OP_NULL) MPI_Op_free(&signature_op);
     for (auto& [ranks, comm] : subcommunicators)
       if (comm != MPI_COMM_NULL) MPI_Comm_free(&comm);
     mpi_internal::FreeUserReductions();
@@ -309,8 +372,14 @@ struct MpiCommunicator::Impl {
         continue;
       }
       MPI_Comm comm = SubCommunicator(plan.ranks);
-      CheckSameCollective(comm, *plan.local_calls[0], step.sequence, plan);
-      mpi_internal::RunGroupAcrossRanks(plan, comm, scratch, rank);
+      SignatureCheck check = StartSignatureCheck(comm, *plan.local_calls[0], step.sequence, plan);
+      std::exception_ptr failure;
+      try {
+        mpi_internal::RunGroupAcrossRanks(plan, comm, scratch);
+      } catch (const mpi_internal::MpiFailure&) {
+        failure = std::current_exception();  // a mismatch explains it better, if there is one
+      }
+      FinishSignatureCheck(comm, check, *plan.local_calls[0], step.sequence, plan, failure);
     }
   }
 
@@ -370,13 +439,32 @@ struct MpiCommunicator::Impl {
     return it->second;
   }
 
-  // Every member rank issues the same collective: equal hashes, else a described mismatch.
-  void CheckSameCollective(MPI_Comm comm, const Call& call, int64_t sequence, const GroupPlan& plan) {
+  SignatureCheck StartSignatureCheck(MPI_Comm comm, const Call& call, int64_t sequence, const GroupPlan& plan) {
+    SignatureCheck check;
     const uint64_t hash = GroupSignature(call, sequence, plan);
-    uint64_t values[2] = {hash, ~hash};
-    uint64_t maxima[2] = {0, 0};
-    CheckMpi(MPI_Allreduce(values, maxima, 2, MPI_UINT64_T, MPI_MAX, comm), "MPI_Allreduce");
-    if (maxima[0] == hash && maxima[1] == ~hash) return;
+    check.values[0] = hash;
+    check.values[1] = ~hash;
+    check.values[2] = ChunkBalance(plan);
+    CheckMpi(MPI_Iallreduce(check.values, check.combined, 3, MPI_UINT64_T, signature_op, comm, &check.request),
+             "MPI_Iallreduce");
+    return check;
+  }
+
+  // Every member rank issued the same collective with sizes that fit: fine (the data failure,
+  // if any, is rethrown). Otherwise a UserError describing each rank's collective, raised by
+  // the lowest rank (the others throw ErrorReportedByAnotherRank).
+  void FinishSignatureCheck(MPI_Comm comm, SignatureCheck& check, const Call& call, int64_t sequence,
+                            const GroupPlan& plan, std::exception_ptr data_failure) {
+    CheckMpi(MPI_Wait(&check.request, MPI_STATUS_IGNORE), "MPI_Wait");
+    const bool same_hash = check.combined[0] == check.values[0] && check.combined[1] == check.values[1];
+    if (check.agreed()) {
+      if (data_failure) std::rethrow_exception(data_failure);
+      return;
+    }
+    if (same_hash) {  // the same all-to-all, but chunk sizes that do not pair up: find one
+      mpi_internal::AgreeOrThrow(comm, mpi_internal::ExchangeAllToAllSizes(plan, comm), rank);
+      GSPMD_CHECK(false, "all-to-all sizes disagree but no rank found the pair");
+    }
     constexpr int kDescription = 384;
     char mine[kDescription] = {};
     const std::string description = DescribeCall(call, sequence);
@@ -402,7 +490,7 @@ struct MpiCommunicator::Impl {
     everyone.ranks.resize(static_cast<size_t>(num_ranks));
     for (int r = 0; r < num_ranks; ++r) everyone.ranks[static_cast<size_t>(r)] = r;
     everyone.my_index = rank;
-    CheckSameCollective(session.handles().collectives, first, step.sequence, everyone);
+    SignatureCheck check = StartSignatureCheck(session.handles().collectives, first, step.sequence, everyone);
     auto local_call = [&](int64_t device) { return step.calls[static_cast<size_t>(device - first_local)]; };
     std::vector<MPI_Request> requests;
     std::vector<std::pair<Call*, size_t>> receives;  // call and request index
@@ -438,7 +526,13 @@ struct MpiCommunicator::Impl {
       }
     }
     std::vector<MPI_Status> statuses(requests.size());
-    CheckMpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data()), "MPI_Waitall");
+    std::exception_ptr failure;
+    try {
+      CheckMpi(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data()), "MPI_Waitall");
+    } catch (const mpi_internal::MpiFailure&) {
+      failure = std::current_exception();
+    }
+    FinishSignatureCheck(comm, check, first, step.sequence, everyone, failure);
   }
 
   MpiSession& session;
@@ -454,6 +548,7 @@ struct MpiCommunicator::Impl {
   std::shared_ptr<Step> current;
   std::map<std::vector<int>, MPI_Comm> subcommunicators;
   mpi_internal::Scratch scratch;
+  MPI_Op signature_op = MPI_OP_NULL;
 };
 
 MpiCommunicator::MpiCommunicator(MpiSession& session, int64_t devices_per_rank)

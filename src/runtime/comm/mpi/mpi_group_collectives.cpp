@@ -250,14 +250,20 @@ bool Contiguous(std::span<const Span> spans) {
   return true;
 }
 
-void AllToAllAcross(const GroupPlan& plan, MPI_Comm comm, Scratch& scratch, int world_rank) {
-  const size_t num_ranks = plan.ranks.size();
-  std::vector<std::vector<size_t>> members_of(num_ranks);
+// The members of each of the plan's ranks (positions in the group, in group order).
+std::vector<std::vector<size_t>> MembersOfRanks(const GroupPlan& plan) {
+  std::vector<std::vector<size_t>> members_of(plan.ranks.size());
   for (size_t j = 0; j < plan.group.size(); ++j) members_of[static_cast<size_t>(plan.member_rank_index[j])].push_back(j);
-  const std::vector<Call*>& calls = plan.local_calls;
+  return members_of;
+}
 
-  // 1. Exchange the chunk sizes (sender's local member x receiver's member, in group order)
-  //    and check them against what each receiver expects.
+}  // namespace
+
+std::string ExchangeAllToAllSizes(const GroupPlan& plan, MPI_Comm comm) {
+  const size_t num_ranks = plan.ranks.size();
+  const std::vector<std::vector<size_t>> members_of = MembersOfRanks(plan);
+  const std::vector<Call*>& calls = plan.local_calls;
+  // The chunk sizes: sender's local member x receiver's member, in group order.
   std::vector<int64_t> sizes_out, sizes_expected;
   std::vector<int> out_counts(num_ranks), out_displacements(num_ranks), in_counts(num_ranks), in_displacements(num_ranks);
   for (size_t r = 0; r < num_ranks; ++r) {
@@ -274,25 +280,35 @@ void AllToAllAcross(const GroupPlan& plan, MPI_Comm comm, Scratch& scratch, int 
   CheckMpi(MPI_Alltoallv(sizes_out.data(), out_counts.data(), out_displacements.data(), MPI_INT64_T, sizes_in.data(),
                          in_counts.data(), in_displacements.data(), MPI_INT64_T, comm),
            "MPI_Alltoallv");
-  std::string error;
-  for (size_t r = 0; r < num_ranks && error.empty(); ++r) {
+  for (size_t r = 0; r < num_ranks; ++r) {
     size_t k = static_cast<size_t>(in_displacements[r]);
     for (size_t s : members_of[r]) {
       for (Call* call : calls) {
-        if (error.empty() && sizes_in[k] != sizes_expected[k])
-          error = StrCat("all-to-all over ", GroupText(plan.group), ": device ", plan.group[s], " sends ", sizes_in[k],
-                         " bytes to device ", call->device, ", which expects ", sizes_expected[k]);
+        if (sizes_in[k] != sizes_expected[k])
+          return StrCat("all-to-all over ", GroupText(plan.group), ": device ", plan.group[s], " sends ", sizes_in[k],
+                        " bytes to device ", call->device, ", which expects ", sizes_expected[k]);
         ++k;
       }
     }
   }
-  AgreeOrThrow(comm, error, world_rank);
+  return "";
+}
 
-  // 2. The data, one block per rank pair, chunks in the order of the size lists.
+namespace {
+
+// Every chunk size is known locally (what this rank sends, what it expects to receive); the
+// signature check (StartSignatureCheck) verifies that they pair up across ranks.
+void AllToAllAcross(const GroupPlan& plan, MPI_Comm comm, Scratch& scratch) {
+  const size_t num_ranks = plan.ranks.size();
+  const std::vector<std::vector<size_t>> members_of = MembersOfRanks(plan);
+  const std::vector<Call*>& calls = plan.local_calls;
+  // One block per rank pair: chunks ordered by (sender's local member, receiver's member).
   std::vector<int64_t> send_bytes(num_ranks, 0), recv_bytes(num_ranks, 0);
   for (size_t r = 0; r < num_ranks; ++r) {
-    for (int i = 0; i < out_counts[r]; ++i) send_bytes[r] += sizes_out[static_cast<size_t>(out_displacements[r] + i)];
-    for (int i = 0; i < in_counts[r]; ++i) recv_bytes[r] += sizes_expected[static_cast<size_t>(in_displacements[r] + i)];
+    for (Call* call : calls)
+      for (size_t b : members_of[r]) send_bytes[r] += static_cast<int64_t>(call->send_list[b].size());
+    for (size_t s : members_of[r])
+      for (Call* call : calls) recv_bytes[r] += static_cast<int64_t>(call->recv_list[s].size());
   }
   const bool direct = calls.size() == 1 && num_ranks == plan.group.size();
   const bool direct_send = direct && Contiguous(calls[0]->send_list);
@@ -368,13 +384,13 @@ std::array<MPI_Datatype, 21> g_units{};  // g_units[k]: 2^k contiguous bytes (k 
 
 }  // namespace
 
-void RunGroupAcrossRanks(const GroupPlan& plan, MPI_Comm comm, Scratch& scratch, int world_rank) {
+void RunGroupAcrossRanks(const GroupPlan& plan, MPI_Comm comm, Scratch& scratch) {
   CheckLocalSizes(plan);
   switch (plan.local_calls[0]->kind) {
     case CollectiveKind::kAllReduce: return AllReduceAcross(plan, comm);
     case CollectiveKind::kAllGather: return AllGatherAcross(plan, comm, scratch);
     case CollectiveKind::kReduceScatter: return ReduceScatterAcross(plan, comm, scratch);
-    case CollectiveKind::kAllToAll: return AllToAllAcross(plan, comm, scratch, world_rank);
+    case CollectiveKind::kAllToAll: return AllToAllAcross(plan, comm, scratch);
     case CollectiveKind::kBroadcast: return BroadcastAcross(plan, comm);
     case CollectiveKind::kPermute: break;
   }

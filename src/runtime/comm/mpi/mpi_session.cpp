@@ -107,6 +107,11 @@ MpiSession::MpiSession(const MpiSessionOptions& options) {
   CheckMpi(MPI_Comm_dup(MPI_COMM_WORLD, &handles_->collectives), "MPI_Comm_dup");
   CheckMpi(MPI_Comm_dup(MPI_COMM_WORLD, &handles_->transfers), "MPI_Comm_dup");
   CheckMpi(MPI_Comm_dup(MPI_COMM_WORLD, &handles_->watchdog), "MPI_Comm_dup");
+  MPI_Comm node = MPI_COMM_NULL;
+  CheckMpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
+           "MPI_Comm_split_type");
+  MPI_Comm_size(node, &local_ranks_);
+  MPI_Comm_free(&node);
   watchdog_ = std::make_unique<MpiWatchdog>(*handles_, rank_, size_, options.collective_timeout_seconds);
 }
 

@@ -43,6 +43,8 @@ class MpiSession {
 
   int rank() const { return rank_; }
   int size() const { return size_; }
+  // Ranks of this job on this machine (this one included).
+  int local_ranks() const { return local_ranks_; }
   const std::optional<FaultInjection>& fault() const { return fault_; }
 
   // Ends the whole job because this rank failed: prints "gspmd: rank R: error: MESSAGE" and
@@ -75,6 +77,7 @@ class MpiSession {
  private:
   int rank_ = 0;
   int size_ = 1;
+  int local_ranks_ = 1;
   std::optional<FaultInjection> fault_;
   std::unique_ptr<mpi_internal::Handles> handles_;
   std::unique_ptr<MpiWatchdog> watchdog_;

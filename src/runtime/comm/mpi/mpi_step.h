@@ -59,9 +59,12 @@ struct Scratch {
 // not fit together are a UserError.
 void RunLocalGroup(const GroupPlan& plan);
 // Moves the data of a group spanning several ranks over `comm` (ranks in plan.ranks order).
-// The caller has checked that every rank issues the same collective with the same sizes,
-// except for all-to-all chunk sizes, which this checks itself (with an agreement on `comm`).
-void RunGroupAcrossRanks(const GroupPlan& plan, MPI_Comm comm, Scratch& scratch, int world_rank);
+// The caller checks that every rank issues the same collective with sizes that fit together.
+void RunGroupAcrossRanks(const GroupPlan& plan, MPI_Comm comm, Scratch& scratch);
+
+// For the description of a mismatch: every member rank calls it; exchanges the all-to-all chunk
+// sizes and returns the first pair this rank finds that disagrees ("" when none here).
+std::string ExchangeAllToAllSizes(const GroupPlan& plan, MPI_Comm comm);
 
 // For messages: "{0,1,2,3}" (long groups shortened).
 std::string GroupText(std::span<const int64_t> group);

@@ -191,6 +191,7 @@ void MpiWatchdog::HandleTimeout() {
   std::vector<bool> answered(static_cast<size_t>(size_), false);
   std::vector<MPI_Request> sends(static_cast<size_t>(size_), MPI_REQUEST_NULL);
   std::vector<MPI_Request> receives(static_cast<size_t>(size_), MPI_REQUEST_NULL);
+  std::vector<Clock::time_point> answered_at(static_cast<size_t>(size_));
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     MPI_Isend(&serving.query_sent, 1, MPI_INT64_T, r, kTagQuery, handles_.watchdog, &sends[static_cast<size_t>(r)]);
@@ -212,6 +213,7 @@ void MpiWatchdog::HandleTimeout() {
         continue;
       }
       answered[static_cast<size_t>(r)] = true;
+      answered_at[static_cast<size_t>(r)] = Clock::now();
       --pending;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
@@ -229,6 +231,11 @@ void MpiWatchdog::HandleTimeout() {
   }
 
   Status mine = CurrentStatus();
+  // Every answer's wait as of now, so that waits compare at one moment.
+  for (int r = 0; r < size_; ++r) {
+    Status& other = statuses[static_cast<size_t>(r)];
+    if (answered[static_cast<size_t>(r)] && other.waiting) other.waited_seconds += SecondsSince(answered_at[static_cast<size_t>(r)]);
+  }
   std::function<std::string()> detail_of_wait;
   {
     std::lock_guard<std::mutex> lock(mutex_);

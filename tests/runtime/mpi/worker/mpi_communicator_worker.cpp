@@ -1,7 +1,7 @@
 // A test program run under mpirun by mpi_communicator_test.cpp: drives MpiCommunicator directly
 // (what HLO programs cannot express: all-to-all with uneven chunk sizes, the sub-communicator
 // cache, ranks issuing different collectives) and prints "rank R: ok" or what went wrong.
-//   mpirun -np R gspmd_mpi_worker K     (R x K devices, K threads per rank)
+//   mpirun -np R gspmd_mpi_worker K [sizes]    (R x K devices, K threads per rank)
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
@@ -86,18 +86,21 @@ void RunDevice(MpiCommunicator& comm, int64_t device, int rank, std::vector<int6
   } catch (const std::exception& error) {
     Fail(device, error.what());
   }
-  // Rank 1's devices all-reduce 8 bytes, the others 16: the ranks disagree, and the lowest
-  // rank of the group says so.
+  // Rank 1's devices take the maximum, the others the sum: the ranks disagree, and the lowest
+  // rank of the group says so. (Ranks disagreeing on sizes may instead block in MPI; the
+  // watchdog reports those after --collective-timeout, see mpi_failure_test.cpp.)
   try {
-    std::vector<uint8_t> send(rank == 1 ? 8 : 16, 1), recv(send.size());
-    comm.AllReduce(device, everyone, ElementType::kU8, BinaryReducer::kAdd, send, recv);
-    Fail(device, "an all-reduce whose ranks disagree on the size went through");
+    std::vector<uint8_t> send(16, 1), recv(send.size());
+    comm.AllReduce(device, everyone, ElementType::kU8, rank == 1 ? BinaryReducer::kMaximum : BinaryReducer::kAdd,
+                   send, recv);
+    Fail(device, "an all-reduce whose ranks disagree on the reducer went through");
   } catch (const ErrorReportedByAnotherRank& other) {
     if (other.reporting_rank() != 0) Fail(device, "the mismatch is reported by rank " + std::to_string(other.reporting_rank()));
   } catch (const UserError& error) {
     const std::string text = error.what();
     if (rank != 0 || text.find("ranks disagree on the collective they issue next") == std::string::npos ||
-        text.find("all-reduce of 8 bytes") == std::string::npos || text.find("all-reduce of 16 bytes") == std::string::npos)
+        text.find("rank 1 issues collective #24 (all-reduce of 16 bytes of u8 (maximum)") == std::string::npos ||
+        text.find("rank 0 issues collective #24 (all-reduce of 16 bytes of u8 (add)") == std::string::npos)
       Fail(device, "unexpected mismatch report: " + text);
     else if (device == 0)
       std::printf("rank 0 reports: %s\n", text.c_str());
@@ -108,9 +111,30 @@ void RunDevice(MpiCommunicator& comm, int64_t device, int rank, std::vector<int6
 }  // namespace
 }  // namespace gspmd
 
+// `gspmd_mpi_worker K sizes`: rank 1 all-reduces 8 bytes, the others 16, which blocks in MPI;
+// the watchdog must end the job after its 2 s timeout, describing each rank's collective.
+int DisagreeOnSizes(int64_t per_rank) {
+  using namespace gspmd;
+  MpiSession session(MpiSessionOptions{2});
+  MpiCommunicator comm(session, per_rank);
+  std::vector<int64_t> everyone;
+  for (int64_t d = 0; d < comm.num_devices(); ++d) everyone.push_back(d);
+  std::vector<std::thread> threads;
+  for (int64_t i = 0; i < per_rank; ++i) {
+    threads.emplace_back([&, device = comm.first_local_device() + i] {
+      std::vector<uint8_t> send(session.rank() == 1 ? 8 : 16, 1), recv(send.size());
+      comm.AllReduce(device, everyone, ElementType::kU8, BinaryReducer::kAdd, send, recv);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  std::printf("rank %d: the disagreeing all-reduce returned\n", session.rank());
+  return 1;
+}
+
 int main(int argc, char** argv) {
   using namespace gspmd;
   const int64_t per_rank = argc > 1 ? std::atoll(argv[1]) : 1;
+  if (argc > 2 && std::string(argv[2]) == "sizes") return DisagreeOnSizes(per_rank);
   try {
     MpiSession session(MpiSessionOptions{30});
     {
