@@ -150,8 +150,9 @@ TEST(TrainingModelsTest, GShardCapacityFollowsThePaper) {
   // capacity = capacity_factor * 2N / (G * E), rounded up.
   EXPECT_EQ(ExpertCapacity(train_test::Config("gshard_moe")), 8);  // 2 * 2 * 128 / 64
   EXPECT_EQ(ExpertCapacity(train_test::Config("gshard_moe", {"capacity_factor=0.3"})), 2);  // 1.2, rounded up
-  EXPECT_EQ(ExpertCapacity(PresetConfig(FindModelPreset("gshard-2048e-36l"))), 2);   // 2 * 4M / (2048 * 2048)
-  EXPECT_EQ(ExpertCapacity(PresetConfig(FindModelPreset("gshard-128e-12l"))), 128);  // 2 * 1M / (128 * 128)
+  // The Table 3 presets (GShard's per-step work: batch x 256 tokens in groups).
+  EXPECT_EQ(ExpertCapacity(PresetConfig(FindModelPreset("gshard-2048e-36l"))), 1);  // 2 * 8192*256 / (2048 * 2048)
+  EXPECT_EQ(ExpertCapacity(PresetConfig(FindModelPreset("gshard-128e-12l"))), 16);  // 2 * 2048*256 / (512 * 128)
 }
 
 std::string ErrorOf(const std::function<void()>& body) {
