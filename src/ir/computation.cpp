@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "support/diagnostic.h"
@@ -80,6 +81,16 @@ void Computation::RemoveDeadInstructions() {
   }
   if (!any_dead) return;
   std::erase_if(instructions_, [&](const std::unique_ptr<Instruction>& owned) { return !live.count(owned.get()); });
+}
+
+void Computation::SortInPostOrder() {
+  const std::vector<Instruction*> order = MakePostOrder();
+  std::vector<std::unique_ptr<Instruction>> sorted;
+  sorted.reserve(instructions_.size());
+  std::unordered_map<const Instruction*, size_t> position;
+  for (size_t i = 0; i < instructions_.size(); ++i) position[instructions_[i].get()] = i;
+  for (Instruction* instruction : order) sorted.push_back(std::move(instructions_[position.at(instruction)]));
+  instructions_ = std::move(sorted);
 }
 
 std::vector<Instruction*> Computation::MakePostOrder() const {

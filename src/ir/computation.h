@@ -39,6 +39,9 @@ class Computation {
   // Instructions in post order (operands first), starting from the root and keeping every
   // instruction (also unreachable ones, in their original relative order).
   std::vector<Instruction*> MakePostOrder() const;
+  // Reorders the instructions into MakePostOrder's order (after a pass appended an
+  // instruction that earlier ones now use).
+  void SortInPostOrder();
 
   Instruction* root() const { return root_; }
   void set_root(Instruction* root) { root_ = root; }

@@ -162,7 +162,7 @@ class PipelinedLmWriter {
         c.DynamicUpdateSlice(v[3], c.Reshape(shifted, {1, P, MB_, S_, M_}), {i, zero, zero, zero, zero});
     std::vector<Instruction*> w(v.begin() + 4, v.end());
     Instruction* out = t_.Split(c, StageFunction(c, shifted, w), StageAct());
-    Instruction* finished = c.Reshape(c.Slice(out, {P - 1, 0, 0, 0}, dims), {1, MB_, S_, M_});
+    Instruction* finished = c.Reshape(OneStage(c, out, P - 1), {1, MB_, S_, M_});
     Instruction* slot = c.Sub(i, c.Scalar(static_cast<double>(P - 1), ElementType::kS32));  // clamped below 0
     Instruction* outputs = c.DynamicUpdateSlice(v[2], finished, {slot, zero, zero, zero});
     std::vector<Instruction*> next = {out, v[1], outputs, saved};
@@ -197,7 +197,7 @@ class PipelinedLmWriter {
     Instruction* d_shifted = t_.Split(c, grads[0], StageAct());
     // Stage 0's input was microbatch i (clamped past the end: those iterations are bubbles
     // whose cotangent is zero, and the real microbatch's write comes later in this loop).
-    Instruction* d_fresh = c.Reshape(c.Slice(d_shifted, {0, 0, 0, 0}, {1, MB_, S_, M_}), {1, MB_, S_, M_});
+    Instruction* d_fresh = c.Reshape(OneStage(c, d_shifted, 0), {1, MB_, S_, M_});
     Instruction* d_inputs = c.DynamicUpdateSlice(v[2], d_fresh, {i, zero, zero, zero});
     std::vector<Instruction*> next = {d_shifted, v[1], d_inputs, v[3]};
     next.insert(next.end(), w.begin(), w.end());
@@ -209,6 +209,12 @@ class PipelinedLmWriter {
     const std::vector<int64_t> dims = {P_, MB_, S_, M_};
     Instruction* index = c.Iota(ElementType::kS32, dims, 0);
     return c.Compare(index, c.Full(S32(dims), static_cast<double>(stage)), ComparisonDirection::kEq);
+  }
+
+  // x[stage] of x [P, mb, S, M], as a masked sum over the stage dim: one reduction over the
+  // stage axis, where slicing the stage-split dim would first move the block to stage 0.
+  Instruction* OneStage(ComputationBuilder& c, Instruction* x, int64_t stage) {
+    return c.ReduceSum(c.Select(StageIs(c, stage), x, c.FullLike(x, 0.0)), {0});
   }
 
   // Weight n of layer k of every stage: [P, ...] from the stacked [P, K, ...].

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "partitioner/loop_all_reduce_motion.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -230,6 +231,7 @@ void RemoveDeadCode(Module& module) {
 
 CleanupStats CleanupPartitionedModule(Module& module) {
   CleanupStats stats;
+  stats.all_reduces_sunk = SinkLoopAllReduces(module);
   stats.collectives_removed = RemoveIdentityCollectives(module);
   stats.instructions_merged = EliminateCommonSubexpressions(module);
   RemoveDeadCode(module);

@@ -10,6 +10,7 @@ namespace gspmd {
 struct CleanupStats {
   int64_t collectives_removed = 0;   // identity collectives replaced by their operand
   int64_t instructions_merged = 0;   // duplicates replaced by an earlier equal instruction
+  int64_t all_reduces_sunk = 0;      // loop accumulators reduced once after their loop
 };
 
 // Replaces collectives that move no data by their operand: all-reduce, all-gather,
@@ -30,7 +31,8 @@ int64_t EliminateCommonSubexpressions(Module& module);
 // Removes instructions nothing live uses, then computations nothing calls.
 void RemoveDeadCode(Module& module);
 
-// All three, in the order above; run by PartitionModule on its result.
+// The three above, after SinkLoopAllReduces (loop_all_reduce_motion.h); run by
+// PartitionModule on its result.
 CleanupStats CleanupPartitionedModule(Module& module);
 
 }  // namespace gspmd

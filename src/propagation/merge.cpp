@@ -1,5 +1,7 @@
 // MergeShardings and IsMoreSpecific: combining compatible partial shardings during propagation.
 #include <algorithm>
+#include <string>
+#include <unordered_map>
 
 #include "propagation/op_rules.h"
 #include "propagation/sharding_algebra.h"
@@ -44,7 +46,7 @@ bool SameShape(const TileView& a, const TileView& b) { return a.tiles.dims() == 
 
 // Merges two tiled shardings of the same rank: every dim takes the tiling of whichever side
 // splits it (both splitting it must agree device by device); manual groups must be identical.
-std::optional<Sharding> MergeTiled(const Sharding& current, const Sharding& proposed,
+std::optional<Sharding> ComputeMergeTiled(const Sharding& current, const Sharding& proposed,
                                    int64_t rank) {
   std::optional<TileView> a = ViewOf(current, rank);
   std::optional<TileView> b = ViewOf(proposed, rank);
@@ -97,6 +99,19 @@ std::optional<Sharding> MergeTiled(const Sharding& current, const Sharding& prop
   merged.rank = rank;
   merged.tiles = TileAssignment(std::move(dims), std::move(out));
   return Compact(FromView(merged));
+}
+
+// Merging walks every device; the same pairs recur once per layer of a model, so results are
+// remembered (per thread, in a bounded table keyed by the shardings' text; the merge is a
+// pure function of its arguments, so this changes nothing but the time).
+std::optional<Sharding> MergeTiled(const Sharding& current, const Sharding& proposed, int64_t rank) {
+  thread_local std::unordered_map<std::string, std::optional<Sharding>> memo;
+  std::string key = StrCat(rank, "|", current.ToString(), "|", proposed.ToString());
+  if (auto found = memo.find(key); found != memo.end()) return found->second;
+  if (memo.size() >= 4096) memo.clear();
+  std::optional<Sharding> merged = ComputeMergeTiled(current, proposed, rank);
+  memo.emplace(std::move(key), merged);
+  return merged;
 }
 
 int64_t ArrayRankOf(const Sharding& a, const Sharding& b, const Shape& shape) {

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <numeric>
+#include <string>
+#include <unordered_map>
 
 #include "ir/shape.h"
 #include "partitioner/device_axes.h"
@@ -214,16 +216,11 @@ Sharding ReverseTiles(const Sharding& sharding, const std::vector<int64_t>& dims
   return Compact(FromView(reversed));
 }
 
-bool IsSubTilingOrEqual(const std::vector<int64_t>& dims, const Sharding& fine,
-                        const Sharding& coarse) {
-  if (fine == coarse) return true;
-  if (coarse.IsReplicated()) return !fine.IsTuple() && !HasManual(fine);
-  if (!fine.IsTiled() || !coarse.IsTiled()) return false;
-  if (HasManual(fine) != HasManual(coarse)) return false;
+namespace {
+
+// Compares the regions of every device (see IsSubTilingOrEqual).
+bool EveryRegionInside(const std::vector<int64_t>& dims, const Sharding& fine, const Sharding& coarse) {
   const int64_t rank = static_cast<int64_t>(dims.size());
-  if (fine.TiledDataRank() != rank || coarse.TiledDataRank() != rank) return false;
-  if (fine.tile_assignment().num_elements() != coarse.tile_assignment().num_elements())
-    return false;
   Shape shape(ElementType::kF32, dims);
   for (int64_t device : fine.tile_assignment().Devices()) {
     Sharding::ShardRegion f = fine.RegionForDevice(shape, device);
@@ -235,6 +232,31 @@ bool IsSubTilingOrEqual(const std::vector<int64_t>& dims, const Sharding& fine,
     }
   }
   return true;
+}
+
+}  // namespace
+
+bool IsSubTilingOrEqual(const std::vector<int64_t>& dims, const Sharding& fine,
+                        const Sharding& coarse) {
+  if (fine == coarse) return true;
+  if (coarse.IsReplicated()) return !fine.IsTuple() && !HasManual(fine);
+  if (!fine.IsTiled() || !coarse.IsTiled()) return false;
+  if (HasManual(fine) != HasManual(coarse)) return false;
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (fine.TiledDataRank() != rank || coarse.TiledDataRank() != rank) return false;
+  if (fine.tile_assignment().num_elements() != coarse.tile_assignment().num_elements())
+    return false;
+  // The device walk is O(devices) and the same questions recur once per layer: answers are
+  // remembered per thread in a bounded table keyed by the dims and the shardings' text.
+  thread_local std::unordered_map<std::string, bool> memo;
+  std::string key;
+  for (int64_t d : dims) key += std::to_string(d) + ",";
+  key += "|" + fine.ToString() + "|" + coarse.ToString();
+  if (auto found = memo.find(key); found != memo.end()) return found->second;
+  if (memo.size() >= 4096) memo.clear();
+  const bool inside = EveryRegionInside(dims, fine, coarse);
+  memo.emplace(std::move(key), inside);
+  return inside;
 }
 
 }  // namespace gspmd::propagation

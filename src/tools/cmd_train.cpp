@@ -1,26 +1,38 @@
 // `gspmd train FILE --steps N [-i IN0.npy ...] [--devices N] [--carry OUT:IN,...] [--data DIR]
-// [--check] [--save DIR]`: partitions a training step once and runs it N times on simulated
-// devices, feeding its carried outputs back as inputs; shows loss and throughput per step.
+// [--check] [--save DIR] [--plot FILE.svg] [--backend threads|mpi]`: partitions a training step once and runs it
+// N times on simulated devices, feeding its carried outputs back as inputs; shows loss and
+// throughput per step. Under `mpirun ... --backend mpi` each rank keeps its devices' shards of
+// the carry between steps (nothing is gathered).
 #include <CLI/CLI.hpp>
-#include <unistd.h>
 
 #include <charconv>
-#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "analysis/comm_report.h"
+#include "runtime/comm/mpi/mpi_communicator.h"
+#include "runtime/comm/mpi/mpi_session.h"
 #include "runtime/spmd/like_module.h"
+#include "runtime/spmd/spmd_mpi.h"
 #include "support/diagnostic.h"
+#include "text/printer.h"
 #include "tools/commands.h"
 #include "tools/partition_pipeline.h"
 #include "tools/tool_util.h"
+#include "train/loss_plot.h"
+#include "train/progress_display.h"
+#include "train/sharded_trainer.h"
 #include "train/trainer.h"
 
 namespace gspmd::tools {
 namespace {
+
+constexpr double kDefaultCollectiveTimeoutSeconds = 300;
 
 struct TrainCommandOptions {
   std::string file;
@@ -31,10 +43,14 @@ struct TrainCommandOptions {
   std::string data;
   bool check = false;
   double rtol = 1e-4;
+  double atol = 1e-6;
   std::string save;
+  std::string plot;
   uint64_t seed = 0;
   std::string progress = "auto";
   std::string backend = "threads";
+  int64_t devices_per_rank = 0;
+  double collective_timeout = 0;
 };
 
 int64_t ParseSteps(const std::string& text) {
@@ -45,187 +61,230 @@ int64_t ParseSteps(const std::string& text) {
   return value;
 }
 
-std::string Bytes(double bytes) {
-  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-  int unit = 0;
-  while (bytes >= 1000 && unit < 4) {
-    bytes /= 1000;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", bytes, units[unit]);
-  return text;
-}
-
-std::string Duration(double seconds) {
-  const int64_t s = static_cast<int64_t>(std::llround(seconds));
-  char text[32];
-  std::snprintf(text, sizeof(text), "%lld:%02lld", static_cast<long long>(s / 60), static_cast<long long>(s % 60));
-  return text;
-}
-
-// The scalar outputs shown per step: the module's metric names, else output 0 as the loss
-// when it is a float scalar.
-std::vector<std::string> MetricNames(const StepSignature& s) {
-  if (!s.metrics.empty()) return s.metrics;
-  if (!s.outputs.empty() && s.outputs[0].rank() == 0 && IsFloatingPoint(s.outputs[0].element_type())) return {"loss"};
-  return {};
-}
-
-std::string MetricText(const std::string& name, double value) {
-  char text[64];
-  const bool is_count = name.find("tokens") != std::string::npos;
-  std::snprintf(text, sizeof(text), is_count ? "%s %.0f" : "%s %.4f", name.c_str(), value);
-  return text;
-}
-
-class StepDisplay {
- public:
-  StepDisplay(const std::string& mode, int64_t steps, int64_t tokens_per_step, std::vector<std::string> metrics)
-      : steps_(steps), tokens_(tokens_per_step), metrics_(std::move(metrics)) {
-    bar_ = mode == "bar" || (mode == "auto" && isatty(fileno(stdout)));
-    quiet_ = mode == "quiet";
-  }
-
-  void Show(const StepResult& r) {
-    total_seconds_ += r.seconds + r.check_seconds;
-    run_seconds_ += r.seconds;
-    if (quiet_) return;
-    std::string metrics;
-    for (size_t i = 0; i < metrics_.size(); ++i) metrics += "  " + MetricText(metrics_[i], r.outputs[i].GetAsDouble(0));
-    char rate[64] = "";
-    if (tokens_ > 0) std::snprintf(rate, sizeof(rate), "  tokens/s %.0f", static_cast<double>(tokens_) / r.seconds);
-    if (bar_) {
-      const int64_t done = r.step + 1;
-      const int width = 24;
-      const int filled = static_cast<int>(width * done / steps_);
-      std::string bar(static_cast<size_t>(filled), '=');
-      bar.resize(width, ' ');
-      const double eta = total_seconds_ / static_cast<double>(done) * static_cast<double>(steps_ - done);
-      std::printf("\r\033[Kstep %lld/%lld [%s]%s%s  ETA %s", static_cast<long long>(done),
-                  static_cast<long long>(steps_), bar.c_str(), metrics.c_str(), rate, Duration(eta).c_str());
-      std::fflush(stdout);
-      return;
-    }
-    char check[64] = "";
-    if (r.check_seconds > 0)
-      std::snprintf(check, sizeof(check), "  %s one device (%.1f ms)", r.mismatch.empty() ? "matches" : "DIFFERS from",
-                    r.check_seconds * 1e3);
-    std::printf("step %lld/%lld%s  time %.1f ms%s%s\n", static_cast<long long>(r.step + 1),
-                static_cast<long long>(steps_), metrics.c_str(), r.seconds * 1e3, rate, check);
-    std::fflush(stdout);
-  }
-
-  void Finish() {
-    if (bar_ && !quiet_) std::printf("\n");
-  }
-  double run_seconds() const { return run_seconds_; }
-
- private:
-  int64_t steps_;
-  int64_t tokens_;
-  std::vector<std::string> metrics_;
-  bool bar_ = false;
-  bool quiet_ = false;
-  double total_seconds_ = 0;
-  double run_seconds_ = 0;
-};
-
-void PrintHeader(const TrainCommandOptions& options, const Module& module, int64_t devices, const Trainer& trainer,
-                 const CommReport& comm) {
-  const StepSignature& s = trainer.signature();
-  const std::string model = ModuleFrontendAttribute(module, "gspmd.model");
-  std::printf("train %s%s on %lld devices, %zu inputs, %zu outputs\n", options.file.c_str(),
-              model.empty() ? "" : (" (model " + model + ")").c_str(), static_cast<long long>(devices), s.inputs.size(),
-              s.outputs.size());
-  const char* source = s.carry_source == StepSignature::CarrySource::kModule ? "recorded in the module"
-                       : s.carry_source == StepSignature::CarrySource::kFlag ? "from --carry"
-                                                                              : "inferred: trailing outputs match trailing inputs in shape and sharding";
-  if (s.carry.empty())
-    std::printf("carry: none (%s); every step takes the same carried inputs\n",
-                s.carry_source == StepSignature::CarrySource::kInferred ? "no trailing output matches a trailing input"
-                                                                         : source);
-  else
-    std::printf("carry: %zu outputs feed the next step's inputs (%s): %s\n", s.carry.size(), source,
-                s.carry.size() <= 12 ? s.CarryText().c_str() : (s.CarryText().substr(0, 60) + "...").c_str());
-  std::string kinds;
-  for (const auto& [kind, stats] : comm.by_kind)
-    kinds += StrCat(kinds.empty() ? "" : ", ", kind, " ", Bytes(stats.bytes), " (", stats.count, ")");
-  std::printf("communication per step and device: %s%s%s\n", Bytes(comm.comm_bytes_per_device).c_str(),
-              kinds.empty() ? "" : ": ", kinds.c_str());
-  std::fflush(stdout);
-}
-
-void RunTrainCommand(const TrainCommandOptions& options) {
-  if (options.backend != "threads")
-    GSPMD_USER_ERROR("gspmd train: error: --backend ", options.backend,
-                     " is not available in this build (expected threads)");
-  if (options.progress != "auto" && options.progress != "bar" && options.progress != "lines" &&
-      options.progress != "quiet")
-    GSPMD_USER_ERROR("gspmd train: error: --progress ", options.progress, ": expected auto, bar, lines or quiet");
-  if (!(options.rtol >= 0)) GSPMD_USER_ERROR("gspmd train: error: --rtol must be >= 0");
-  const int64_t steps = ParseSteps(options.steps);
-  const int64_t requested = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "train");
-
-  // One copy as written (its attributes describe the step; the interpreter checks it) and
-  // one to propagate and partition.
-  std::unique_ptr<Module> original = LoadProgram(options.file);
-  std::unique_ptr<Module> compiled = LoadProgram(options.file);
+TrainSettings SettingsFrom(const TrainCommandOptions& options, const Module& original) {
   TrainSettings settings;
   settings.carry = options.carry;
   settings.data_dir = options.data;
   settings.check = options.check;
   settings.rtol = options.rtol;
+  settings.atol = options.atol;
   settings.seed = options.seed;
   if (!options.inputs.empty()) {
     settings.first_inputs = ReadInputs(options.inputs);
-    CheckInputShapes(*original, options.file, settings.first_inputs, options.inputs);
+    CheckInputShapes(original, options.file, settings.first_inputs, options.inputs);
+  }
+  return settings;
+}
+
+// The step as written (its attributes describe it; the interpreter checks it) and the copy
+// that is propagated and partitioned.
+struct CompiledStep {
+  std::unique_ptr<Module> original;
+  std::unique_ptr<Module> compiled;
+  CliPartition partition;
+  SpmdRunOptions run_options;
+};
+
+// `job` (under MPI): the ranks x devices text, said when the module states another count.
+CompiledStep Compile(const TrainCommandOptions& options, int64_t devices, bool print_warnings,
+                     const std::string& job = "") {
+  CompiledStep step;
+  step.original = LoadProgram(options.file);
+  if (!job.empty() && !step.original->Attribute("num_partitions").empty() &&
+      step.original->num_partitions() != devices)
+    ThrowUserErrorAt(SourceLocation{options.file, 0, 0},
+                     StrCat("the step is written for num_partitions=", step.original->num_partitions(),
+                            " devices but the job has ", job, " = ", devices,
+                            " (expected mpirun -np R and --devices-per-rank K with R x K = ",
+                            step.original->num_partitions(), ")"));
+  step.compiled = LoadProgram(options.file);
+  step.partition = PartitionForCli(*step.compiled, options.file, devices, print_warnings);
+  const Module& per_device = *step.partition.partitioned.module;
+  step.run_options =
+      WithFileContext(options.file, [&] { return OptionsFromLikeModule(per_device, step.compiled.get()); });
+  step.run_options.num_devices = step.partition.num_devices;
+  return step;
+}
+
+// --plot: the first shown metric (the loss) of every step; UserError when the step has none.
+class LossCurve {
+ public:
+  LossCurve(const TrainCommandOptions& options, const std::vector<std::string>& metrics) : options_(options) {
+    if (options.plot.empty()) return;
+    if (metrics.empty())
+      GSPMD_USER_ERROR(options.file, ": error: --plot needs a loss: the step's output 0 is not a float scalar and "
+                                     "the module names no metrics (gspmd.metrics)");
+    metric_ = metrics[0];
+  }
+  void Add(const std::vector<double>& metrics) {
+    if (!metric_.empty() && !metrics.empty()) values_.push_back(metrics[0]);
+  }
+  void Write(const std::string& model, int64_t devices) const {
+    if (metric_.empty()) return;
+    const std::string name = model.empty() ? std::filesystem::path(options_.file).filename().string() : model;
+    WriteLossPlot(options_.plot, StrCat(name, ": ", metric_, " per step on ", devices, " devices"), metric_, values_);
+    if (options_.progress != "quiet")
+      std::printf("wrote %s (%s of %zu steps)\n", options_.plot.c_str(), metric_.c_str(), values_.size());
   }
 
-  CliPartition partition = PartitionForCli(*compiled, options.file, requested);
-  const Module& per_device = *partition.partitioned.module;
-  SpmdRunOptions run_options =
-      WithFileContext(options.file, [&] { return OptionsFromLikeModule(per_device, compiled.get()); });
-  run_options.num_devices = partition.num_devices;
-  Trainer trainer = WithFileContext(options.file, [&] {
-    return Trainer(*original, ThreadsRunner(per_device, run_options), std::move(settings));
-  });
-  const CommReport comm = AnalyzeCommunication(per_device);
-  if (options.progress != "quiet") PrintHeader(options, *original, partition.num_devices, trainer, comm);
+ private:
+  const TrainCommandOptions& options_;
+  std::string metric_;
+  std::vector<double> values_;
+};
 
-  const std::vector<std::string> metrics = MetricNames(trainer.signature());
+void TrainOnThreads(const TrainCommandOptions& options, int64_t steps, int64_t requested) {
+  CompiledStep step = Compile(options, requested, true);
+  const Module& per_device = *step.partition.partitioned.module;
+  Trainer trainer = WithFileContext(options.file, [&] {
+    return Trainer(*step.original, ThreadsRunner(per_device, step.run_options), SettingsFrom(options, *step.original));
+  });
+  if (options.progress != "quiet")
+    PrintTrainHeader(options.file, ModuleFrontendAttribute(*step.original, "gspmd.model"), step.partition.num_devices,
+                     "", trainer.signature(), AnalyzeCommunication(per_device));
+  const std::vector<std::string> metrics = ShownMetrics(trainer.signature());
+  LossCurve curve(options, metrics);
   StepDisplay display(options.progress, steps, trainer.tokens_per_step(), metrics);
-  double first_loss = NAN, last_loss = NAN;
   StepResult last;
-  for (int64_t step = 0; step < steps; ++step) {
+  for (int64_t i = 0; i < steps; ++i) {
     StepResult result = WithFileContext(options.file, [&] { return trainer.Step(); });
-    display.Show(result);
-    if (!metrics.empty()) {
-      last_loss = result.outputs[0].GetAsDouble(0);
-      if (step == 0) first_loss = last_loss;
-    }
+    std::vector<double> values;
+    for (size_t k = 0; k < metrics.size(); ++k) values.push_back(result.outputs[k].GetAsDouble(0));
+    display.Show(result.step, values, result.seconds, result.check_seconds, result.mismatch);
+    curve.Add(values);
     if (!result.mismatch.empty()) {
-      display.Finish();
-      GSPMD_USER_ERROR(options.file, ": error: step ", step + 1, " on ", partition.num_devices,
-                       " devices differs from one device: ", result.mismatch, " (rtol ", options.rtol, ")");
+      display.EndLine();
+      GSPMD_USER_ERROR(options.file, ": error: step ", i + 1, " on ", step.partition.num_devices,
+                       " devices differs from one device: ", result.mismatch, " (rtol ", options.rtol, ", atol ",
+                       options.atol, ")");
     }
     last = std::move(result);
   }
-  display.Finish();
-  if (options.progress != "quiet") {
-    char loss[128] = "";
-    if (!metrics.empty())
-      std::snprintf(loss, sizeof(loss), "; loss %.4f -> %.4f (%.1f%% of the first)", first_loss, last_loss,
-                    100.0 * last_loss / first_loss);
-    char rate[64] = "";
-    if (trainer.tokens_per_step() > 0)
-      std::snprintf(rate, sizeof(rate), ", %.0f tokens/s",
-                    static_cast<double>(trainer.tokens_per_step() * steps) / display.run_seconds());
-    std::printf("done: %lld steps, %.1f ms per step%s%s%s\n", static_cast<long long>(steps),
-                display.run_seconds() / static_cast<double>(steps) * 1e3, rate, loss,
-                options.check ? "; every step matched one device" : "");
-  }
+  display.Finish(options.check);
   if (!options.save.empty()) WriteOutputs(options.save, last.outputs);
+  curve.Write(ModuleFrontendAttribute(*step.original, "gspmd.model"), step.partition.num_devices);
+}
+
+uint64_t Fingerprint(const std::string& text) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+// A device's failure on this rank ends the job (every rank stops).
+[[noreturn]] void EndJob(MpiSession& session, std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& failure) {
+    session.FailJob(failure.what());
+  } catch (...) {
+    session.FailJob("unknown error");
+  }
+}
+
+// Every rank compiles the same step, makes its devices' shards of the first step's values and
+// agrees that this worked; then the steps run with the carry kept sharded; rank 0 reports.
+void TrainOnMpi(const TrainCommandOptions& options, int64_t steps, int64_t requested) {
+  if (options.check)
+    GSPMD_USER_ERROR("gspmd train: error: --check needs the threads backend (under MPI the carry stays sharded on the "
+                     "ranks, and checking a step against one device would gather it)");
+  MpiSessionOptions session_options;
+  session_options.collective_timeout_seconds =
+      options.collective_timeout > 0 ? options.collective_timeout : kDefaultCollectiveTimeoutSeconds;
+  const int64_t per_rank = options.devices_per_rank > 0 ? options.devices_per_rank : 1;
+  int failed_rank = -1;
+  {
+    MpiSession session(session_options);
+    LimitKernelThreadsToRankShare(session);
+    const int64_t total = per_rank * session.size();
+    const bool reporter = session.rank() == 0;
+    const std::string layout = StrCat(session.size(), " MPI rank", session.size() == 1 ? "" : "s", " x ", per_rank,
+                                      " device", per_rank == 1 ? "" : "s", " per rank");
+    CompiledStep step;
+    std::unique_ptr<ShardedTrainer> trainer;
+    std::optional<LossCurve> curve;  // every rank checks --plot; rank 0 writes it
+    std::string error;
+    try {
+      if (requested > 0 && requested != total)
+        GSPMD_USER_ERROR("gspmd train: error: --devices ", requested, " does not match ", layout, " = ", total,
+                         " devices (expected --devices ", total, " or no --devices)");
+      step = Compile(options, total, reporter, layout);
+      if (step.partition.num_devices != total)
+        ThrowUserErrorAt(SourceLocation{options.file, 0, 0},
+                         StrCat("the step runs on ", step.partition.num_devices, " devices but the job has ", layout,
+                                " = ", total, " (expected mpirun -np R and --devices-per-rank K with R x K = ",
+                                step.partition.num_devices, ")"));
+      std::vector<int64_t> local;
+      for (int64_t d = 0; d < per_rank; ++d) local.push_back(session.rank() * per_rank + d);
+      trainer = WithFileContext(options.file, [&] {
+        return std::make_unique<ShardedTrainer>(
+            *step.original, *step.partition.partitioned.module, step.run_options, local,
+            [&session, per_rank] { return std::make_unique<MpiCommunicator>(session, per_rank); },
+            SettingsFrom(options, *step.original), [&session](std::exception_ptr e) { EndJob(session, e); });
+      });
+      curve.emplace(options, ShownMetrics(trainer->signature()));
+    } catch (const UserError& user_error) {
+      error = user_error.what();
+    }
+    const MpiSession::AgreedFailure agreed = session.AgreeOnFailure("compiling the step and its first inputs", error);
+    if (agreed.failed_rank >= 0) {
+      failed_rank = agreed.failed_rank;
+      if (session.rank() == failed_rank) {
+        const bool located = agreed.message.find(": error: ") != std::string::npos;
+        std::fflush(stdout);
+        std::fprintf(stderr, "gspmd: rank %d: %s%s\n", failed_rank, located ? "" : "error: ", agreed.message.c_str());
+        std::fflush(stderr);
+      }
+    } else {
+      const Module& per_device = *step.partition.partitioned.module;
+      if (!session.AllRanksAgree(Fingerprint(PrintModule(per_device)), "comparing the compiled steps"))
+        session.FailJob("the ranks compiled different per-device programs from " + options.file +
+                        " (is FILE the same file on every machine?)");
+      const std::string mode = reporter ? options.progress : "quiet";
+      if (mode != "quiet")
+        PrintTrainHeader(options.file, ModuleFrontendAttribute(*step.original, "gspmd.model"), total,
+                         layout + ", sharded carry", trainer->signature(), AnalyzeCommunication(per_device));
+      const std::vector<std::string> metrics = ShownMetrics(trainer->signature());
+      StepDisplay display(mode, steps, trainer->tokens_per_step(), metrics);
+      for (int64_t i = 0; i < steps; ++i) {
+        ShardedStepResult result = trainer->Step();
+        display.Show(result.step, result.metrics, result.seconds);
+        if (reporter) curve->Add(result.metrics);
+      }
+      display.Finish(false);
+      if (!options.save.empty()) {
+        MpiRunOptions save;
+        save.devices_per_rank = per_rank;
+        save.out_dir = options.save;
+        WriteResultsOverMpi(session, per_device, trainer->plan(), trainer->last_results(), save);
+      }
+      if (reporter) curve->Write(ModuleFrontendAttribute(*step.original, "gspmd.model"), total);
+    }
+  }  // MPI_Finalize
+  if (failed_rank < 0) return;
+  std::fflush(stdout);
+  std::exit(1);
+}
+
+void RunTrainCommand(const TrainCommandOptions& options) {
+  if (options.progress != "auto" && options.progress != "bar" && options.progress != "lines" &&
+      options.progress != "quiet")
+    GSPMD_USER_ERROR("gspmd train: error: --progress ", options.progress, ": expected auto, bar, lines or quiet");
+  if (!(options.rtol >= 0) || !(options.atol >= 0))
+    GSPMD_USER_ERROR("gspmd train: error: --rtol and --atol must be >= 0");
+  const int64_t steps = ParseSteps(options.steps);
+  if (!options.plot.empty()) CheckPlotPath(options.plot);
+  const int64_t requested = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "train");
+  const bool mpi = options.backend == "mpi";
+  if (!mpi && options.devices_per_rank > 0)
+    GSPMD_USER_ERROR("gspmd train: error: --devices-per-rank needs --backend mpi");
+  if (!mpi && options.collective_timeout > 0)
+    GSPMD_USER_ERROR("gspmd train: error: --collective-timeout needs --backend mpi");
+  if (mpi) {
+    TrainOnMpi(options, steps, requested);
+    return;
+  }
+  TrainOnThreads(options, steps, requested);
 }
 
 }  // namespace
@@ -235,7 +294,8 @@ void AddTrainCommand(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "train",
       "Run a training step repeatedly on simulated devices, feeding its outputs back as the next step's inputs");
-  command->add_option("FILE", options->file, "HLO text of one training step (gspmd model, or JAX's pre.hlo), or StableHLO (.mlir) text")
+  command->add_option("FILE", options->file,
+                      "HLO text of one training step (gspmd model, or JAX's pre.hlo), or StableHLO (.mlir) text")
       ->required()
       ->type_name("FILE");
   command->add_option("--steps", options->steps, "number of steps (default 1)")->type_name("N");
@@ -255,14 +315,29 @@ void AddTrainCommand(CLI::App& app) {
   command->add_flag("--check", options->check, "also run every step on one device and stop at the first mismatch");
   command->add_option("--rtol", options->rtol, "--check tolerance: relative L2 error per output (default 1e-4)")
       ->type_name("R");
+  command->add_option("--atol", options->atol,
+                      "--check: an output also matches when its RMS difference is at most this (default 1e-6)")
+      ->type_name("A");
   command->add_option("--save", options->save, "write the last step's outputs as DIR/out0.npy, out1.npy, ...")
       ->type_name("DIR");
+  command->add_option("--plot", options->plot, "write the loss per step as an SVG line chart")
+      ->type_name("FILE.svg");
   command->add_option("--seed", options->seed, "seed of the initial values and the synthetic batches (default 0)")
       ->type_name("S");
   command->add_option("--progress", options->progress,
                       "auto (a bar on a terminal, else a line per step), bar, lines or quiet")
       ->type_name("MODE");
-  command->add_option("--backend", options->backend, "threads (default)")->type_name("NAME");
+  command->add_option("--backend", options->backend,
+                      "threads (default): devices are threads of this process; mpi: devices are spread over the "
+                      "ranks of `mpirun -np R`, each keeping its shards of the carry")
+      ->check(CLI::IsMember({"threads", "mpi"}))
+      ->type_name("threads|mpi");
+  command->add_option("--devices-per-rank", options->devices_per_rank,
+                      "with --backend mpi: devices per rank, run as threads (default 1)")
+      ->type_name("K");
+  command->add_option("--collective-timeout", options->collective_timeout,
+                      "with --backend mpi: end the job when a collective waits longer than this (default 300)")
+      ->type_name("SECONDS");
   command->callback([options] { RunTrainCommand(*options); });
 }
 

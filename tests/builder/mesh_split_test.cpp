@@ -172,5 +172,26 @@ TEST(MeshSplitTest, BadMeshesAreUserErrors) {
   EXPECT_NE(ErrorOf([] { MakeMesh({{"", 2}}); }).find("unnamed axis"), std::string::npos);
 }
 
+// A tensor dim split over several mesh axes at once (JAX's P(('x', 'y'), None)).
+TEST(MeshSplitTest, DimsSplitOverSeveralAxes) {
+  Mesh mesh = MakeMesh({{"x", 2}, {"y", 4}});
+  auto text = [&](const PartitionSpec& spec, int64_t rank) {
+    return MeshShardingOverAxes(mesh, DimAxesFromSpec(mesh, spec), rank).ToString();
+  };
+  EXPECT_EQ(text({{"x", "y"}, {}}, 2), "{devices=[8,1]<=[8]}");
+  EXPECT_EQ(text({{"y", "x"}, {}}, 2), "{devices=[8,1]<=[2,4]T(1,0)}");
+  EXPECT_EQ(text({{}, {"y"}}, 2), "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}");
+  EXPECT_EQ(text({{"y"}, {"x"}}, 2), MeshSharding(mesh, {1, 0}, 2).ToString());
+  EXPECT_EQ(SpecText({{"x", "y"}, {}, {"y"}}), "P(('x', 'y'), None, 'y')");
+  EXPECT_NE(ErrorOf([&] { text({{"x"}, {"x"}}, 2); }).find("splits both tensor dims 0 and 1"), std::string::npos);
+  EXPECT_NE(ErrorOf([&] { DimAxesFromSpec(mesh, {{"z"}}); }).find("no axis 'z'"), std::string::npos);
+  // In a program: the parameter sharding and a partially open mesh_split.
+  ProgramBuilder p("spec");
+  Instruction* w = ShardParameter(p.Parameter(F32({8, 6}), "w"), mesh, PartitionSpec{{"x", "y"}, {}});
+  Instruction* v = mesh_split(p, p.Neg(w), mesh, PartitionSpec{{"?"}, {"y"}});
+  EXPECT_EQ(w->sharding()->ToString(), "{devices=[8,1]<=[8]}");
+  EXPECT_EQ(v->backend_config, "\"unspecified_dims=[0]\"");
+}
+
 }  // namespace
 }  // namespace gspmd

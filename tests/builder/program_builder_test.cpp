@@ -199,5 +199,33 @@ TEST(AutodiffTest, SlicesConcatsAndShardingAnnotations) {
       {F64({5, 3}), F64({3, 2})});
 }
 
+// A value chosen by a comparison (a top-1 mask, a capacity check) is a constant to the
+// gradient: the masked product's gradient is the mask, and nothing is emitted for the path
+// through the comparison.
+TEST(AutodiffTest, ComparisonsAndIntegerIndicesCarryNoGradient) {
+  CheckGradients(
+      [](ProgramBuilder& p, std::vector<Instruction*>& v) {
+        Instruction* best = p.BroadcastAlong(p.ReduceMax(v[0], {1}), v[0]->shape().dims(), {1});
+        Instruction* mask = p.Convert(p.Compare(v[0], best, ComparisonDirection::kEq), ElementType::kF64);
+        return p.ReduceSum(p.Mul(p.Mul(v[0], mask), v[0]), {0, 1});
+      },
+      {F64({3, 4})});
+}
+
+// A loop's result is a leaf: its gradient is returned and nothing flows into the loop.
+TEST(AutodiffTest, TupleElementsAreLeaves) {
+  ProgramBuilder p("loop_leaf");
+  Instruction* x = p.Parameter(F32({4}), "x");
+  Instruction* t = p.Tuple({x, x});
+  Instruction* e = p.GetTupleElement(t, 1);
+  Instruction* loss = p.ReduceSum(p.Mul(e, e), {0});
+  std::vector<Instruction*> grads = Gradients(p, loss, {e, x});
+  std::unique_ptr<Module> module = p.Build(grads);
+  Literal input = Literal::FromDoubles(F32({4}), std::vector<double>{1, 2, 3, 4});
+  std::vector<Literal> out = FlattenTuple(EvaluateModule(*module, {&input, 1}));
+  EXPECT_EQ(out[0].GetAsDouble(3), 8.0);  // d/de sum(e^2) = 2e
+  EXPECT_EQ(out[1].GetAsDouble(3), 0.0);  // x reaches the loss only through the tuple
+}
+
 }  // namespace
 }  // namespace gspmd

@@ -1,150 +1,195 @@
-// Tests of the training-step models' parts that gspmd simulate relies on: the Adafactor
-// optimizer (factored second moment, GShard's settings) against a plain reference and its
-// factored state, the op_name scopes the model builders put on their instructions, and the
-// MoE step moving the dispatched tokens (not the [G,S,E,C] masks) between devices.
+// Every training-step model on every mesh shape: five steps on the devices give the same
+// loss (and MoE dropped-token counts) at every step as five steps on one device; the
+// pipelined step equals its sequential reference; the modules describe themselves.
+#include <cmath>
+#include <set>
+
 #include <gtest/gtest.h>
 
-#include <cmath>
-#include <memory>
-#include <set>
-#include <string>
-#include <vector>
-
-#include "builder/program_builder.h"
 #include "models/gshard_moe.h"
-#include "models/model_catalog.h"
-#include "models/optimizer.h"
-#include "partitioner/partitioner.h"
-#include "propagation/propagation.h"
-#include "runtime/interp/evaluator.h"
+#include "models/step_attributes.h"
+#include "support/diagnostic.h"
+#include "train_test_util.h"
 
 namespace gspmd {
 namespace {
 
-// One Adafactor step of a [2, 3] weight, written with the builder and run by the interpreter,
-// against the formula computed here.
-TEST(AdafactorTest, UpdateMatchesTheFactoredFormula) {
-  const std::vector<double> w = {0.5, -1.0, 2.0, 0.25, 1.5, -0.75};
-  const std::vector<double> g = {0.1, -0.2, 0.3, 0.05, -0.4, 0.2};
-  const std::vector<double> row = {0.01, 0.02}, col = {0.03, 0.01, 0.02};
-  const double t = 3, lr = 0.5;
+using train_test::Build;
+using train_test::Chain;
+using train_test::Compile;
 
-  ProgramBuilder b("adafactor_step");
-  Instruction* weight = b.Parameter(Shape(ElementType::kF32, {2, 3}), "w");
-  Instruction* gradient = b.Parameter(Shape(ElementType::kF32, {2, 3}), "g");
-  Instruction* row_state = b.Parameter(Shape(ElementType::kF32, {2}), "row");
-  Instruction* col_state = b.Parameter(Shape(ElementType::kF32, {3}), "col");
-  Instruction* step = b.Parameter(Shape(ElementType::kF32, {}), "t");
-  OptimizerSettings settings;
-  settings.kind = OptimizerSettings::Kind::kAdafactor;
-  settings.learning_rate = lr;
-  EXPECT_EQ(StateSlots(settings), (std::vector<std::string>{"adafactor_row", "adafactor_col"}));
-  EXPECT_EQ(StateDims(settings, 0, {2, 3}), (std::vector<int64_t>{2}));
-  EXPECT_EQ(StateDims(settings, 1, {2, 3}), (std::vector<int64_t>{3}));
-  EXPECT_EQ(StateDims(settings, 0, {5}), (std::vector<int64_t>{}));
-  EXPECT_EQ(StateDims(settings, 1, {5}), (std::vector<int64_t>{5}));
-  EXPECT_EQ(SlotSpec(settings, 1, {{"x"}, {"y"}}), (PartitionSpec{{"y"}}));
-  WeightUpdate update = ApplyOptimizer(b, settings, weight, gradient, {row_state, col_state}, step);
-  std::unique_ptr<Module> module = b.Build({update.weight, update.state[0], update.state[1]},
-                                           {std::nullopt, std::nullopt, std::nullopt});
-  std::vector<Literal> inputs = {Literal::FromDoubles(Shape(ElementType::kF32, {2, 3}), w),
-                                 Literal::FromDoubles(Shape(ElementType::kF32, {2, 3}), g),
-                                 Literal::FromDoubles(Shape(ElementType::kF32, {2}), row),
-                                 Literal::FromDoubles(Shape(ElementType::kF32, {3}), col),
-                                 Literal::Scalar(ElementType::kF32, t)};
-  std::vector<Literal> out = FlattenTuple(EvaluateModule(*module, inputs));
+struct MeshCase {
+  std::string model;
+  std::vector<std::string> settings;
+  std::string mesh;
+};
 
-  const double rho = 1 - std::pow(t, -0.8);
-  double new_row[2], new_col[3], v[6], u[6], sum_u2 = 0, sum_w2 = 0;
-  for (int i = 0; i < 2; ++i) {
-    double mean = 0;
-    for (int j = 0; j < 3; ++j) mean += (g[i * 3 + j] * g[i * 3 + j] + 1e-30) / 3;
-    new_row[i] = rho * row[i] + (1 - rho) * mean;
+std::string CaseName(const ::testing::TestParamInfo<MeshCase>& info) {
+  std::string name = info.param.model + "_" + info.param.mesh;
+  for (const std::string& s : info.param.settings) name += "_" + s;
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name;
+}
+
+std::vector<MeshCase> Cases() {
+  std::vector<MeshCase> cases;
+  const std::vector<std::pair<int, int>> shapes = {{1, 8}, {2, 4}, {4, 2}, {8, 1}};
+  for (const char* recipe : {"2d", "megatron", "data", "fsdp"})
+    for (auto [a, b] : shapes)
+      cases.push_back({"dense_lm", {std::string("sharding=") + recipe}, "x=" + std::to_string(a) + ",y=" + std::to_string(b)});
+  for (auto [a, b] : shapes)
+    cases.push_back({"gshard_moe", {}, "data=" + std::to_string(a) + ",expert=" + std::to_string(b)});
+  for (auto [a, b] : shapes)
+    cases.push_back({"pipelined_lm", {}, "stage=" + std::to_string(a) + ",data=" + std::to_string(b)});
+  cases.push_back({"pipelined_lm", {}, "stage=2,data=2,model=2"});
+  // The optimizer variants on the default meshes.
+  cases.push_back({"dense_lm", {"optimizer=sgd"}, "x=2,y=4"});
+  cases.push_back({"dense_lm", {"opt_state_sharding=data"}, "x=2,y=4"});
+  cases.push_back({"gshard_moe", {"optimizer=sgd"}, "data=2,expert=4"});
+  cases.push_back({"gshard_moe", {"opt_state_sharding=data"}, "data=2,expert=4"});
+  return cases;
+}
+
+class EveryMeshTest : public ::testing::TestWithParam<MeshCase> {};
+
+TEST_P(EveryMeshTest, FiveStepsMatchOneDevice) {
+  const MeshCase& c = GetParam();
+  std::unique_ptr<Module> global = Build(c.model, c.settings, c.mesh);
+  train_test::CompiledStep compiled = Compile(*global);
+  constexpr int kSteps = 5;
+  auto sharded = Chain(*global, ThreadsRunner(*compiled.per_device, compiled.options), kSteps);
+  auto single = Chain(*global, InterpreterRunner(*global), kSteps);
+  const int dropped = train_test::MetricIndex(*global, "dropped_tokens");
+  for (int step = 0; step < kSteps; ++step) {
+    const double a = sharded[step][0].GetAsDouble(0), b = single[step][0].GetAsDouble(0);
+    EXPECT_LE(std::abs(a - b), 1e-4 * std::abs(b)) << "step " << step << ": loss " << a << " on "
+                                                   << global->num_partitions() << " devices, " << b << " on one";
+    if (dropped >= 0)
+      EXPECT_EQ(sharded[step][dropped].GetAsDouble(0), single[step][dropped].GetAsDouble(0)) << "step " << step;
   }
-  for (int j = 0; j < 3; ++j) {
-    double mean = 0;
-    for (int i = 0; i < 2; ++i) mean += (g[i * 3 + j] * g[i * 3 + j] + 1e-30) / 2;
-    new_col[j] = rho * col[j] + (1 - rho) * mean;
-  }
-  const double row_mean = (new_row[0] + new_row[1]) / 2;
-  for (int i = 0; i < 2; ++i)
-    for (int j = 0; j < 3; ++j) {
-      v[i * 3 + j] = new_row[i] / row_mean * new_col[j];
-      u[i * 3 + j] = g[i * 3 + j] / std::sqrt(v[i * 3 + j]);
-      sum_u2 += u[i * 3 + j] * u[i * 3 + j];
-      sum_w2 += w[i * 3 + j] * w[i * 3 + j];
+}
+
+INSTANTIATE_TEST_SUITE_P(Models, EveryMeshTest, ::testing::ValuesIn(Cases()), CaseName);
+
+TEST(TrainingModelsTest, PipelinedStepHasTheSequentialLossAndGradients) {
+  // SGD: the new weights are w - lr * gradient, so equal outputs mean equal gradients.
+  for (const std::string mesh : {"stage=4,data=2", "stage=2,data=2,model=2"}) {
+    SCOPED_TRACE(mesh);
+    std::unique_ptr<Module> pipelined = Build("pipelined_lm", {"optimizer=sgd", "learning_rate=1"}, mesh);
+    std::unique_ptr<Module> sequential =
+        Build("pipelined_lm", {"optimizer=sgd", "learning_rate=1", "schedule=sequential"}, mesh);
+    auto a = Chain(*pipelined, InterpreterRunner(*pipelined), 1)[0];
+    auto b = Chain(*sequential, InterpreterRunner(*sequential), 1)[0];
+    ASSERT_EQ(a.size(), b.size());
+    Trainer probe(*pipelined, InterpreterRunner(*pipelined), {});
+    const std::vector<Literal> before = probe.inputs();
+    for (size_t i = 0; i < a.size(); ++i) {
+      LiteralComparison comparison = CompareLiterals(a[i], b[i], 1e-5);
+      EXPECT_TRUE(comparison.matches) << "output " << i << ": " << comparison.message;
     }
-  const double clip = std::max(1.0, std::sqrt(sum_u2 / 6));
-  const double scale = lr * std::max(1e-3, std::sqrt(sum_w2 / 6));
-  for (int k = 0; k < 6; ++k) EXPECT_NEAR(out[0].GetAsDouble(k), w[k] - scale * u[k] / clip, 1e-5) << k;
-  for (int i = 0; i < 2; ++i) EXPECT_NEAR(out[1].GetAsDouble(i), new_row[i], 1e-7);
-  for (int j = 0; j < 3; ++j) EXPECT_NEAR(out[2].GetAsDouble(j), new_col[j], 1e-7);
-}
-
-// The state parameters of a model trained with Adafactor are the factored row and column
-// vectors, not copies of the weights.
-TEST(AdafactorTest, ModelStateIsFactored) {
-  const ModelEntry& entry = FindTrainingModel("dense_lm");
-  ModelConfig config = entry.config();
-  config.Set("optimizer", "adafactor");
-  std::unique_ptr<Module> module = entry.build(config);
-  const Instruction* w1 = nullptr;
-  const Instruction* row = nullptr;
-  const Instruction* col = nullptr;
-  for (const Instruction* parameter : module->entry()->parameters()) {
-    if (parameter->name() == "l0.w1") w1 = parameter;
-    if (parameter->name() == "adafactor_row.l0.w1") row = parameter;
-    if (parameter->name() == "adafactor_col.l0.w1") col = parameter;
+    // The stage weights moved: their gradients are not zero.
+    const StepSignature s = ReadStepSignature(*pipelined, "");
+    int moved = 0;
+    for (const CarryPair& pair : s.carry)
+      if (s.inputs[pair.input].role == step_attributes::kRoleParam &&
+          !CompareLiterals(a[pair.output], before[pair.input], 1e-6).matches)
+        ++moved;
+    EXPECT_EQ(moved, 10);  // embedding, positions, the 6 stacked weights, final_ln, softmax
   }
-  ASSERT_TRUE(w1 && row && col);
-  EXPECT_EQ(row->shape().dims(), (std::vector<int64_t>{w1->shape().dim(0)}));
-  EXPECT_EQ(col->shape().dims(), (std::vector<int64_t>{w1->shape().dim(1)}));
-  EXPECT_EQ(row->FrontendAttribute("gspmd.role"), "opt_state");
 }
 
-// Every instruction of the training step says where it comes from: embed, layer_N/...,
-// their backward as transpose(...), head, optimizer.
-TEST(ModelOpNameTest, TrainingStepsCarryLayerScopes) {
-  for (const char* name : {"dense_lm", "gshard_moe"}) {
-    const ModelEntry& entry = FindTrainingModel(name);
-    std::unique_ptr<Module> module = entry.build(entry.config());
-    std::set<std::string> scopes;
-    for (const auto& instruction : module->entry()->instructions()) {
-      const std::string& metadata = instruction->metadata;
-      const size_t start = metadata.find("op_name=\"");
-      if (start == std::string::npos) continue;
-      scopes.insert(metadata.substr(start + 9, metadata.find('"', start + 9) - start - 9));
+TEST(TrainingModelsTest, ModulesRecordRolesInitsAndCarry) {
+  for (const ModelEntry& model : TrainingModels()) {
+    SCOPED_TRACE(model.name);
+    std::unique_ptr<Module> module = Build(model.name);
+    const StepSignature s = ReadStepSignature(*module, "");
+    EXPECT_EQ(s.carry_source, StepSignature::CarrySource::kModule);
+    EXPECT_TRUE(s.SelfInitializing());
+    EXPECT_EQ(s.task, "copy");
+    EXPECT_EQ(s.vocab, 16);
+    ASSERT_FALSE(s.metrics.empty());
+    EXPECT_EQ(s.metrics[0], "loss");
+    // Inputs are params, then optimizer state, then the batch; every param and state input
+    // is carried, by the output at the same offset past the metrics.
+    std::vector<std::string> order;
+    for (const StepInput& input : s.inputs)
+      if (order.empty() || order.back() != input.role) order.push_back(input.role);
+    EXPECT_EQ(order, (std::vector<std::string>{"param", "opt_state", "batch"}));
+    std::set<int64_t> carried;
+    for (const CarryPair& pair : s.carry) {
+      carried.insert(pair.input);
+      EXPECT_EQ(pair.output, pair.input + static_cast<int64_t>(s.metrics.size()));
     }
-    EXPECT_TRUE(scopes.count("embed")) << name;
-    EXPECT_TRUE(scopes.count("layer_0/attention")) << name;
-    EXPECT_TRUE(scopes.count("transpose(layer_0/attention)")) << name;
-    EXPECT_TRUE(scopes.count("head")) << name;
-    EXPECT_TRUE(scopes.count("optimizer")) << name;
-    EXPECT_TRUE(scopes.count(std::string(name) == "gshard_moe" ? "layer_1/moe" : "layer_1/mlp")) << name;
+    for (size_t i = 0; i < s.inputs.size(); ++i)
+      EXPECT_EQ(carried.count(static_cast<int64_t>(i)) == 1, s.inputs[i].role != "batch") << s.inputs[i].name;
+    EXPECT_EQ(s.outputs.size(), s.metrics.size() + s.carry.size());
   }
 }
 
-// GShard's Algorithm 2 keeps dispatch and combine split by group: the partitioned step has
-// four all-to-alls per MoE layer (dispatch and combine, forward and backward), each of the
-// per-device slice of the dispatched tokens [E, G, C, M].
-TEST(GShardMoeTest, AllToAllsMoveTheDispatchedTokens) {
-  const ModelEntry& entry = FindTrainingModel("gshard_moe");
-  const ModelConfig config = entry.config();
-  std::unique_ptr<Module> module = entry.build(config);
-  PropagateShardings(*module);
-  PartitionOptions options;
-  options.num_partitions = module->num_partitions();
-  std::unique_ptr<Module> per_device = PartitionModule(*module, options).module;
-  const int64_t experts = config.Int("experts") / config.AxisSize("expert");
-  const int64_t groups = config.Int("groups") / config.AxisSize("data");
-  const int64_t dispatched = experts * groups * ExpertCapacity(config) * config.Int("d_model");
-  int64_t all_to_alls = 0;
-  for (const auto& instruction : per_device->entry()->instructions()) {
-    if (instruction->opcode() != Opcode::kAllToAll) continue;
-    ++all_to_alls;
-    EXPECT_EQ(instruction->shape().element_count(), dispatched) << instruction->name();
+TEST(TrainingModelsTest, PresetsAreWrittenWithoutData) {
+  // Full-size programs: only scalar constants, so writing one allocates nothing of its size.
+  for (const char* name : {"gshard-2048e-36l", "dense-1t"}) {
+    SCOPED_TRACE(name);
+    const ModelPreset& preset = FindModelPreset(name);
+    std::unique_ptr<Module> module = FindTrainingModel(preset.model).build(PresetConfig(preset));
+    EXPECT_EQ(module->num_partitions(), 2048);
+    int64_t parameters = 0;
+    for (const Instruction* p : module->entry()->parameters())
+      if (p->FrontendAttribute(step_attributes::kRole) == step_attributes::kRoleParam)
+        parameters += p->shape().element_count();
+    if (std::string(name) == "dense-1t") EXPECT_NEAR(static_cast<double>(parameters), 1.1e12, 0.05e12);
+    if (std::string(name) == "gshard-2048e-36l") EXPECT_NEAR(static_cast<double>(parameters), 6.0e11, 0.4e11);
+    for (const auto& computation : module->computations())
+      for (const auto& instruction : computation->instructions())
+        if (instruction->opcode() == Opcode::kConstant) EXPECT_EQ(instruction->shape().element_count(), 1);
   }
-  EXPECT_EQ(all_to_alls, 4 * (config.Int("layers") / 2));
+}
+
+TEST(TrainingModelsTest, GShardCapacityFollowsThePaper) {
+  // capacity = capacity_factor * 2N / (G * E), rounded up.
+  EXPECT_EQ(ExpertCapacity(train_test::Config("gshard_moe")), 8);  // 2 * 2 * 128 / 64
+  EXPECT_EQ(ExpertCapacity(train_test::Config("gshard_moe", {"capacity_factor=0.3"})), 2);  // 1.2, rounded up
+  // The Table 3 presets (GShard's per-step work: batch x 256 tokens in groups).
+  EXPECT_EQ(ExpertCapacity(PresetConfig(FindModelPreset("gshard-2048e-36l"))), 1);  // 2 * 8192*256 / (2048 * 2048)
+  EXPECT_EQ(ExpertCapacity(PresetConfig(FindModelPreset("gshard-128e-12l"))), 16);  // 2 * 2048*256 / (512 * 128)
+}
+
+std::string ErrorOf(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const UserError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(TrainingModelsTest, BadNamesKeysAndMeshesAreUserErrors) {
+  EXPECT_NE(ErrorOf([] { FindTrainingModel("resnet"); }).find("unknown model 'resnet' (known: dense_lm, gshard_moe"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] { FindModelPreset("gshard-64e"); }).find("unknown preset 'gshard-64e'"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { train_test::Config("dense_lm", {"depth=3"}); }).find("has no key 'depth' (known: layers"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] { train_test::Config("dense_lm", {"layers=0"}); }).find("layers=0: expected an integer >= 1"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] { train_test::Config("dense_lm", {"sharding=3d"}); })
+                .find("expected one of 2d, megatron, data, fsdp"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] { train_test::Config("dense_lm", {"layers"}); }).find("expected KEY=VALUE"), std::string::npos);
+  EXPECT_NE(ErrorOf([] { train_test::Config("dense_lm", {}, "data=8"); }).find("has the axes x, y"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] { train_test::Config("dense_lm", {}, "x=0"); }).find("expected a positive axis size"),
+            std::string::npos);
+  // Dims the mesh cannot split, named by key.
+  EXPECT_NE(ErrorOf([] { Build("dense_lm", {"heads=4"}, "x=1,y=8"); })
+                .find("heads=4 cannot be split 8 ways over mesh axes y"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] { Build("gshard_moe", {"experts=6"}); }).find("experts=6 cannot be split 4 ways"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] { Build("pipelined_lm", {"layers=6"}); }).find("layers=6 cannot be split 4 ways"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf([] { Build("gshard_moe", {"groups=7"}); }).find("groups=7 cannot be split 8 ways"),
+            std::string::npos);
 }
 
 }  // namespace

@@ -111,7 +111,12 @@ class Runner {
     DeviceRunHooks hooks;
     hooks.arguments = [&](int64_t device) { return ReadDeviceArguments(plan_, arguments_, device); };
     hooks.on_first_error = [&](std::exception_ptr error) { EndJob(error); };
-    results_ = RunDevicesOnThreads(module_, plan_, communicator, devices_, hooks);
+    Write(RunDevicesOnThreads(module_, plan_, communicator, devices_, hooks));
+  }
+
+  // Writes this rank's devices' results (results[j] of devices_[j]).
+  void Write(std::vector<std::vector<Literal>> results) {
+    results_ = std::move(results);
     try {
       if (options_.sharded_output) WriteSharded();
       else WriteGlobal();
@@ -258,6 +263,14 @@ class Runner {
 
 }  // namespace
 
+void WriteResultsOverMpi(MpiSession& session, const Module& module, const SpmdPlan& plan,
+                         std::vector<std::vector<Literal>> results, const MpiRunOptions& options) {
+  GSPMD_CHECK(results.size() == static_cast<size_t>(options.devices_per_rank), results.size(),
+              " device results for ", options.devices_per_rank, " devices per rank");
+  Runner runner(session, module, plan, {}, options);
+  runner.Write(std::move(results));
+}
+
 int ComputeThreadsPerRank(const MpiSession& session) {
   cpu_set_t cpus;
   const int cores = sched_getaffinity(0, sizeof(cpus), &cpus) == 0 ? CPU_COUNT(&cpus)
@@ -265,12 +278,16 @@ int ComputeThreadsPerRank(const MpiSession& session) {
   return std::max(1, cores / std::max(1, session.local_ranks()));
 }
 
+void LimitKernelThreadsToRankShare(const MpiSession& session) {
+  if (std::getenv("OMP_NUM_THREADS") == nullptr) kernel::SetKernelThreadLimit(ComputeThreadsPerRank(session));
+}
+
 void RunSpmdOverMpi(MpiSession& session, const Module& module, const SpmdPlan& plan,
                     std::span<const GlobalArgument> arguments, const MpiRunOptions& options) {
   // The ranks on a machine share its cores: each kernel call uses at most this rank's share
   // (OpenMP teams spin at barriers, so oversubscribing them costs more than it gives), unless
   // the user chose a team size with OMP_NUM_THREADS.
-  if (std::getenv("OMP_NUM_THREADS") == nullptr) kernel::SetKernelThreadLimit(ComputeThreadsPerRank(session));
+  LimitKernelThreadsToRankShare(session);
   GSPMD_CHECK(plan.num_devices == session.size() * options.devices_per_rank, "the plan has ", plan.num_devices,
               " devices for ", session.size(), " ranks of ", options.devices_per_rank);
   Runner runner(session, module, plan, arguments, options);

@@ -30,6 +30,15 @@ struct MpiRunOptions {
 void RunSpmdOverMpi(MpiSession& session, const Module& per_device_module, const SpmdPlan& plan,
                     std::span<const GlobalArgument> arguments, const MpiRunOptions& options);
 
+// Writes results this rank's devices computed (results[j] of device rank x K + j, e.g. the last
+// step of `gspmd train`) as RunSpmdOverMpi writes its own; every rank calls it.
+void WriteResultsOverMpi(MpiSession& session, const Module& per_device_module, const SpmdPlan& plan,
+                         std::vector<std::vector<Literal>> results, const MpiRunOptions& options);
+
+// Limits each kernel call to this rank's share of the machine's cores (the ranks on one
+// machine share them), unless OMP_NUM_THREADS chose a team size; RunSpmdOverMpi does it too.
+void LimitKernelThreadsToRankShare(const MpiSession& session);
+
 // A window size for assembling global outputs (bytes); exposed for tests of uneven windows.
 inline constexpr int64_t kOutputWindowBytes = 16 << 20;
 

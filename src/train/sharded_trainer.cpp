@@ -1,0 +1,118 @@
+// ShardedTrainer: first-step shards, per-step batch shards, the device run, the sharded carry.
+#include "train/sharded_trainer.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "io/array_source.h"
+#include "runtime/spmd/device_runner.h"
+#include "runtime/spmd/spmd_executor.h"
+#include "support/diagnostic.h"
+
+namespace gspmd {
+namespace {
+
+// The first step's global values, as Trainer makes them: -i values, else each input's init;
+// the batch of step 0 filled by `batches`.
+std::vector<Literal> FirstInputs(const StepSignature& s, TrainSettings& settings, const BatchSource& batches) {
+  std::vector<Literal> inputs;
+  if (!settings.first_inputs.empty()) {
+    if (settings.first_inputs.size() != s.inputs.size())
+      GSPMD_USER_ERROR("the step takes ", s.inputs.size(), " inputs but ", settings.first_inputs.size(),
+                       " were given with -i (expected one .npy per entry parameter, in order)");
+    inputs = std::move(settings.first_inputs);
+  } else {
+    for (size_t i = 0; i < s.inputs.size(); ++i) {
+      const StepInput& input = s.inputs[i];
+      if (input.init.empty())
+        GSPMD_USER_ERROR("input %", input.name, " says nothing about its first value (no gspmd.init attribute); "
+                         "give the first step's inputs with -i");
+      if (batches.Feeds(static_cast<int64_t>(i))) {
+        inputs.emplace_back(input.shape);
+        continue;
+      }
+      inputs.push_back(InitialValue(input, static_cast<int64_t>(i), settings.seed));
+    }
+  }
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!inputs[i].shape().Compatible(s.inputs[i].shape))
+      GSPMD_USER_ERROR("-i input ", i, " holds ", inputs[i].shape().ToString(false), " but input ", i, " (%",
+                       s.inputs[i].name, ") is ", s.inputs[i].shape.ToString(false));
+  batches.Fill(0, inputs);
+  return inputs;
+}
+
+}  // namespace
+
+ShardedTrainer::ShardedTrainer(const Module& global, const Module& per_device, const SpmdRunOptions& run_options,
+                               std::vector<int64_t> local_devices, CommunicatorFactory communicators,
+                               TrainSettings settings, std::function<void(std::exception_ptr)> on_first_error)
+    : per_device_(per_device), settings_(std::move(settings)), signature_(ReadStepSignature(global, settings_.carry)),
+      devices_(std::move(local_devices)), communicators_(std::move(communicators)),
+      on_first_error_(std::move(on_first_error)) {
+  GSPMD_CHECK(!settings_.check, "ShardedTrainer does not check against one device");
+  const bool draw_task = settings_.first_inputs.empty();
+  batches_ = std::make_unique<BatchSource>(signature_, settings_.data_dir, settings_.seed, draw_task);
+  std::vector<Literal> first = FirstInputs(signature_, settings_, *batches_);
+
+  std::vector<std::unique_ptr<ArraySource>> sources;
+  std::vector<GlobalArgument> arguments;
+  for (const Literal& value : first) {
+    sources.push_back(MakeLiteralSource(value));
+    arguments.push_back({value.shape(), {sources.back().get()}});
+    global_shapes_.push_back(value.shape());
+  }
+  plan_ = PlanSpmdRun(per_device, arguments, run_options);
+  for (const CarryPair& pair : signature_.carry) {
+    const SpmdLeaf& out = plan_.results[pair.output];
+    const SpmdLeaf& in = plan_.arguments[pair.input][0];
+    if (out.sharding == in.sharding && out.local.Compatible(in.local)) continue;
+    GSPMD_USER_ERROR("carry ", pair.output, ":", pair.input, ": output ", pair.output, " is sharded ",
+                     out.sharding.ToString(), " but input ", pair.input, " (%", signature_.inputs[pair.input].name,
+                     ") is sharded ", in.sharding.ToString(),
+                     "; a sharded carry is never gathered, so both must have the same sharding");
+  }
+  for (int64_t device : devices_) arguments_.push_back(ReadDeviceArguments(plan_, arguments, device));
+}
+
+ShardedStepResult ShardedTrainer::Step() {
+  ShardedStepResult result;
+  result.step = next_step_;
+  const size_t n = signature_.inputs.size();
+  if (next_step_ > 0) {
+    std::vector<Literal> batch(n);
+    batches_->Fill(next_step_, batch);
+    for (size_t i = 0; i < n; ++i) {
+      if (!batches_->Feeds(static_cast<int64_t>(i))) continue;
+      for (size_t j = 0; j < devices_.size(); ++j)
+        arguments_[j][i] = ShardOfGlobal(batch[i], plan_.arguments[i][0].sharding, devices_[j]);
+    }
+  }
+  std::vector<bool> carried(n, false);
+  for (const CarryPair& pair : signature_.carry) carried[pair.input] = true;
+
+  const auto start = std::chrono::steady_clock::now();
+  std::unique_ptr<Communicator> communicator = communicators_();
+  DeviceRunHooks hooks;
+  hooks.arguments = [&](int64_t device) {
+    const size_t j = static_cast<size_t>(std::find(devices_.begin(), devices_.end(), device) - devices_.begin());
+    std::vector<Literal> values;
+    values.reserve(n);
+    for (size_t i = 0; i < n; ++i) values.push_back(carried[i] ? std::move(arguments_[j][i]) : arguments_[j][i]);
+    return values;
+  };
+  hooks.on_first_error = on_first_error_;
+  results_ = RunDevicesOnThreads(per_device_, plan_, *communicator, devices_, hooks);
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  for (size_t j = 0; j < devices_.size(); ++j)
+    for (const CarryPair& pair : signature_.carry) arguments_[j][pair.input] = results_[j][pair.output];
+  const size_t metrics = signature_.metrics.empty() ? 1 : signature_.metrics.size();
+  for (size_t k = 0; k < metrics && k < results_[0].size(); ++k)
+    if (results_[0][k].shape().IsArray() && results_[0][k].element_count() == 1)
+      result.metrics.push_back(results_[0][k].GetAsDouble(0));
+  ++next_step_;
+  return result;
+}
+
+}  // namespace gspmd

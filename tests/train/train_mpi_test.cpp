@@ -1,0 +1,101 @@
+// `gspmd train --backend mpi`: the carry stays sharded on the ranks between steps, and the
+// last step equals the threads backend's (our MoE model, and JAX's corpus step with --carry);
+// options that need the other backend, and a job that does not fit the step, get clear errors.
+#include <string>
+#include <vector>
+
+#include "runtime/mpi/mpi_test_util.h"
+
+namespace gspmd::mpi_test {
+namespace {
+
+const fs::path kTrainStep = fs::path(GSPMD_TEST_DATA_DIR) / "corpus" / "gspmd" / "transformer_train_1l";
+
+std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::vector<std::string> MpiFlags(const MpiLayout& layout) {
+  return {"--backend", "mpi", "--devices-per-rank", std::to_string(layout.devices_per_rank), "--progress", "lines"};
+}
+
+// The "loss X" values of the per-step lines.
+std::vector<double> Losses(const std::string& out) {
+  std::vector<double> losses;
+  for (size_t at = out.find("\nstep "); at != std::string::npos; at = out.find("\nstep ", at + 1)) {
+    const size_t loss = out.find(" loss ", at);
+    if (loss == std::string::npos) break;
+    losses.push_back(std::stod(out.substr(loss + 6, out.find(' ', loss + 6) - loss - 6)));
+  }
+  return losses;
+}
+
+class TrainMpiTest : public MpiTest {};
+
+TEST_F(TrainMpiTest, ShardedCarryTrainsLikeThreads) {
+  const std::string model = Path("moe.hlo");
+  ASSERT_EQ(Gspmd({"model", "gshard_moe", "-o", model}).exit_code, 0);
+  const std::vector<std::string> train = {"train", model, "--steps", "3", "--progress", "lines"};
+  const Launch threads = Gspmd(Concat(train, {"--save", Path("threads")}));
+  ASSERT_EQ(threads.exit_code, 0) << threads.err;
+  ASSERT_EQ(Losses(threads.out).size(), 3u) << threads.out;
+
+  std::vector<MpiLayout> layouts = {MpiLayout{2, 4, ""}, MpiLayout{8, 1, ""}};
+  if (SoakMode()) layouts.push_back(MpiLayout{4, 2, "self,tcp"});
+  for (const MpiLayout& layout : layouts) {
+    SCOPED_TRACE(layout.Name());
+    const std::string saved = Path("mpi_" + layout.Name());
+    const Launch mpi = Mpi(layout, Concat({"train", model, "--steps", "3", "--save", saved}, MpiFlags(layout)));
+    ASSERT_EQ(mpi.exit_code, 0) << mpi.err;
+    EXPECT_NE(mpi.out.find("MPI rank"), std::string::npos) << mpi.out;
+    EXPECT_NE(mpi.out.find("sharded carry"), std::string::npos) << mpi.out;
+    // Rank 0 alone reports: one line per step, the losses of the threads backend (printed with
+    // 4 decimals; the sums' order differs between the backends, so the last digit may too).
+    const std::vector<double> losses = Losses(mpi.out);
+    ASSERT_EQ(losses.size(), 3u) << mpi.out;
+    for (size_t k = 0; k < losses.size(); ++k) EXPECT_NEAR(losses[k], Losses(threads.out)[k], 2e-4) << k;
+    ExpectSameOutputs(saved, Path("threads"), 1e-5);
+  }
+}
+
+TEST_F(TrainMpiTest, CorpusStepWithCarryTrainsLikeThreads) {
+  std::vector<std::string> train = {"train", (kTrainStep / "pre.hlo").string(), "--steps", "3", "--carry",
+                                    "1:2,2:3,3:4,4:5,5:6,6:7,7:8,8:9"};
+  for (int i = 0; i < 10; ++i) train = Concat(train, {"-i", (kTrainStep / ("in" + std::to_string(i) + ".npy")).string()});
+  const Launch threads = Gspmd(Concat(train, {"--save", Path("threads")}));
+  ASSERT_EQ(threads.exit_code, 0) << threads.err;
+  const MpiLayout layout{2, 4, ""};
+  const Launch mpi = Mpi(layout, Concat(Concat(train, {"--save", Path("mpi")}), MpiFlags(layout)));
+  ASSERT_EQ(mpi.exit_code, 0) << mpi.err;
+  ExpectSameOutputs(Path("mpi"), Path("threads"), 1e-5);
+}
+
+TEST_F(TrainMpiTest, OptionsAndJobSizesThatDoNotFitGetClearErrors) {
+  const std::string model = Path("moe.hlo");
+  ASSERT_EQ(Gspmd({"model", "gshard_moe", "-o", model}).exit_code, 0);
+  const MpiLayout two{2, 1, ""};
+  struct Case {
+    bool mpirun;
+    std::vector<std::string> args;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {false, {"train", model, "--devices-per-rank", "2"}, "--devices-per-rank needs --backend mpi"},
+      {false, {"train", model, "--backend", "mpi"}, "not started by an MPI launcher"},
+      {true, Concat({"train", model, "--check"}, MpiFlags(two)), "--check needs the threads backend"},
+      {true, Concat({"train", model, "--devices", "8"}, MpiFlags(two)), "--devices 8 does not match 2 MPI ranks"},
+      {true, Concat({"train", model}, MpiFlags(two)), "the step is written for num_partitions=8 devices but the job has 2 MPI ranks x 1 device per rank = 2"},
+  };
+  for (const Case& k : cases) {
+    SCOPED_TRACE(k.message);
+    const Launch launch = k.mpirun ? Mpi(two, k.args) : Gspmd(k.args);
+    EXPECT_NE(launch.exit_code, 0);
+    EXPECT_NE(launch.err.find(k.message), std::string::npos) << launch.err;
+    EXPECT_EQ(launch.err.find("internal error"), std::string::npos) << launch.err;
+  }
+  EXPECT_FALSE(fs::exists(Path("saved")));
+}
+
+}  // namespace
+}  // namespace gspmd::mpi_test
