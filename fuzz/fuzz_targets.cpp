@@ -67,7 +67,7 @@ void FuzzPartitionText(std::string_view text) {
   }
   if (module->num_partitions() > kMaxFuzzDevices) return;
   try {
-    tools::CliPartition result = tools::PartitionForCli(*module, "fuzz.hlo", 0, /*print_warnings=*/false);
+    tools::CliPartition result = tools::PartitionForCli(*module, "fuzz.hlo", 0, tools::BoundaryFlags{}, /*print_warnings=*/false);
     if (result.num_devices > kMaxFuzzDevices) return;
     PrintModule(*result.partitioned.module);
   } catch (const UserError&) {

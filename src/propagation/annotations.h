@@ -28,7 +28,7 @@ struct UserAnnotation {
   const Instruction* from = nullptr;
   // Shardy priorities of an array annotation's dims ({"x"}p1: 1; unwritten: 0, the highest).
   // Empty when every dim has priority 0.
-  std::vector<int64_t> dim_priorities;
+  std::vector<int64_t> dim_priorities{};
 
   // The annotation while propagation runs user priority `round` (Shardy: priorities propagate
   // in rounds, lower numbers first): dims of later rounds are not sharded yet and not open,

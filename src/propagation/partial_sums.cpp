@@ -88,13 +88,6 @@ bool RunsAsControlFlow(const Instruction& instruction) {
          instruction.opcode() == Opcode::kCall;
 }
 
-double AllReduceBytes(const Sharding& sharding, const Shape& shape, int64_t group) {
-  if (group <= 1) return 0;
-  double bytes = static_cast<double>(ElementByteSize(shape.element_type()));
-  for (int64_t d : ShardDimsOf(sharding, shape.dims())) bytes *= static_cast<double>(d);
-  return 2.0 * static_cast<double>(group - 1) / static_cast<double>(group) * bytes;
-}
-
 int64_t GroupSize(const std::vector<DeviceAxis>& axes) {
   int64_t size = 1;
   for (const DeviceAxis& axis : axes) size *= axis.size;

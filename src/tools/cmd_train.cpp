@@ -98,7 +98,7 @@ CompiledStep Compile(const TrainCommandOptions& options, int64_t devices, bool p
                             " (expected mpirun -np R and --devices-per-rank K with R x K = ",
                             step.original->num_partitions(), ")"));
   step.compiled = LoadProgram(options.file);
-  step.partition = PartitionForCli(*step.compiled, options.file, devices, print_warnings);
+  step.partition = PartitionForCli(*step.compiled, options.file, devices, BoundaryFlags{}, print_warnings);
   const Module& per_device = *step.partition.partitioned.module;
   step.run_options =
       WithFileContext(options.file, [&] { return OptionsFromLikeModule(per_device, step.compiled.get()); });
