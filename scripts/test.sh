@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs the test suite twice: the Release build in build/ (through ctest), then an
 # AddressSanitizer + UndefinedBehaviorSanitizer build in build-asan/ (the test binary directly).
-# Set GSPMD_SKIP_SANITIZERS=1 to run only the first part. Then the libFuzzer targets run for
-# 60 s each (scripts/fuzz.sh; GSPMD_FUZZ_SECONDS sets the time, GSPMD_SKIP_FUZZ=1 skips them).
+# Set GSPMD_SKIP_SANITIZERS=1 to run only the first part. With GSPMD_RUN_FUZZ=1 the libFuzzer
+# targets then run for 60 s each (scripts/fuzz.sh; GSPMD_FUZZ_SECONDS sets the time).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="${GSPMD_JOBS:-$(nproc)}"
