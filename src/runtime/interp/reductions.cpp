@@ -393,11 +393,14 @@ std::vector<Literal> ResultsFilledWithInits(const Instruction& instruction, Oper
 // select-and-scatter
 // ---------------------------------------------------------------------------------------------
 
-// For each source element (one per window): picks the window's selected operand element
-// (select(current, candidate) false moves the selection to the candidate, so the first of
-// equals wins under GE), then scatters the source value into it.
-template <typename SelectFn, typename ScatterFn>
-void SelectAndScatterLoop(const WindowPlan& plan, SelectFn&& select, ScatterFn&& scatter) {
+// For each source element (one per window), the offset of the window's selected operand element
+// (-1 for an empty window): select(current, candidate) false moves the selection to the
+// candidate, so the first of equals wins under GE. Selecting and scattering are separate passes
+// so the typed select loops (one per operand type) and the typed scatter loops (one per result
+// type and reducer) are instantiated side by side, not one inside the other.
+template <typename SelectFn>
+std::vector<int64_t> SelectedOffsets(const WindowPlan& plan, SelectFn&& select) {
+  std::vector<int64_t> selected_offsets(static_cast<size_t>(plan.out_count), -1);
   std::vector<size_t> scratch;
   IndexCounter index(plan.out_dims);
   for (int64_t s = 0; s < plan.out_count; ++s, index.Next()) {
@@ -405,8 +408,9 @@ void SelectAndScatterLoop(const WindowPlan& plan, SelectFn&& select, ScatterFn&&
     ForEachTap(plan, index.index(), scratch, [&](int64_t offset) {
       if (selected < 0 || !select(selected, offset)) selected = offset;
     });
-    if (selected >= 0) scatter(selected, s);
+    selected_offsets[static_cast<size_t>(s)] = selected;
   }
+  return selected_offsets;
 }
 
 }  // namespace
@@ -472,43 +476,47 @@ Literal EvaluateSelectAndScatter(const Instruction& instruction, Operands operan
     ElementType params[] = {out_type, source.element_type()}, results_types[] = {out_type};
     scatter_caller.emplace(evaluator, scatter, instruction, params, results_types);
   }
-  auto run = [&](auto&& select_fn) {
-    if (fast_scatter) {
-      DispatchElementType(out_type, [&]<typename U>() {
-        DispatchReducer(combine, [&]<BinaryReducer kOp>() {
-          U* out = result.data<U>();
-          const U* src = source.data<U>();
-          SelectAndScatterLoop(plan, select_fn, [&](int64_t target, int64_t s) {
-            out[target] = Narrow<U>(ApplyReducer<kOp, AccumulatorType<U>>(Widen(out[target]), Widen(src[s])));
-          });
-        });
-      });
-      return;
-    }
-    SelectAndScatterLoop(plan, select_fn, [&](int64_t target, int64_t s) {
-      scatter_caller->SetArgument(0, result.raw() + target * out_size);
-      scatter_caller->SetArgument(1, source.raw() + s * source_size);
-      scatter_caller->Call();
-      std::memcpy(result.raw() + target * out_size, scatter_caller->Result(0), static_cast<size_t>(out_size));
-    });
-  };
+  std::vector<int64_t> selected;
   if (comparison.recognized) {
     DispatchElementType(type, [&]<typename T>() {
       const T* values = operand.data<T>();
       bool swapped = comparison.lhs_parameter == 1;
-      run([&](int64_t current, int64_t candidate) {
+      selected = SelectedOffsets(plan, [&](int64_t current, int64_t candidate) {
         T a = values[current], b = values[candidate];
         return swapped ? CompareValues(b, a, comparison.direction, comparison.total_order)
                        : CompareValues(a, b, comparison.direction, comparison.total_order);
       });
     });
   } else {
-    run([&](int64_t current, int64_t candidate) {
+    selected = SelectedOffsets(plan, [&](int64_t current, int64_t candidate) {
       select_caller->SetArgument(0, operand.raw() + current * operand_size);
       select_caller->SetArgument(1, operand.raw() + candidate * operand_size);
       select_caller->Call();
       return *static_cast<const bool*>(select_caller->Result(0));
     });
+  }
+  const int64_t source_count = static_cast<int64_t>(selected.size());
+  if (fast_scatter) {
+    DispatchElementType(out_type, [&]<typename U>() {
+      DispatchReducer(combine, [&]<BinaryReducer kOp>() {
+        U* out = result.data<U>();
+        const U* src = source.data<U>();
+        for (int64_t s = 0; s < source_count; ++s) {
+          const int64_t target = selected[static_cast<size_t>(s)];
+          if (target < 0) continue;
+          out[target] = Narrow<U>(ApplyReducer<kOp, AccumulatorType<U>>(Widen(out[target]), Widen(src[s])));
+        }
+      });
+    });
+  } else {
+    for (int64_t s = 0; s < source_count; ++s) {
+      const int64_t target = selected[static_cast<size_t>(s)];
+      if (target < 0) continue;
+      scatter_caller->SetArgument(0, result.raw() + target * out_size);
+      scatter_caller->SetArgument(1, source.raw() + s * source_size);
+      scatter_caller->Call();
+      std::memcpy(result.raw() + target * out_size, scatter_caller->Result(0), static_cast<size_t>(out_size));
+    }
   }
   return std::move(result);
 }
