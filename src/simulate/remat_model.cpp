@@ -144,7 +144,9 @@ class Planner {
   bool FindGap(size_t value, size_t peak, Candidate& candidate) const {
     const auto& segments = plan_.segments[value];
     for (size_t s = 0; s < segments.size(); ++s) {
-      const auto [begin, end] = segments[s];
+      // Plain variables, not a structured binding: the lambda below captures them (clang 14,
+      // the sanitizer build's compiler, cannot capture bindings).
+      const size_t begin = segments[s].first, end = segments[s].second;
       if (peak < begin || peak > end) continue;
       if (end >= ranges_.values.size()) return false;  // an output: lives to the end
       // Uses, and the recomputations that read this value (pins), end gaps.
