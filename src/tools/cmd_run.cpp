@@ -186,18 +186,8 @@ void RunOnMpi(const RunOptions& options, int64_t devices) {
     } catch (const UserError& user_error) {
       error = user_error.what();
     }
-    const MpiSession::AgreedFailure agreed = session.AgreeOnFailure("reading the program and inputs", error);
-    if (agreed.failed_rank >= 0) {
-      // Reported before MPI_Finalize: the launcher ends the job as soon as a rank exits with
-      // an error, so the message must be out before any rank gets there.
-      failed_rank = agreed.failed_rank;
-      if (session.rank() == failed_rank) {
-        const bool located = agreed.message.find(": error: ") != std::string::npos;
-        std::fflush(stdout);
-        std::fprintf(stderr, "gspmd: rank %d: %s%s\n", failed_rank, located ? "" : "error: ", agreed.message.c_str());
-        std::fflush(stderr);
-      }
-    } else {
+    failed_rank = AgreeAndReportFailure(session, "reading the program and inputs", error);
+    if (failed_rank < 0) {
       if (!session.AllRanksAgree(Fingerprint(PrintModule(*run.per_device)), "comparing the compiled programs"))
         session.FailJob("the ranks compiled different per-device programs from " + options.file +
                         " (is FILE the same file on every machine?)");

@@ -226,16 +226,8 @@ void TrainOnMpi(const TrainCommandOptions& options, int64_t steps, int64_t reque
     } catch (const UserError& user_error) {
       error = user_error.what();
     }
-    const MpiSession::AgreedFailure agreed = session.AgreeOnFailure("compiling the step and its first inputs", error);
-    if (agreed.failed_rank >= 0) {
-      failed_rank = agreed.failed_rank;
-      if (session.rank() == failed_rank) {
-        const bool located = agreed.message.find(": error: ") != std::string::npos;
-        std::fflush(stdout);
-        std::fprintf(stderr, "gspmd: rank %d: %s%s\n", failed_rank, located ? "" : "error: ", agreed.message.c_str());
-        std::fflush(stderr);
-      }
-    } else {
+    failed_rank = AgreeAndReportFailure(session, "compiling the step and its first inputs", error);
+    if (failed_rank < 0) {
       const Module& per_device = *step.partition.partitioned.module;
       if (!session.AllRanksAgree(Fingerprint(PrintModule(per_device)), "comparing the compiled steps"))
         session.FailJob("the ranks compiled different per-device programs from " + options.file +

@@ -278,6 +278,17 @@ int ComputeThreadsPerRank(const MpiSession& session) {
   return std::max(1, cores / std::max(1, session.local_ranks()));
 }
 
+int AgreeAndReportFailure(MpiSession& session, const std::string& phase, const std::string& my_error) {
+  const MpiSession::AgreedFailure agreed = session.AgreeOnFailure(phase, my_error);
+  if (agreed.failed_rank >= 0 && session.rank() == agreed.failed_rank) {
+    const bool located = agreed.message.find(": error: ") != std::string::npos;
+    std::fflush(stdout);
+    std::fprintf(stderr, "gspmd: rank %d: %s%s\n", agreed.failed_rank, located ? "" : "error: ", agreed.message.c_str());
+    std::fflush(stderr);
+  }
+  return agreed.failed_rank;
+}
+
 void LimitKernelThreadsToRankShare(const MpiSession& session) {
   if (std::getenv("OMP_NUM_THREADS") == nullptr) kernel::SetKernelThreadLimit(ComputeThreadsPerRank(session));
 }

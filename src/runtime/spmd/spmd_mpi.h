@@ -39,6 +39,12 @@ void WriteResultsOverMpi(MpiSession& session, const Module& per_device_module, c
 // machine share them), unless OMP_NUM_THREADS chose a team size; RunSpmdOverMpi does it too.
 void LimitKernelThreadsToRankShare(const MpiSession& session);
 
+// Ends a phase on every rank: the ranks agree on the lowest failing one
+// (MpiSession::AgreeOnFailure) and that rank alone prints its error to stderr ("gspmd: rank R:
+// error: ..."), before any rank can reach MPI_Finalize (the launcher ends the job as soon as a
+// rank exits with an error). Returns the failing rank, or -1 when every rank succeeded.
+int AgreeAndReportFailure(MpiSession& session, const std::string& phase, const std::string& my_error);
+
 // A window size for assembling global outputs (bytes); exposed for tests of uneven windows.
 inline constexpr int64_t kOutputWindowBytes = 16 << 20;
 
