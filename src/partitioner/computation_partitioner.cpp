@@ -127,16 +127,9 @@ PartitionedValue ComputationPartitioner::PartitionParameter(const Instruction& p
   Sharding incoming = number < static_cast<int64_t>(parameter_shardings_.size())
                           ? parameter_shardings_[number]
                           : EffectiveSharding(parameter);
+  // Tuple shardings list one sharding per leaf, however the tuples nest.
   Shape shard_shape = parameter.shape();
-  if (shard_shape.IsTuple()) {
-    std::vector<Shape> elements;
-    for (int64_t i = 0; i < shard_shape.tuple_size(); ++i)
-      elements.push_back(ShardShapeOf(incoming.tuple_elements().at(i), shard_shape.tuple_shape(i)));
-    shard_shape = Shape::Tuple(std::move(elements));
-    // Nested tuples are not split further here.
-  } else if (shard_shape.IsArray()) {
-    shard_shape = ShardShapeOf(incoming, shard_shape);
-  }
+  if (shard_shape.IsTuple() || shard_shape.IsArray()) shard_shape = ShardShapeOf(incoming, shard_shape);
   auto clone = std::make_unique<Instruction>(Opcode::kParameter, shard_shape, parameter.name());
   clone->parameter_number = number;
   clone->metadata = parameter.metadata;

@@ -130,8 +130,53 @@ std::vector<int64_t> ShardDimsOf(const Sharding& sharding, const std::vector<int
   return sharding.ShardDims(global_dims);
 }
 
+namespace {
+
+// The per-device shape of the leaves of `global_shape` from `next_leaf` on: a tuple sharding
+// lists one sharding per leaf, in order, however the tuples nest; any other sharding applies
+// to every leaf.
+Shape ShardLeavesOf(const Sharding& sharding, const Shape& global_shape, size_t& next_leaf) {
+  if (global_shape.IsTuple()) {
+    std::vector<Shape> elements;
+    for (int64_t i = 0; i < global_shape.tuple_size(); ++i)
+      elements.push_back(ShardLeavesOf(sharding, global_shape.tuple_shape(i), next_leaf));
+    return Shape::Tuple(std::move(elements));
+  }
+  if (!sharding.IsTuple()) return ShardShapeOf(sharding, global_shape);
+  GSPMD_CHECK(next_leaf < sharding.tuple_elements().size(), "tuple sharding with ", sharding.tuple_elements().size(),
+              " leaves for a shape with more leaves");
+  return ShardShapeOf(sharding.tuple_elements()[next_leaf++], global_shape);
+}
+
+size_t LeafCount(const Shape& shape) {
+  if (!shape.IsTuple()) return 1;
+  size_t count = 0;
+  for (int64_t i = 0; i < shape.tuple_size(); ++i) count += LeafCount(shape.tuple_shape(i));
+  return count;
+}
+
+}  // namespace
+
 Shape ShardShapeOf(const Sharding& sharding, const Shape& global_shape) {
-  GSPMD_CHECK(!global_shape.IsTuple(), "ShardShapeOf on a tuple shape");
+  if (global_shape.IsTuple()) {
+    // A tuple sharding is a flat list of leaves (XLA's form) or, as propagation may hold it,
+    // one element per tuple element, nested like the shape.
+    const auto& elements = sharding.tuple_elements();
+    const bool nested = sharding.IsTuple() && static_cast<int64_t>(elements.size()) == global_shape.tuple_size() &&
+                        (elements.size() != LeafCount(global_shape) ||
+                         std::any_of(elements.begin(), elements.end(), [](const Sharding& e) { return e.IsTuple(); }));
+    if (nested) {
+      std::vector<Shape> shards;
+      for (int64_t i = 0; i < global_shape.tuple_size(); ++i)
+        shards.push_back(ShardShapeOf(elements[i], global_shape.tuple_shape(i)));
+      return Shape::Tuple(std::move(shards));
+    }
+    size_t next_leaf = 0;
+    Shape shape = ShardLeavesOf(sharding, global_shape, next_leaf);
+    GSPMD_CHECK(!sharding.IsTuple() || next_leaf == sharding.tuple_elements().size(), "tuple sharding with ",
+                sharding.tuple_elements().size(), " leaves for a shape with ", next_leaf);
+    return shape;
+  }
   Shape shape = global_shape;
   if (shape.IsArray()) shape.set_dims(ShardDimsOf(sharding, global_shape.dims()));
   if (global_shape.layout()) shape.set_layout(global_shape.layout());

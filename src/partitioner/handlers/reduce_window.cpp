@@ -125,6 +125,23 @@ Instruction* MaskOutside(HloBuilder& b, Instruction* value, int64_t dim, const s
   return b.Select(valid, value, b.BroadcastScalar(fill, dims));
 }
 
+Instruction* ExtremeValue(HloBuilder& b, ElementType type, bool lowest);
+
+// The identity of a recognized reducer for `type` (what positions outside the array must hold
+// so that each window still applies the op's init exactly once, as the interpreter does);
+// nullptr for an unrecognized reducer.
+Instruction* ReducerIdentity(HloBuilder& b, const Computation& reducer, ElementType type) {
+  std::optional<Opcode> reduction = OpcodeOfReducer(RecognizeReducer(reducer));
+  if (!reduction) return nullptr;
+  switch (*reduction) {
+    case Opcode::kAdd: case Opcode::kOr: case Opcode::kXor: return b.ScalarConstant(type, 0);
+    case Opcode::kMultiply: case Opcode::kAnd: return b.ScalarConstant(type, 1);
+    case Opcode::kMaximum: return ExtremeValue(b, type, /*lowest=*/true);
+    case Opcode::kMinimum: return ExtremeValue(b, type, /*lowest=*/false);
+    default: return nullptr;
+  }
+}
+
 class ReduceWindowPartitioner {
  public:
   explicit ReduceWindowPartitioner(OpContext& op)
@@ -282,7 +299,11 @@ class ReduceWindowPartitioner {
       for (int64_t p = 0; p < context_.num_devices(); ++p) start_of_device[p] = x.window_start[tile_of_device[p]];
       for (int64_t i = 0; i < count_; ++i) {
         Instruction* window_values = shape_ops::ExchangeWindows(context_, b_, values[i], x);
-        values[i] = MaskOutside(b_, window_values, d, start_of_device, input_shape_.dim(d), inits[i]);
+        // Outside the array: the reducer's identity, not init (init may be any value and is
+        // applied once per window by the local reduce-window). Variadic and unrecognized
+        // reducers keep init there.
+        Instruction* fill = count_ == 1 ? ReducerIdentity(b_, *rw_.to_apply(), ResultShape(0).element_type()) : nullptr;
+        values[i] = MaskOutside(b_, window_values, d, start_of_device, input_shape_.dim(d), fill ? fill : inits[i]);
       }
       window[d].padding_low = 0;
       window[d].padding_high = 0;
