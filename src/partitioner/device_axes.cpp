@@ -241,8 +241,9 @@ std::string AxisSharding::ToString() const {
   return out;
 }
 
-std::optional<AxisSharding> DecomposeSharding(const Sharding& sharding, int64_t rank,
-                                              int64_t num_devices) {
+namespace {
+
+std::optional<AxisSharding> DecomposeShardingUncached(const Sharding& sharding, int64_t rank, int64_t num_devices) {
   AxisSharding result;
   result.dims.resize(rank);
   if (sharding.IsReplicated() || sharding.IsManual()) {
@@ -295,6 +296,47 @@ std::optional<AxisSharding> DecomposeSharding(const Sharding& sharding, int64_t 
   std::sort(result.unreduced.begin(), result.unreduced.end());
   if (!IsMixedRadix(result.AllAxes(), num_devices)) return std::nullopt;
   return result;
+}
+
+// The decompositions of recently seen shardings, by representation: the reshard planner and
+// the partial-sum analysis ask for the same few shardings again and again, and each answer
+// costs a pass over every device (on 2048 devices this was half of partitioning). An entry
+// holds a copy of its sharding, so its representation (the key) cannot be freed and reused.
+struct DecompositionCache {
+  struct Key {
+    const void* identity;
+    int64_t rank;
+    int64_t num_devices;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& key) const {
+      size_t h = std::hash<const void*>()(key.identity);
+      h ^= std::hash<int64_t>()(key.rank) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+      h ^= std::hash<int64_t>()(key.num_devices) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+      return h;
+    }
+  };
+  struct Entry {
+    Sharding keep_alive;
+    std::optional<AxisSharding> decomposition;
+  };
+  static constexpr size_t kCapacity = 4096;  // cleared when full: the working set is small
+  std::unordered_map<Key, Entry, KeyHash> entries;
+};
+
+}  // namespace
+
+std::optional<AxisSharding> DecomposeSharding(const Sharding& sharding, int64_t rank, int64_t num_devices) {
+  // Small cases are cheap to decompose; plain {replicated} has no representation to key on.
+  if (sharding.identity() == nullptr || num_devices <= 64) return DecomposeShardingUncached(sharding, rank, num_devices);
+  thread_local DecompositionCache cache;
+  const DecompositionCache::Key key{sharding.identity(), rank, num_devices};
+  if (auto found = cache.entries.find(key); found != cache.entries.end()) return found->second.decomposition;
+  if (cache.entries.size() >= DecompositionCache::kCapacity) cache.entries.clear();
+  std::optional<AxisSharding> decomposition = DecomposeShardingUncached(sharding, rank, num_devices);
+  cache.entries.emplace(key, DecompositionCache::Entry{sharding, decomposition});
+  return decomposition;
 }
 
 std::optional<std::pair<AxisSharding, AxisSharding>> RefineToCommonAxes(const AxisSharding& a,

@@ -117,6 +117,10 @@ class Sharding {
   // Canonical XLA text, with the braces: "{devices=[2,1,4]<=[8] last_tile_dim_replicate}".
   std::string ToString() const;
 
+  // The address of the shared representation (nullptr for a default {replicated}): equal for
+  // copies of one Sharding, so caches of derived facts can key on it while they hold a copy.
+  const void* identity() const { return rep_.get(); }
+
  private:
   // Everything a sharding says, immutable once shared: copying a Sharding copies one pointer,
   // and the setters copy the representation first when another Sharding shares it.

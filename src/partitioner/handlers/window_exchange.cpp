@@ -26,50 +26,63 @@ struct Round {
   int64_t length = 0;
 };
 
-bool Ascending(const std::vector<int64_t>& values) { return std::is_sorted(values.begin(), values.end()); }
+// One segment's non-empty tile parts sorted by where they begin, for finding the parts that
+// meet a range by binary search. `disjoint` is false when sorted parts overlap (their ends are
+// then not sorted too), and every part must be checked.
+struct SegmentIndex {
+  std::vector<int64_t> tiles;  // non-empty parts, by real_begin
+  std::vector<int64_t> begins, ends;
+  bool disjoint = true;
+};
 
-// The source tiles [first, last) whose part of `segment` can meet [begin, end): when the
-// parts advance with the tile (block layouts) the run found by binary search, else all.
-std::pair<int64_t, int64_t> CandidateTiles(const SourceSegment& segment, bool ascending, int64_t begin, int64_t end,
-                                           int64_t tiles) {
-  if (!ascending) return {0, tiles};
-  const auto& ends = segment.real_end;
-  const auto& begins = segment.real_begin;
-  const int64_t first = std::upper_bound(ends.begin(), ends.end(), begin) - ends.begin();
-  const int64_t last = std::lower_bound(begins.begin(), begins.end(), end) - begins.begin();
-  return {first, std::max(first, last)};
+SegmentIndex IndexSegment(const SourceSegment& segment, int64_t tile_count) {
+  SegmentIndex index;
+  for (int64_t j = 0; j < tile_count; ++j)
+    if (segment.real_begin[j] < segment.real_end[j]) index.tiles.push_back(j);
+  std::stable_sort(index.tiles.begin(), index.tiles.end(),
+                   [&](int64_t a, int64_t b) { return segment.real_begin[a] < segment.real_begin[b]; });
+  for (int64_t j : index.tiles) {
+    if (!index.ends.empty() && segment.real_begin[j] < index.ends.back()) index.disjoint = false;
+    index.begins.push_back(segment.real_begin[j]);
+    index.ends.push_back(segment.real_end[j]);
+  }
+  return index;
 }
 
 // Every (source tile, segment) piece each target tile needs, in (target, source, segment)
-// order. Only tiles whose parts can overlap are visited: on 2048 devices a full scan per
-// target was the partitioner's hot spot.
+// order. Only the parts that meet the needed range are visited (binary search over each
+// segment's parts): on 2048 devices a scan of every tile per target was the partitioner's
+// hot spot.
 std::vector<Transfer> FindTransfers(const WindowExchange& x) {
   std::vector<Transfer> transfers;
   int64_t tiles = x.lines.tiles;
-  std::vector<bool> ascending;
-  for (const SourceSegment& segment : x.segments)
-    ascending.push_back(Ascending(segment.real_begin) && Ascending(segment.real_end));
+  std::vector<SegmentIndex> indexes;
+  for (const SourceSegment& segment : x.segments) indexes.push_back(IndexSegment(segment, tiles));
+  std::vector<Transfer> for_target;
   for (int64_t t = 0; t < tiles; ++t) {
     int64_t begin = x.needed_begin[t], end = x.needed_end[t];
     if (begin >= end) continue;
     GSPMD_CHECK(begin >= x.window_start[t] && end <= x.window_start[t] + x.window_length,
                 "needed positions outside the window");
-    int64_t from = tiles, to = 0;
+    for_target.clear();
     for (size_t g = 0; g < x.segments.size(); ++g) {
-      auto [first, last] = CandidateTiles(x.segments[g], ascending[g], begin, end, tiles);
-      if (first >= last) continue;
-      from = std::min(from, first);
-      to = std::max(to, last);
-    }
-    for (int64_t j = from; j < to; ++j) {
-      for (size_t g = 0; g < x.segments.size(); ++g) {
-        const SourceSegment& segment = x.segments[g];
+      const SourceSegment& segment = x.segments[g];
+      const SegmentIndex& index = indexes[g];
+      size_t first = 0;
+      const size_t last = std::lower_bound(index.begins.begin(), index.begins.end(), end) - index.begins.begin();
+      if (index.disjoint) first = std::upper_bound(index.ends.begin(), index.ends.end(), begin) - index.ends.begin();
+      for (size_t k = first; k < last; ++k) {
+        const int64_t j = index.tiles[k];
         int64_t lo = std::max(begin, segment.real_begin[j]);
         int64_t hi = std::min(end, segment.real_end[j]);
         if (lo >= hi) continue;
-        transfers.push_back({j, t, static_cast<int64_t>(g), lo, hi});
+        for_target.push_back({j, t, static_cast<int64_t>(g), lo, hi});
       }
     }
+    std::sort(for_target.begin(), for_target.end(), [](const Transfer& a, const Transfer& b) {
+      return a.source != b.source ? a.source < b.source : a.segment < b.segment;
+    });
+    transfers.insert(transfers.end(), for_target.begin(), for_target.end());
   }
   return transfers;
 }
