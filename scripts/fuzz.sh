@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets with clang (build-fuzz/: ASan + UBSan + coverage) and runs each
-# one, seeded from tests/data, for GSPMD_FUZZ_SECONDS seconds (default 60: the CI run).
+# Builds the libFuzzer targets with clang (build-asan/, the sanitizer build scripts/test.sh also
+# runs the tests from: ASan + UBSan + coverage) and runs each one, seeded from tests/data, for
+# GSPMD_FUZZ_SECONDS seconds (default 60: the CI run).
 #
 #   scripts/fuzz.sh                          # CI: 60 s per target
 #   GSPMD_FUZZ_SECONDS=3600 GSPMD_FUZZ_JOBS=2 scripts/fuzz.sh   # soak: an hour per target, 2 workers
 #   scripts/fuzz.sh hlo_parser               # one target
 #
 # Inputs that crash, hang (> 10 s), leak or run out of memory (> 2 GB) are written to
-# build-fuzz/artifacts/ and the script fails; add each one to tests/data/fuzz/<target>/ (the
+# build-asan/artifacts/ and the script fails; add each one to tests/data/fuzz/<target>/ (the
 # regression test replays them) once fixed. The corpus libFuzzer grows is kept in
-# build-fuzz/corpus/<target>/ across runs. Totals (executions, per target) are printed at the end.
+# build-asan/corpus/<target>/ across runs. Totals (executions, per target) are printed at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${GSPMD_FUZZ_SECONDS:-60}"
@@ -17,35 +18,32 @@ jobs="${GSPMD_FUZZ_JOBS:-1}"
 targets=("$@")
 [ ${#targets[@]} -eq 0 ] && targets=(hlo_parser npy_reader partition)
 
-if [ ! -f build-fuzz/build.ninja ]; then
-  CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
-    -DGSPMD_FUZZ=ON -DGSPMD_BUILD_TESTS=OFF -DGSPMD_BUILD_BENCHMARKS=OFF
-fi
-cmake --build build-fuzz --target "${targets[@]/#/fuzz_}"
+bash scripts/configure-sanitized.sh
+cmake --build build-asan --target "${targets[@]/#/fuzz_}"
 
-mkdir -p build-fuzz/artifacts
+mkdir -p build-asan/artifacts
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
 status=0
 summary=()
 for target in "${targets[@]}"; do
-  corpus="build-fuzz/corpus/$target"
+  corpus="build-asan/corpus/$target"
   mkdir -p "$corpus"
   case "$target" in
     npy_reader) seeds=(tests/data -name '*.npy') ; dict=() ;;
     *) seeds=(tests/data -name '*.hlo') ; dict=(-dict=fuzz/hlo.dict) ;;
   esac
-  seed_dir="build-fuzz/seeds/$target"
+  seed_dir="build-asan/seeds/$target"
   rm -rf "$seed_dir" && mkdir -p "$seed_dir"
   find "${seeds[@]}" -size -64k -print0 | while IFS= read -r -d '' seed; do cp "$seed" "$seed_dir/$(echo "${seed#tests/data/}" | tr / _)"; done
   for found in tests/data/fuzz/"$target"/*; do [ -f "$found" ] && cp "$found" "$seed_dir/"; done
-  log="build-fuzz/fuzz_$target.log"
+  log="build-asan/fuzz_$target.log"
   echo "== fuzz_$target: ${seconds} s, $jobs worker(s), log $log =="
   args=(-max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1
-        -artifact_prefix=build-fuzz/artifacts/"$target"- "${dict[@]}")
+        -artifact_prefix=build-asan/artifacts/"$target"- "${dict[@]}")
   if [ "$jobs" -gt 1 ]; then args+=(-fork="$jobs" -ignore_crashes=0); fi
-  if ! build-fuzz/fuzz/fuzz_"$target" "${args[@]}" "$corpus" "$seed_dir" >"$log" 2>&1; then
-    echo "fuzz_$target FAILED; the input is in build-fuzz/artifacts/, the report in $log:"
+  if ! build-asan/fuzz/fuzz_"$target" "${args[@]}" "$corpus" "$seed_dir" >"$log" 2>&1; then
+    echo "fuzz_$target FAILED; the input is in build-asan/artifacts/, the report in $log:"
     grep -m 20 -E "ERROR|SUMMARY|invariant|Test unit written|error:" "$log" || tail -20 "$log"
     status=1
   fi
