@@ -8,10 +8,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bench_dir="${GSPMD_BUILD_DIR:-build}/benchmarks"
 results="${GSPMD_BUILD_DIR:-build}/bench-results"
-if [ ! -d "$bench_dir" ]; then
-  echo "error: $bench_dir not found (expected a Release build with benchmarks; run: bash scripts/build.sh)" >&2
+if [ ! -f "${GSPMD_BUILD_DIR:-build}/build.ninja" ]; then
+  echo "error: ${GSPMD_BUILD_DIR:-build} is not configured (expected a Release build; run: bash scripts/build.sh)" >&2
   exit 1
 fi
+cmake --build "${GSPMD_BUILD_DIR:-build}" --target gspmd_benchmarks
 mkdir -p "$results"
 found=0
 for binary in "$bench_dir"/*; do

@@ -3,7 +3,7 @@
 #  1. Release (build/): the MPI tests (gspmd_mpi_tests; they start mpirun, 4-8 ranks a case).
 #  2. clang AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/): every other test
 #     (gspmd_tests), spread over one GoogleTest shard per core at a time.
-#  3. each libFuzzer target of the sanitizer build for 60 s (scripts/fuzz.sh;
+#  3. the libFuzzer targets of the sanitizer build, side by side for 60 s (scripts/fuzz.sh;
 #     GSPMD_FUZZ_SECONDS sets the time).
 # GSPMD_SKIP_SANITIZERS=1 runs only the first part and gspmd_tests in Release instead;
 # GSPMD_SKIP_FUZZ=1 leaves out the last. `ctest --test-dir build` (after `ninja -C build`)
@@ -68,7 +68,7 @@ done
 if [ "${GSPMD_SKIP_FUZZ:-0}" = "1" ]; then
   echo "== all tests passed (Release and ASan/UBSan; fuzzing skipped: GSPMD_SKIP_FUZZ=1) =="
 else
-  echo "== libFuzzer targets (build-asan/, ${GSPMD_FUZZ_SECONDS:-60} s each) =="
+  echo "== libFuzzer targets (build-asan/, side by side for ${GSPMD_FUZZ_SECONDS:-60} s) =="
   bash scripts/fuzz.sh
   echo "== all tests passed (Release, ASan/UBSan, fuzzing) =="
 fi
