@@ -1,9 +1,12 @@
 // User-facing errors (with a source location) and internal assertions.
 #pragma once
 
+#include <charconv>
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 
 namespace gspmd {
 
@@ -30,12 +33,44 @@ class UserError : public std::runtime_error {
 // Throws a UserError whose message is "LOCATION: error: MESSAGE".
 [[noreturn]] void ThrowUserErrorAt(const SourceLocation& where, const std::string& message);
 
+namespace strcat_internal {
+// Text and integers are appended directly (names and messages are built on hot paths); any
+// other part goes through an ostream, as does a whole StrCat with such a part, so the text is
+// always what `ostream <<` prints.
+template <typename T>
+inline constexpr bool kDirect =
+    std::is_convertible_v<const T&, std::string_view> ||
+    (std::is_integral_v<T> && !std::is_same_v<T, bool> && !std::is_same_v<T, signed char> &&
+     !std::is_same_v<T, unsigned char>);
+
+template <typename T>
+void AppendDirect(std::string& out, const T& part) {
+  if constexpr (std::is_pointer_v<T>) {
+    if (part != nullptr) out.append(part);  // as ostream: a null string prints nothing
+  } else if constexpr (std::is_convertible_v<const T&, std::string_view>) {
+    out.append(std::string_view(part));
+  } else if constexpr (std::is_same_v<T, char>) {
+    out.push_back(part);
+  } else {
+    char digits[24];
+    const std::to_chars_result written = std::to_chars(digits, digits + sizeof(digits), part);
+    out.append(digits, written.ptr);
+  }
+}
+}  // namespace strcat_internal
+
 // Builds a message from streamable parts: StrCat("dim ", 3, " of ", shape).
 template <typename... Parts>
 std::string StrCat(const Parts&... parts) {
-  std::ostringstream out;
-  (out << ... << parts);
-  return out.str();
+  if constexpr ((strcat_internal::kDirect<Parts> && ...)) {
+    std::string out;
+    (strcat_internal::AppendDirect(out, parts), ...);
+    return out;
+  } else {
+    std::ostringstream out;
+    (out << ... << parts);
+    return out.str();
+  }
 }
 
 [[noreturn]] void InternalError(const char* file, int line, const std::string& message);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 
 namespace gspmd::stablehlo {
 namespace {
@@ -247,10 +248,15 @@ SourceLocation Cursor::LocationAt(size_t offset) const {
     located_line_ = 1;
     located_line_start_ = 0;
   }
-  for (size_t i = located_offset_; i < offset; ++i) {
-    if (text_[i] != '\n') continue;
+  const char* const base = text_.data();
+  const char* at = base + located_offset_;
+  const char* const end = base + offset;
+  while (at < end) {
+    const void* newline = std::memchr(at, '\n', static_cast<size_t>(end - at));
+    if (newline == nullptr) break;
     ++located_line_;
-    located_line_start_ = i + 1;
+    at = static_cast<const char*>(newline) + 1;
+    located_line_start_ = static_cast<size_t>(at - base);
   }
   located_offset_ = offset;
   return SourceLocation{filename_, located_line_, static_cast<int>(offset - located_line_start_) + 1};

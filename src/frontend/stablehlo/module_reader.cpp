@@ -538,10 +538,12 @@ void ModuleReader::Bind(Scope& scope, std::string_view name, size_t pos, std::sp
   const auto entry = std::make_pair(static_cast<uint32_t>(scope.values.size()), static_cast<uint32_t>(values.size()));
   const int64_t number = NameNumber(name);
   bool inserted = true;
-  if (number >= 0) {
-    if (static_cast<int64_t>(scope.numbered.size()) <= number) scope.numbered.resize(number + 1 + number / 2, {0, 0});
-    inserted = scope.numbered[number].second == 0;
-    if (inserted) scope.numbered[number] = entry;
+  if (number >= 0 && scope.numbered_base < 0) scope.numbered_base = number;
+  if (number >= scope.numbered_base && scope.numbered_base >= 0) {
+    const int64_t slot = number - scope.numbered_base;
+    if (static_cast<int64_t>(scope.numbered.size()) <= slot) scope.numbered.resize(slot + 1 + slot / 2, {0, 0});
+    inserted = scope.numbered[slot].second == 0;
+    if (inserted) scope.numbered[slot] = entry;
   } else {
     inserted = scope.names.emplace(name, entry).second;
   }
@@ -556,9 +558,10 @@ Instruction* ModuleReader::Lookup(std::string_view name, int64_t index, size_t p
     Scope& scope = *scopes_[k];
     Instruction* found = nullptr;
     const std::pair<uint32_t, uint32_t>* entry = nullptr;
-    if (number >= 0) {
-      if (number < static_cast<int64_t>(scope.numbered.size()) && scope.numbered[number].second > 0)
-        entry = &scope.numbered[number];
+    if (number >= scope.numbered_base && scope.numbered_base >= 0) {
+      const int64_t slot = number - scope.numbered_base;
+      if (slot < static_cast<int64_t>(scope.numbered.size()) && scope.numbered[slot].second > 0)
+        entry = &scope.numbered[slot];
     } else if (auto it = scope.names.find(name); it != scope.names.end()) {
       entry = &it->second;
     }

@@ -89,6 +89,9 @@ class ModuleReader {
   InstructionNames& names() { return names_; }
   // Parsed mhlo.sharding strings by their text (programs repeat a few shardings many times).
   std::unordered_map<std::string, Sharding>& sharding_cache() { return sharding_cache_; }
+  // Reducers of the compact `applies stablehlo.add` form, by opcode and argument types: one
+  // computation serves every reduce that applies the same op to the same types, as in XLA's text.
+  std::unordered_map<std::string, Computation*>& compact_reducers() { return compact_reducers_; }
 
  private:
   friend class Assembler;
@@ -97,9 +100,10 @@ class ModuleReader {
   struct Scope {
     Region* region = nullptr;
     bool isolated = false;
-    // Names MLIR numbers (%0, %1, ...) by number, others hashed: (first value, count), count 0
-    // for none.
+    // Names MLIR numbers (%0, %1, ...) by number from the first number bound here (a region's
+    // numbers continue its parent's), others hashed: (first value, count), count 0 for none.
     std::vector<std::pair<uint32_t, uint32_t>> numbered;
+    int64_t numbered_base = -1;
     std::unordered_map<std::string_view, std::pair<uint32_t, uint32_t>> names;
     std::vector<Instruction*> values;
     std::map<std::pair<std::string_view, int64_t>, Instruction*> captured;
@@ -186,6 +190,7 @@ class ModuleReader {
   std::vector<std::tuple<Instruction*, const Instruction*, const Instruction*>> inlined_copies_;
   DeviceCounts device_counts_;
   std::unordered_map<std::string, Sharding> sharding_cache_;
+  std::unordered_map<std::string, Computation*> compact_reducers_;
   InstructionNames names_;
   NameUniquer computation_names_;
   std::string entry_name_;

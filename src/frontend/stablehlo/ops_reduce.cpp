@@ -37,7 +37,12 @@ Computation* Reducer(ModuleReader& reader, OpSyntax& op, size_t n) {
     if (applies == nullptr) reader.Error(op.pos, StrCat(op.name, " needs a reducer region"));
     std::optional<Opcode> opcode = BinaryOpcodeFor(applies->value.str);
     if (!opcode) reader.Error(applies->pos, StrCat("'applies ", applies->value.str, "': expected a binary elementwise op such as stablehlo.add"));
+    std::string key(OpcodeName(*opcode));
+    for (size_t i = 0; i < n; ++i) key.append(" ").append(arg_types[i].ToString());
+    Computation*& cached = reader.compact_reducers()[key];
+    if (cached != nullptr) return cached;
     Computation* computation = reader.NewComputation("region");
+    cached = computation;
     std::vector<std::unique_ptr<Instruction>> instructions;
     std::vector<Instruction*> params;
     for (size_t i = 0; i < 2 * n; ++i) {
