@@ -26,6 +26,53 @@ TEST(StableHloReduce, CompactAppliesForm) {
   ExpectValue(result.tuple_elements()[1], F32({3}, {1, 5, 4}));
 }
 
+// Reduces applying the same op to the same types share one reducer computation, as XLA's
+// text shares them; another op or another type gets its own.
+TEST(StableHloReduce, CompactReducersAreSharedPerOpAndType) {
+  std::string text = R"(func.func @main(%x: tensor<2x3xf32>, %i: tensor<2x3xi32>) -> (tensor<2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2xi32>) {
+  %c = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %z = stablehlo.constant dense<0> : tensor<i32>
+  %0 = stablehlo.reduce(%x init: %c) applies stablehlo.add across dimensions = [1] : (tensor<2x3xf32>, tensor<f32>) -> tensor<2xf32>
+  %1 = stablehlo.reduce(%x init: %c) applies stablehlo.add across dimensions = [0] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3xf32>
+  %2 = stablehlo.reduce(%x init: %c) applies stablehlo.maximum across dimensions = [0] : (tensor<2x3xf32>, tensor<f32>) -> tensor<3xf32>
+  %3 = stablehlo.reduce(%i init: %z) applies stablehlo.add across dimensions = [1] : (tensor<2x3xi32>, tensor<i32>) -> tensor<2xi32>
+  return %0, %1, %2, %3 : tensor<2xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2xi32>
+})";
+  std::unique_ptr<Module> module = Read(text);
+  std::vector<const Computation*> reducers;
+  for (const auto& instruction : module->entry()->instructions())
+    if (instruction->opcode() == Opcode::kReduce) reducers.push_back(instruction->to_apply());
+  ASSERT_EQ(reducers.size(), 4u);
+  EXPECT_EQ(reducers[0], reducers[1]);
+  EXPECT_NE(reducers[0], reducers[2]);
+  EXPECT_NE(reducers[0], reducers[3]);
+  EXPECT_EQ(module->computations().size(), 4u);  // main and three reducers
+  Literal result = Eval(text, {F32({2, 3}, {1, 5, 2, -1, -3, 4}), S32({2, 3}, {1, 2, 3, 4, 5, 6})});
+  ExpectValue(result.tuple_elements()[0], F32({2}, {8, 0}));
+  ExpectValue(result.tuple_elements()[1], F32({3}, {0, 2, 6}));
+  ExpectValue(result.tuple_elements()[2], F32({3}, {1, 5, 4}));
+  ExpectValue(result.tuple_elements()[3], S32({2}, {6, 15}));
+}
+
+// A region's values are numbered on from its parent's (%1000 inside a function whose values
+// reach %999); the region reads them, and the parent's numbers after the region too.
+TEST(StableHloReduce, RegionNumbersContinueTheParents) {
+  std::string text = R"(func.func @main(%x: tensor<4xi32>) -> tensor<i32> {
+  %999 = stablehlo.constant dense<1> : tensor<i32>
+  %1000 = "stablehlo.reduce"(%x, %999) <{dimensions = array<i64: 0>}> ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %1001 = stablehlo.multiply %a, %b : tensor<i32>
+    %1002 = stablehlo.maximum %1001, %999 : tensor<i32>
+    "stablehlo.return"(%1002) : (tensor<i32>) -> ()
+  }) : (tensor<4xi32>, tensor<i32>) -> tensor<i32>
+  %1003 = stablehlo.add %1000, %999 : tensor<i32>
+  %5 = stablehlo.add %1003, %1003 : tensor<i32>
+  return %5 : tensor<i32>
+})";
+  // max(product, 1) = 24, then (24 + 1) * 2.
+  ExpectValue(Eval(text, {S32({4}, {1, 2, 3, 4})}), S32({}, {50}));
+}
+
 TEST(StableHloReduce, RegionFormWithTwoInputsIsArgmax) {
   std::string text = R"(func.func @main(%x: tensor<2x4xf32>) -> tensor<2xi32> {
   %0 = stablehlo.iota dim = 1 : tensor<2x4xi32>
