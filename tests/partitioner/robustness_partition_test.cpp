@@ -123,6 +123,54 @@ TEST(RobustnessPartitionTest, ReduceWindowWithAnInitThatIsNotTheIdentityMatchesT
       }
 }
 
+// Reducers whose identity the partitioner cannot know: an add it does not recognize (through a
+// copy) and a variadic one (sum and max side by side), each with inits that are not identities
+// and windows that reach past the ends of an unevenly split array.
+TEST(RobustnessPartitionTest, ReduceWindowWithAnUnknownIdentityMatchesTheInterpreter) {
+  const std::string reducers = R"(%add_via_copy (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  %c = f32[] copy(%b)
+  ROOT %s = f32[] add(%a, %c)
+}
+
+%sum_and_max (a0: f32[], a1: f32[], b0: f32[], b1: f32[]) -> (f32[], f32[]) {
+  %a0 = f32[] parameter(0)
+  %a1 = f32[] parameter(1)
+  %b0 = f32[] parameter(2)
+  %b1 = f32[] parameter(3)
+  %s = f32[] add(%a0, %b0)
+  %m = f32[] maximum(%a1, %b1)
+  ROOT %t = (f32[], f32[]) tuple(%s, %m)
+}
+
+)";
+  for (int64_t n : {16, 10, 7})
+    for (const char* pad : {"1_1", "2_0", "0_2"}) {
+      SCOPED_TRACE(std::to_string(n) + " pad " + pad);
+      const std::string f32n = "f32[" + std::to_string(n) + "]";
+      const std::string single = "HloModule unknown_identity, num_partitions=4\n\n" + reducers + "ENTRY %main (x: " +
+                                 f32n + ") -> " + f32n + " {\n  %x = " + f32n +
+                                 " parameter(0), sharding={devices=[4]<=[4]}\n  %init = f32[] constant(0.5), sharding={replicated}\n  ROOT %w = " +
+                                 f32n + " reduce-window(%x, %init), window={size=3 pad=" + pad +
+                                 "}, to_apply=%add_via_copy, sharding={devices=[4]<=[4]}\n}\n";
+      ExpectSameNumbers(Partition(single));
+      const std::string pair = "(" + f32n + ", " + f32n + ")";
+      const std::string variadic =
+          "HloModule variadic_window, num_partitions=4\n\n" + reducers + "ENTRY %main (x: " + f32n + ") -> " + pair +
+          " {\n  %x = " + f32n + " parameter(0), sharding={devices=[4]<=[4]}\n  %one = f32[] constant(1), sharding={replicated}\n"
+          "  %low = f32[] constant(-3), sharding={replicated}\n  ROOT %w = " + pair + " reduce-window(%x, %x, %one, %low), window={size=3 pad=" +
+          pad + "}, to_apply=%sum_and_max, sharding={{devices=[4]<=[4]}, {devices=[4]<=[4]}}\n}\n";
+      ExpectSameNumbers(Partition(variadic));
+      // With an init the reducer gives back (0 for the add), halos are exchanged, not gathered.
+      std::string idempotent = single;
+      idempotent.replace(idempotent.find("constant(0.5)"), 13, "constant(0)");
+      Partitioned exchanged = Partition(idempotent);
+      ExpectSameNumbers(exchanged);
+      EXPECT_TRUE(InstructionsWith(*exchanged.module, Opcode::kAllGather).empty()) << exchanged.text;
+    }
+}
+
 TEST(RobustnessPartitionTest, CumulativeReduceWindowWithPaddingBeforeMatchesTheInterpreter) {
   // A cumulative sum along the rows (JAX's cumsum: pad=n-1_0, size n) over an uneven split.
   for (int64_t n : {7, 10}) {

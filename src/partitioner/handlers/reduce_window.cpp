@@ -14,6 +14,7 @@
 #include "partitioner/handlers/shape_ops.h"
 #include "partitioner/handlers/window_exchange.h"
 #include "partitioner/op_context.h"
+#include "runtime/interp/evaluator.h"
 #include "runtime/interp/kernels.h"
 #include "support/diagnostic.h"
 
@@ -228,6 +229,52 @@ class ReduceWindowPartitioner {
     return total;
   }
 
+  // Whether the reducer's identity is known (ReducerIdentity gives it): one output and a
+  // recognized op.
+  bool HasKnownIdentity() const {
+    if (count_ != 1) return false;
+    std::optional<Opcode> reduction = OpcodeOfReducer(RecognizeReducer(*rw_.to_apply()));
+    if (!reduction) return false;
+    switch (*reduction) {
+      case Opcode::kAdd: case Opcode::kOr: case Opcode::kXor: case Opcode::kMultiply: case Opcode::kAnd:
+      case Opcode::kMaximum: case Opcode::kMinimum:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // Whether positions filled with the init values may join a window without changing it: the
+  // inits are constants and the reducer applied to them gives them back, bit for bit
+  // (reducers combine in any order, so a window's init applied once or many times is the
+  // same). True for argmax's (-inf, 0), false for an add with init 0.5.
+  bool InitsAreIdempotent() const {
+    std::vector<Literal> inits;
+    for (int64_t i = 0; i < count_; ++i) {
+      const Instruction& init = *rw_.operand(count_ + i);
+      if (init.opcode() != Opcode::kConstant || !init.literal() || init.literal()->shape().IsTuple() ||
+          init.literal()->element_count() != 1)
+        return false;
+      inits.push_back(*init.literal());
+    }
+    const Computation& reducer = *rw_.to_apply();
+    if (reducer.parent() == nullptr || reducer.num_parameters() != 2 * count_) return false;
+    std::vector<const Literal*> arguments;
+    for (int pass = 0; pass < 2; ++pass)
+      for (const Literal& init : inits) arguments.push_back(&init);
+    try {
+      Evaluator evaluator(*reducer.parent());
+      Literal combined = evaluator.Call(reducer, arguments);
+      if (count_ == 1) return !combined.shape().IsTuple() && combined.BitwiseEquals(inits[0]);
+      if (!combined.shape().IsTuple() || static_cast<int64_t>(combined.tuple_elements().size()) != count_) return false;
+      for (int64_t i = 0; i < count_; ++i)
+        if (!combined.tuple_elements()[i].BitwiseEquals(inits[i])) return false;
+      return true;
+    } catch (const UserError&) {
+      return false;  // a reducer the interpreter cannot run here: gather to be safe
+    }
+  }
+
   bool ScanApplies(int64_t dim) const {
     if (count_ != 1) return false;
     for (int64_t d = 0; d < rank_; ++d)
@@ -260,7 +307,11 @@ class ReduceWindowPartitioner {
           continue;
         }
       }
-      if (w.base_dilation != 1) {
+      // Exchanged halos mark positions outside the array with the reducer's identity; a
+      // reducer without a known one (variadic, or not recognized) cannot have them there when
+      // windows reach past the array's ends, so that dim is gathered instead.
+      const bool windows_pass_the_ends = w.padding_low != 0 || w.padding_high != 0;
+      if (w.base_dilation != 1 || (windows_pass_the_ends && !HasKnownIdentity() && !InitsAreIdempotent())) {
         strategies_[d] = DimStrategy::kGather;
         gathered = with_d;
         layout_ = without_d;
@@ -301,7 +352,8 @@ class ReduceWindowPartitioner {
         Instruction* window_values = shape_ops::ExchangeWindows(context_, b_, values[i], x);
         // Outside the array: the reducer's identity, not init (init may be any value and is
         // applied once per window by the local reduce-window). Variadic and unrecognized
-        // reducers keep init there.
+        // reducers keep init there: they are exchanged only when windows stay inside the
+        // array or the inits are idempotent under the reducer (ChooseStrategies).
         Instruction* fill = count_ == 1 ? ReducerIdentity(b_, *rw_.to_apply(), ResultShape(0).element_type()) : nullptr;
         values[i] = MaskOutside(b_, window_values, d, start_of_device, input_shape_.dim(d), fill ? fill : inits[i]);
       }
