@@ -18,6 +18,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <unordered_map>
 
 #include "ir/known_custom_calls.h"
 #include "partitioner/computation_partitioner.h"
@@ -178,7 +179,10 @@ class Planner {
     if (sharding->HasUnreduced()) value.fixed = *sharding;
     if (value.whole.IsTiled() || value.whole.IsReplicated())
       value.axes = DecomposeSharding(value.whole, shape.rank(), num_devices_);
-    ids_[{&instruction, leaf}] = static_cast<int32_t>(values_.size());
+    std::vector<int32_t>& ids = ids_[&instruction];
+    const size_t slot = static_cast<size_t>(leaf + 1);
+    if (ids.size() <= slot) ids.resize(slot + 1, kNone);
+    ids[slot] = static_cast<int32_t>(values_.size());
     values_.push_back(std::move(value));
   }
 
@@ -192,8 +196,10 @@ class Planner {
   }
 
   int32_t IdOf(const Instruction* instruction, int64_t leaf) const {
-    auto it = ids_.find({instruction, leaf});
-    return it == ids_.end() ? kNone : it->second;
+    auto it = ids_.find(instruction);
+    if (it == ids_.end()) return kNone;
+    const size_t slot = static_cast<size_t>(leaf + 1);
+    return slot < it->second.size() ? it->second[slot] : kNone;
   }
 
   // The leaves of `instruction` as value ids (one for an array; kNone for nested leaves).
@@ -394,13 +400,21 @@ class Planner {
     Sharding partial;
     bool scatter = false;
   };
-  std::optional<Layout> PartialLayout(const Value& value, int32_t color, bool allow_scatter) const {
+  // Memoized: values and colors do not change once found, and growing asks again and again.
+  const std::optional<Layout>& PartialLayout(const Value& value, int32_t color, bool allow_scatter) const {
+    const uint64_t key = (static_cast<uint64_t>(&value - values_.data()) << 32) |
+                         (static_cast<uint64_t>(color) << 1) | (allow_scatter ? 1u : 0u);
+    auto found = layouts_.find(key);
+    if (found != layouts_.end()) return found->second;
+    return layouts_.emplace(key, ComputePartialLayout(value, color, allow_scatter)).first->second;
+  }
+  std::optional<Layout> ComputePartialLayout(const Value& value, int32_t color, bool allow_scatter) const {
     if (value.fixed) return Layout{*value.fixed, false};
     if (!value.axes) return std::nullopt;
     const Color& c = colors_[color];
     Sharding base = value.whole;
     bool scatter = false;
-    if (ReplicatedPart(*value.axes, c.axes) != c.axes) {
+    if (!ReplicatesColorAxes(value, color)) {
       if (!allow_scatter) return std::nullopt;
       std::optional<Sharding> spread = ReplicatingAxes(value.whole, value.shape->rank(), num_devices_, c.axes);
       if (!spread) return std::nullopt;
@@ -414,10 +428,20 @@ class Planner {
     return Layout{*partial, scatter};
   }
 
+  // Whether `value` (with axes) replicates all of `color`'s axes. Memoized.
+  bool ReplicatesColorAxes(const Value& value, int32_t color) const {
+    const uint64_t key = (static_cast<uint64_t>(&value - values_.data()) << 32) | static_cast<uint64_t>(color);
+    auto found = replicates_.find(key);
+    if (found != replicates_.end()) return found->second;
+    const bool replicates = ReplicatedPart(*value.axes, colors_[color].axes) == colors_[color].axes;
+    replicates_.emplace(key, replicates);
+    return replicates;
+  }
+
   bool ReplicatesColor(const Instruction* operand, int32_t color) const {
     int32_t id = IdOf(operand, -1);
     if (id < 0 || !values_[id].axes) return operand->shape().IsArray() && operand->shape().rank() == 0;
-    return ReplicatedPart(*values_[id].axes, colors_[color].axes) == colors_[color].axes;
+    return ReplicatesColorAxes(values_[id], color);
   }
 
   // The color `v` is partial in for its users (a scatter value is whole for them).
@@ -463,7 +487,7 @@ class Planner {
       Block(v, queue);
       return;
     }
-    std::optional<Layout> layout = PartialLayout(value, color, op);
+    const std::optional<Layout>& layout = PartialLayout(value, color, op);
     if (!layout) return;
     value.color = color;
     value.scatter = layout->scatter;
@@ -544,7 +568,7 @@ class Planner {
     for (size_t v = 0; v < values_.size(); ++v) {
       Value& value = values_[v];
       if (value.color < 0) continue;
-      std::optional<Layout> layout = PartialLayout(value, value.color, value.scatter);
+      const std::optional<Layout>& layout = PartialLayout(value, value.color, value.scatter);
       if (!layout) {
         value.color = kBlocked;
         continue;
@@ -713,11 +737,14 @@ class Planner {
   std::map<const Computation*, std::vector<const Instruction*>> callers_;
   std::map<const Computation*, double> weights_;
   std::vector<Value> values_;
-  std::map<std::pair<const Instruction*, int64_t>, int32_t> ids_;
+  // Value ids of an instruction's leaves: [0] the array itself, [k + 1] tuple element k.
+  std::unordered_map<const Instruction*, std::vector<int32_t>> ids_;
   std::vector<std::vector<Use>> uses_;
   std::vector<std::pair<int32_t, int32_t>> ties_;
   std::vector<Color> colors_;
   mutable std::vector<std::vector<int32_t>> incoming_;
+  mutable std::unordered_map<uint64_t, std::optional<Layout>> layouts_;
+  mutable std::unordered_map<uint64_t, bool> replicates_;
 };
 
 }  // namespace

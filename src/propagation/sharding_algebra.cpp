@@ -26,6 +26,65 @@ std::vector<int64_t> Identity(int64_t n) {
   return perm;
 }
 
+// Appends what a tiled sharding's view depends on (tile dims, the iota form or the device
+// list, subgroup types) to `key`; false when the sharding is not worth keying (an explicit
+// list of many devices).
+bool AppendViewKey(const Sharding& sharding, std::string& key) {
+  const TileAssignment& tiles = sharding.tile_assignment();
+  auto append = [&key](int64_t value) { key.append(reinterpret_cast<const char*>(&value), sizeof(value)); };
+  auto append_all = [&](const std::vector<int64_t>& values) {
+    append(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) append(v);
+  };
+  append_all(tiles.dims());
+  if (tiles.is_iota()) {
+    append(1);
+    append_all(tiles.iota_reshape_dims());
+    append_all(tiles.iota_transpose_perm());
+  } else {
+    if (tiles.num_elements() > 256) return false;
+    append(0);
+    append_all(tiles.Devices());
+  }
+  append(static_cast<int64_t>(sharding.subgroup_types().size()));
+  for (Sharding::SubgroupType type : sharding.subgroup_types()) append(static_cast<int64_t>(type));
+  return true;
+}
+
+// Results of the sharding algebra by content: propagation asks for the same few maps and
+// reshapes of the same few shardings on every layer, and each answer rebuilds tile arrays.
+// One cache per thread, cleared when full (the working set is small).
+struct AlgebraCache {
+  static constexpr size_t kCapacity = 8192;
+  std::unordered_map<std::string, std::optional<Sharding>> entries;
+  std::string key;
+
+  // Starts the key for operation `op` of `sharding`; false when it cannot be keyed.
+  bool Begin(char op, const Sharding& sharding) {
+    key.clear();
+    key.push_back(op);
+    return AppendViewKey(sharding, key);
+  }
+  void Append(const std::vector<int64_t>& values) {
+    int64_t size = static_cast<int64_t>(values.size());
+    key.append(reinterpret_cast<const char*>(&size), sizeof(size));
+    key.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
+  }
+  const std::optional<Sharding>* Find() const {
+    auto it = entries.find(key);
+    return it == entries.end() ? nullptr : &it->second;
+  }
+  void Store(const std::optional<Sharding>& value) {
+    if (entries.size() >= kCapacity) entries.clear();
+    entries.emplace(key, value);
+  }
+};
+
+AlgebraCache& Cache() {
+  thread_local AlgebraCache cache;
+  return cache;
+}
+
 }  // namespace
 
 std::optional<TileView> ViewOf(const Sharding& sharding, int64_t rank) {
@@ -104,10 +163,28 @@ bool HasManual(const Sharding& sharding) {
   return false;
 }
 
+namespace {
+std::optional<Sharding> MapDimsUncached(const Sharding& sharding, const std::vector<int64_t>& src_to_tgt,
+                                        int64_t target_rank);
+}  // namespace
+
 std::optional<Sharding> MapDims(const Sharding& sharding, const std::vector<int64_t>& src_to_tgt,
                                 int64_t target_rank) {
   if (sharding.IsTuple()) return std::nullopt;
   if (!sharding.IsTiled()) return sharding;
+  AlgebraCache& cache = Cache();
+  if (!cache.Begin('m', sharding)) return MapDimsUncached(sharding, src_to_tgt, target_rank);
+  cache.Append(src_to_tgt);
+  cache.Append({target_rank});
+  if (const std::optional<Sharding>* found = cache.Find()) return *found;
+  std::optional<Sharding> result = MapDimsUncached(sharding, src_to_tgt, target_rank);
+  cache.Store(result);
+  return result;
+}
+
+namespace {
+std::optional<Sharding> MapDimsUncached(const Sharding& sharding, const std::vector<int64_t>& src_to_tgt,
+                                        int64_t target_rank) {
   const int64_t source_rank = static_cast<int64_t>(src_to_tgt.size());
   std::optional<TileView> view = ViewOf(sharding, source_rank);
   if (!view) return std::nullopt;
@@ -142,6 +219,7 @@ std::optional<Sharding> MapDims(const Sharding& sharding, const std::vector<int6
   out.tiles = view->tiles.Transpose(perm).Reshape(std::move(dims));
   return FromView(out);
 }
+}  // namespace
 
 Sharding TransposeSharding(const Sharding& sharding, const std::vector<int64_t>& perm) {
   std::vector<int64_t> src_to_tgt(perm.size());
@@ -247,15 +325,22 @@ bool IsSubTilingOrEqual(const std::vector<int64_t>& dims, const Sharding& fine,
   if (fine.tile_assignment().num_elements() != coarse.tile_assignment().num_elements())
     return false;
   // The device walk is O(devices) and the same questions recur once per layer: answers are
-  // remembered per thread in a bounded table keyed by the dims and the shardings' text.
+  // remembered per thread in a bounded table keyed by the dims and the shardings' contents
+  // (their text when they hold long explicit device lists).
   thread_local std::unordered_map<std::string, bool> memo;
-  std::string key;
-  for (int64_t d : dims) key += std::to_string(d) + ",";
-  key += "|" + fine.ToString() + "|" + coarse.ToString();
+  thread_local std::string key;
+  key.assign(1, static_cast<char>(dims.size()));
+  for (int64_t d : dims) key.append(reinterpret_cast<const char*>(&d), sizeof(d));
+  key.push_back('|');
+  if (!AppendViewKey(fine, key) || !AppendViewKey(coarse, key)) {
+    key.assign("text:");
+    for (int64_t d : dims) key += std::to_string(d) + ",";
+    key += "|" + fine.ToString() + "|" + coarse.ToString();
+  }
   if (auto found = memo.find(key); found != memo.end()) return found->second;
   if (memo.size() >= 4096) memo.clear();
   const bool inside = EveryRegionInside(dims, fine, coarse);
-  memo.emplace(std::move(key), inside);
+  memo.emplace(key, inside);
   return inside;
 }
 
@@ -297,9 +382,34 @@ int64_t LargestDivisorDividing(int64_t tiles, int64_t size) {
 
 }  // namespace
 
+namespace {
+Sharding ReshapeShardingUncached(const Sharding& sharding, const std::vector<int64_t>& from,
+                                 const std::vector<int64_t>& to);
+}  // namespace
+
 Sharding ReshapeSharding(const Sharding& sharding, const std::vector<int64_t>& from,
                          const std::vector<int64_t>& to) {
   if (!sharding.IsTiled()) return sharding;
+  // An unchanged shape may give back the input itself, with its metadata: not cached.
+  if (from == to) return ReshapeShardingUncached(sharding, from, to);
+  AlgebraCache& cache = Cache();
+  auto key = [&] {
+    if (!cache.Begin('r', sharding)) return false;
+    cache.Append(from);
+    cache.Append(to);
+    return true;
+  };
+  if (!key()) return ReshapeShardingUncached(sharding, from, to);
+  if (const std::optional<Sharding>* found = cache.Find()) return **found;
+  Sharding result = ReshapeShardingUncached(sharding, from, to);
+  key();  // the reshape may have used the cache (MapDims) in between
+  cache.Store(result);
+  return result;
+}
+
+namespace {
+Sharding ReshapeShardingUncached(const Sharding& sharding, const std::vector<int64_t>& from,
+                                 const std::vector<int64_t>& to) {
   const int64_t source_rank = static_cast<int64_t>(from.size());
   const int64_t target_rank = static_cast<int64_t>(to.size());
   std::optional<TileView> view = ViewOf(sharding, source_rank);
@@ -457,5 +567,6 @@ Sharding ReshapeSharding(const Sharding& sharding, const std::vector<int64_t>& f
   out.tiles = view->tiles.Reshape(split_dims).Transpose(perm).Reshape(out_dims);
   return FromView(out);
 }
+}  // namespace
 
 }  // namespace gspmd::propagation
