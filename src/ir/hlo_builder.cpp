@@ -14,16 +14,36 @@ void NameUniquer::ReserveAll(const Module& module) {
   for (const auto& computation : module.computations()) count += 1 + computation->instructions().size();
   used_.reserve(2 * count);
   for (const auto& computation : module.computations()) {
-    used_.insert(computation->name());
-    for (const auto& instruction : computation->instructions()) used_.insert(instruction->name());
+    Reserve(computation->name());
+    for (const auto& instruction : computation->instructions()) Reserve(instruction->name());
   }
+}
+
+void NameUniquer::Reserve(const std::string& name) {
+  if (!used_.insert(name).second) return;
+  // base.N with N written as Unique writes it (digits, no leading zero).
+  const size_t dot = name.rfind('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 >= name.size() || name.size() - dot > 19) return;
+  if (name[dot + 1] == '0') return;
+  int64_t suffix = 0;
+  for (size_t i = dot + 1; i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return;
+    suffix = suffix * 10 + (name[i] - '0');
+  }
+  reserved_suffixes_[name.substr(0, dot)].insert(suffix);
 }
 
 std::string NameUniquer::Unique(const std::string& base) {
   if (used_.insert(base).second) return base;
   int64_t& suffix = next_suffix_[base];
+  const auto reserved = reserved_suffixes_.find(base);
   while (true) {
-    std::string candidate = base + "." + std::to_string(++suffix);
+    ++suffix;
+    if (reserved != reserved_suffixes_.end()) {
+      // Skip the run of reserved suffixes starting here.
+      for (auto it = reserved->second.lower_bound(suffix); it != reserved->second.end() && *it == suffix; ++it) ++suffix;
+    }
+    std::string candidate = base + "." + std::to_string(suffix);
     if (used_.insert(candidate).second) return candidate;
   }
 }

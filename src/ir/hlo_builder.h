@@ -20,12 +20,17 @@ class NameUniquer {
  public:
   // Registers every name already used in the module.
   void ReserveAll(const Module& module);
-  void Reserve(const std::string& name) { used_.insert(name); }
+  void Reserve(const std::string& name);
+  // `base` when unused, else base.N for the smallest N past the last one handed out for base.
   std::string Unique(const std::string& base);
 
  private:
   std::unordered_set<std::string> used_;
   std::unordered_map<std::string, int64_t> next_suffix_;
+  // Suffixes N of reserved names base.N, by base: Unique steps over them without building and
+  // probing each name (a module with add.1 ... add.5000 would cost 5000 probes on its first
+  // new add).
+  std::unordered_map<std::string, std::set<int64_t>> reserved_suffixes_;
 };
 
 // Appends instructions at the end of `computation`:

@@ -102,15 +102,19 @@ std::optional<Sharding> ComputeMergeTiled(const Sharding& current, const Shardin
 }
 
 // Merging walks every device; the same pairs recur once per layer of a model, so results are
-// remembered (per thread, in a bounded table keyed by the shardings' text; the merge is a
-// pure function of its arguments, so this changes nothing but the time).
+// remembered (per thread, in a bounded table keyed by the shardings' views, or their text when
+// they hold long device lists; the merge is a pure function of the views, so this changes
+// nothing but the time).
 std::optional<Sharding> MergeTiled(const Sharding& current, const Sharding& proposed, int64_t rank) {
   thread_local std::unordered_map<std::string, std::optional<Sharding>> memo;
-  std::string key = StrCat(rank, "|", current.ToString(), "|", proposed.ToString());
+  thread_local std::string key;
+  key.assign(1, static_cast<char>(rank));
+  if (!current.IsTiled() || !proposed.IsTiled() || !AppendViewKey(current, key) || !AppendViewKey(proposed, key))
+    key = StrCat("text:", rank, "|", current.ToString(), "|", proposed.ToString());
   if (auto found = memo.find(key); found != memo.end()) return found->second;
   if (memo.size() >= 4096) memo.clear();
   std::optional<Sharding> merged = ComputeMergeTiled(current, proposed, rank);
-  memo.emplace(std::move(key), merged);
+  memo.emplace(key, merged);
   return merged;
 }
 

@@ -557,7 +557,8 @@ class Planner {
 
   double ShardBytes(const Sharding& sharding, const Shape& shape) const {
     double bytes = static_cast<double>(ElementByteSize(shape.element_type()));
-    for (int64_t d : ShardDimsOf(sharding.WithoutUnreduced(), shape.dims())) bytes *= static_cast<double>(d);
+    // Unreduced axes are subgroup dims, not data dims: the shard is the same without them.
+    for (int64_t d : ShardDimsOf(sharding, shape.dims())) bytes *= static_cast<double>(d);
     return bytes;
   }
 
@@ -648,13 +649,13 @@ class Planner {
   bool Feeds(int32_t v, const std::set<int32_t>& partial) const {
     const Value& value = values_[v];
     if (value.producer || value.fixed) return true;
-    for (const auto& [from, uses] : Incoming(v))
+    for (int32_t from : Incoming(v))
       if (partial.count(from)) return true;
     return false;
   }
 
   // The values whose uses reach `v` (its operands, tuple sources, tied carry leaves).
-  std::vector<std::pair<int32_t, int>> Incoming(int32_t v) const {
+  const std::vector<int32_t>& Incoming(int32_t v) const {
     if (incoming_.empty()) {
       incoming_.resize(values_.size());
       for (size_t from = 0; from < uses_.size(); ++from)
@@ -666,9 +667,7 @@ class Planner {
         incoming_[b].push_back(a);
       }
     }
-    std::vector<std::pair<int32_t, int>> out;
-    for (int32_t from : incoming_[v]) out.emplace_back(from, 0);
-    return out;
+    return incoming_[v];
   }
 
   void Record(int32_t v, const std::set<int32_t>& partial, PartialSumPlan& plan) {
@@ -704,7 +703,7 @@ class Planner {
           note.sources.push_back(values_[w].instruction);
         continue;
       }
-      for (const auto& [from, unused] : Incoming(w))
+      for (int32_t from : Incoming(w))
         if (partial.count(from) && seen.insert(from).second) stack.push_back(from);
     }
     if (value.scatter) {

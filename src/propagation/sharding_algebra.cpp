@@ -26,30 +26,6 @@ std::vector<int64_t> Identity(int64_t n) {
   return perm;
 }
 
-// Appends what a tiled sharding's view depends on (tile dims, the iota form or the device
-// list, subgroup types) to `key`; false when the sharding is not worth keying (an explicit
-// list of many devices).
-bool AppendViewKey(const Sharding& sharding, std::string& key) {
-  const TileAssignment& tiles = sharding.tile_assignment();
-  auto append = [&key](int64_t value) { key.append(reinterpret_cast<const char*>(&value), sizeof(value)); };
-  auto append_all = [&](const std::vector<int64_t>& values) {
-    append(static_cast<int64_t>(values.size()));
-    for (int64_t v : values) append(v);
-  };
-  append_all(tiles.dims());
-  if (tiles.is_iota()) {
-    append(1);
-    append_all(tiles.iota_reshape_dims());
-    append_all(tiles.iota_transpose_perm());
-  } else {
-    if (tiles.num_elements() > 256) return false;
-    append(0);
-    append_all(tiles.Devices());
-  }
-  append(static_cast<int64_t>(sharding.subgroup_types().size()));
-  for (Sharding::SubgroupType type : sharding.subgroup_types()) append(static_cast<int64_t>(type));
-  return true;
-}
 
 // Results of the sharding algebra by content: propagation asks for the same few maps and
 // reshapes of the same few shardings on every layer, and each answer rebuilds tile arrays.
@@ -86,6 +62,28 @@ AlgebraCache& Cache() {
 }
 
 }  // namespace
+
+bool AppendViewKey(const Sharding& sharding, std::string& key) {
+  const TileAssignment& tiles = sharding.tile_assignment();
+  auto append = [&key](int64_t value) { key.append(reinterpret_cast<const char*>(&value), sizeof(value)); };
+  auto append_all = [&](const std::vector<int64_t>& values) {
+    append(static_cast<int64_t>(values.size()));
+    for (int64_t v : values) append(v);
+  };
+  append_all(tiles.dims());
+  if (tiles.is_iota()) {
+    append(1);
+    append_all(tiles.iota_reshape_dims());
+    append_all(tiles.iota_transpose_perm());
+  } else {
+    if (tiles.num_elements() > 256) return false;
+    append(0);
+    append_all(tiles.Devices());
+  }
+  append(static_cast<int64_t>(sharding.subgroup_types().size()));
+  for (Sharding::SubgroupType type : sharding.subgroup_types()) append(static_cast<int64_t>(type));
+  return true;
+}
 
 std::optional<TileView> ViewOf(const Sharding& sharding, int64_t rank) {
   if (!sharding.IsTiled() || sharding.TiledDataRank() != rank) return std::nullopt;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "sharding/sharding.h"
@@ -28,6 +29,11 @@ std::optional<TileView> ViewOf(const Sharding& sharding, int64_t rank);
 // The sharding a view describes, canonical (Sharding::Tiled's normal form; all-unsplit with no
 // manual group gives Replicated).
 Sharding FromView(const TileView& view);
+
+// Appends what a tiled sharding's view depends on (tile dims, the iota form or the device
+// list, subgroup types; not metadata or shard groups) to `key`, for caches of pure functions
+// of the view; false when the sharding is not worth keying (an explicit list of many devices).
+bool AppendViewKey(const Sharding& sharding, std::string& key);
 
 // The same sharding with an explicit tile assignment rewritten in iota form when it has one
 // (so printed shardings look like XLA's); unchanged otherwise.

@@ -1,0 +1,42 @@
+// NameUniquer: unused names come back as given, used ones get the smallest free suffix past the
+// last one handed out, stepping over reserved base.N names.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ir/hlo_builder.h"
+
+namespace gspmd {
+namespace {
+
+TEST(NameUniquer, StepsOverReservedSuffixes) {
+  NameUniquer names;
+  for (const char* name : {"add", "add.1", "add.2", "add.4", "add.03", "mul.x", "v.9"}) names.Reserve(name);
+  EXPECT_EQ(names.Unique("add"), "add.3");
+  EXPECT_EQ(names.Unique("add"), "add.5");  // 4 is reserved
+  EXPECT_EQ(names.Unique("add"), "add.6");
+  EXPECT_EQ(names.Unique("mul"), "mul");
+  EXPECT_EQ(names.Unique("mul"), "mul.1");
+  EXPECT_EQ(names.Unique("add.03"), "add.03.1");
+  EXPECT_EQ(names.Unique("v"), "v");
+  EXPECT_EQ(names.Unique("v"), "v.1");
+}
+
+TEST(NameUniquer, NamesHandedOutAsBasesAreNotReusedAsSuffixes) {
+  NameUniquer names;
+  names.Reserve("a");
+  EXPECT_EQ(names.Unique("a.2"), "a.2");  // an unused base comes back as is
+  EXPECT_EQ(names.Unique("a"), "a.1");
+  EXPECT_EQ(names.Unique("a"), "a.3");
+}
+
+TEST(NameUniquer, ManyReservedSuffixesInARow) {
+  NameUniquer names;
+  names.Reserve("c");
+  for (int i = 1; i <= 5000; ++i) names.Reserve("c." + std::to_string(i));
+  EXPECT_EQ(names.Unique("c"), "c.5001");
+  EXPECT_EQ(names.Unique("c"), "c.5002");
+}
+
+}  // namespace
+}  // namespace gspmd
