@@ -186,6 +186,40 @@ TEST(RobustnessPartitionTest, CumulativeReduceWindowWithPaddingBeforeMatchesTheI
   }
 }
 
+// Issue 14's uneven case, as XLA's propagated.hlo gives it: a 7-row value split 8 ways by a
+// constraint after a replicated input, a max over its rows and a cumulative sum along them
+// (pad=6_0), both results replicated. XLA's partitioning costs 315 bytes per device for
+// f32[7,9] (an all-reduce of the max, an all-gather before the cumsum); so must ours.
+TEST(RobustnessPartitionTest, UnevenMaxAndCumsumOfAConstrainedValueCostNoMoreThanXla) {
+  const std::string hlo = R"(HloModule uneven7, num_partitions=8
+
+%max (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%a, %b)
+}
+
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+ENTRY %main (x: f32[7,9]) -> (f32[9], f32[7,9]) {
+  %x = f32[7,9] parameter(0), sharding={replicated}
+  %c = f32[7,9] custom-call(%x), custom_call_target="Sharding", sharding={devices=[8,1]<=[8]}
+  %ninf = f32[] constant(-inf), sharding={replicated}
+  %m = f32[9] reduce(%c, %ninf), dimensions={0}, to_apply=%max, sharding={replicated}
+  %zero = f32[] constant(0), sharding={replicated}
+  %cs = f32[7,9] reduce-window(%c, %zero), window={size=7x1 pad=6_0x0_0}, to_apply=%add, sharding={devices=[8,1]<=[8]}
+  ROOT %t = (f32[9], f32[7,9]) tuple(%m, %cs), sharding={{replicated}, {replicated}}
+}
+)";
+  Partitioned p = Partition(hlo);
+  ExpectSameNumbers(p);
+  EXPECT_LE(CommBytes(p), 315.0) << p.text;
+}
+
 TEST(RobustnessPartitionTest, ScatterWithAMixedPrecisionCombinerAccumulatesInItsOwnType) {
   // The combiner widens bf16 to f32, adds and narrows back: each update is rounded to bf16
   // after every addition, which a plain bf16 add gives too; the interpreter must run the
