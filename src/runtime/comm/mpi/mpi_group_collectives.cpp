@@ -349,9 +349,21 @@ void AllToAllAcross(const GroupPlan& plan, MPI_Comm comm, Scratch& scratch) {
     rc[r] = Int(recv_bytes[r] / unit.bytes, "all-to-all");
     rd[r] = Int(recv_offsets[r] / unit.bytes, "all-to-all");
   }
-  CheckMpi(MPI_Alltoallv(send_base, sc.data(), sd.data(), unit.datatype, recv_base, rc.data(), rd.data(),
-                         unit.datatype, comm),
-           "MPI_Alltoallv");
+  // Equal, packed blocks both ways: MPI_Alltoall, which OpenMPI can run with algorithms that
+  // MPI_Alltoallv lacks. The choice is the same on every rank of an agreed program: blocks are
+  // equal exactly when every rank holds as many members of the group and the members' chunk
+  // sizes sum alike per rank, which depends on the collective, not on the rank.
+  bool uniform = true;
+  for (size_t r = 0; r < num_ranks && uniform; ++r)
+    uniform = sc[r] == sc[0] && rc[r] == sc[0] && sd[r] == static_cast<int>(r) * sc[0] &&
+              rd[r] == static_cast<int>(r) * sc[0];
+  if (uniform) {
+    CheckMpi(MPI_Alltoall(send_base, sc[0], unit.datatype, recv_base, sc[0], unit.datatype, comm), "MPI_Alltoall");
+  } else {
+    CheckMpi(MPI_Alltoallv(send_base, sc.data(), sd.data(), unit.datatype, recv_base, rc.data(), rd.data(),
+                           unit.datatype, comm),
+             "MPI_Alltoallv");
+  }
   if (direct_recv && !calls[0]->recv_list.empty()) return;
   size_t at = 0;
   for (size_t r = 0; r < num_ranks; ++r)
