@@ -19,6 +19,7 @@ bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 // Device arrays are materialized, so their size is bounded (far above any real mesh).
 constexpr int64_t kMaxDevices = int64_t{1} << 22;
+constexpr int64_t kMaxDeviceId = int64_t{1} << 31;
 
 // An AxisRef with where it was written, for error offsets.
 struct PlacedAxisRef {
@@ -117,6 +118,16 @@ class TextParser {
     return value;
   }
 
+  // A device id: non-negative and below kMaxDeviceId (ids index device tables; larger ones
+  // are typos or corruption, and id + 1 must not overflow).
+  int64_t ParseDeviceId(const char* what) {
+    SkipSpace();
+    const size_t start = pos_;
+    const int64_t value = ParseNonNegative(what);
+    if (value >= kMaxDeviceId) Fail(start, StrCat("expected ", what, " below ", kMaxDeviceId));
+    return value;
+  }
+
   int64_t ParsePositive(const char* what) {
     SkipSpace();
     const size_t start = pos_;
@@ -194,6 +205,7 @@ class TextParser {
       const size_t at = pos_;
       const int64_t device = ParseInt("a device id or '<=' after the tile dims");
       if (device < 0) Fail(at, "expected a non-negative device id");
+      if (device >= kMaxDeviceId) Fail(at, StrCat("expected a device id below ", kMaxDeviceId));
       if (!seen.insert(device).second) {
         Fail(at, StrCat("expected unique device ids; device ", device, " appears more than once"));
       }
@@ -271,7 +283,7 @@ class TextParser {
       Expect("[", "'[' after maximal_mesh");
       Expect("device_id", "'device_id=' in the maximal mesh");
       Expect("=", "'=' after device_id");
-      mesh.device_ids = {ParseNonNegative("a device id")};
+      mesh.device_ids = {ParseDeviceId("a device id")};
       Expect("]", "']' closing the maximal mesh");
       return mesh;
     }
@@ -310,7 +322,7 @@ class TextParser {
       while (true) {
         SkipSpace();
         const size_t at = pos_;
-        const int64_t id = ParseNonNegative("a device id");
+        const int64_t id = ParseDeviceId("a device id");
         if (!seen.insert(id).second) {
           Fail(at, StrCat("expected unique device ids; device ", id, " appears more than once"));
         }
@@ -508,7 +520,7 @@ class TextParser {
         tiles_offset = pos_;
         tiles = ParseTileAssignment();
       } else if (TryConsume("device=")) {
-        device = ParseNonNegative("a device id");
+        device = ParseDeviceId("a device id");
       } else if (TryKeyword("last_tile_dim_replicate")) {
         last_tile_dim_replicate = true;
       } else if (TryConsume("last_tile_dims=")) {

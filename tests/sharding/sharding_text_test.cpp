@@ -101,6 +101,9 @@ TEST(ShardingTextTest, MalformedShardings) {
       {"{devices=[2,2]0,1,2,3,4}", 14, "4 device ids"},
       {"{devices=[2,2]0,1,1,3}", 18, "unique"},
       {"{devices=[2]0,-1}", 14, "non-negative"},
+      {"{devices=[2]0,9223372036854775807}", 14, "below 2147483648"},  // found by fuzz_hlo_parser
+      {"{maximal device=4294967296}", 16, "below 2147483648"},
+      {"{mesh['a'=2], device_ids=(0,2147483648), [{'a'}]}", 28, "below 2147483648"},
       {"{devices=[2,0]<=[0]}", 12, "positive"},
       {"{devices=[2,4]<=[6]}", 16, "8 elements"},
       {"{devices=[2,4]<=[2,4]T(0,0)}", 21, "permutation"},
