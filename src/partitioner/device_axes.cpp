@@ -328,8 +328,8 @@ struct DecompositionCache {
 }  // namespace
 
 std::optional<AxisSharding> DecomposeSharding(const Sharding& sharding, int64_t rank, int64_t num_devices) {
-  // Small cases are cheap to decompose; plain {replicated} has no representation to key on.
-  if (sharding.identity() == nullptr || num_devices <= 64) return DecomposeShardingUncached(sharding, rank, num_devices);
+  // Plain {replicated} has no representation to key on (and is cheap to decompose).
+  if (sharding.identity() == nullptr) return DecomposeShardingUncached(sharding, rank, num_devices);
   thread_local DecompositionCache cache;
   const DecompositionCache::Key key{sharding.identity(), rank, num_devices};
   if (auto found = cache.entries.find(key); found != cache.entries.end()) return found->second.decomposition;

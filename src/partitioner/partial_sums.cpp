@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <string>
+#include <unordered_map>
 
 #include "ir/computation.h"
 #include "partitioner/partial_reshard.h"
+#include "propagation/sharding_algebra.h"
 #include "runtime/interp/kernels.h"
 
 namespace gspmd {
@@ -154,10 +157,58 @@ bool ProducesPartialSums(const Instruction& instruction) {
   return opcode == Opcode::kDot || opcode == Opcode::kConvolution || opcode == Opcode::kReduce;
 }
 
+namespace {
+
+std::optional<Sharding> MoveAxesBetweenSubgroupsUncached(const Sharding& sharding, int64_t rank, int64_t num_devices,
+                                                         const std::vector<DeviceAxis>& axes,
+                                                         Sharding::SubgroupType from, Sharding::SubgroupType to,
+                                                         Reduction reduction);
+
+// Answers of MoveAxesBetweenSubgroups by content: the partial-sum planner and the partitioner
+// ask it for the same few shardings on every layer. The answer depends only on the tiled
+// sharding's view (tile dims, iota form, subgroup types), its reduction and the arguments.
+struct MoveAxesCache {
+  static constexpr size_t kCapacity = 8192;  // cleared when full: the working set is small
+  std::unordered_map<std::string, std::optional<Sharding>> entries;
+  std::string key;
+};
+
+}  // namespace
+
 std::optional<Sharding> MoveAxesBetweenSubgroups(const Sharding& sharding, int64_t rank, int64_t num_devices,
                                                  const std::vector<DeviceAxis>& axes, Sharding::SubgroupType from,
                                                  Sharding::SubgroupType to, Reduction reduction) {
   if (axes.empty()) return sharding;
+  if (!sharding.IsTiled()) return MoveAxesBetweenSubgroupsUncached(sharding, rank, num_devices, axes, from, to, reduction);
+  thread_local MoveAxesCache cache;
+  std::string& key = cache.key;
+  key.clear();
+  if (!propagation::AppendViewKey(sharding, key))
+    return MoveAxesBetweenSubgroupsUncached(sharding, rank, num_devices, axes, from, to, reduction);
+  auto append = [&key](int64_t value) { key.append(reinterpret_cast<const char*>(&value), sizeof(value)); };
+  append(sharding.HasUnreduced() ? static_cast<int64_t>(sharding.partial_reduction()) : -1);
+  append(rank);
+  append(num_devices);
+  append(static_cast<int64_t>(from));
+  append(static_cast<int64_t>(to));
+  append(static_cast<int64_t>(reduction));
+  for (const DeviceAxis& axis : axes) {
+    append(axis.stride);
+    append(axis.size);
+  }
+  if (auto found = cache.entries.find(key); found != cache.entries.end()) return found->second;
+  std::optional<Sharding> result = MoveAxesBetweenSubgroupsUncached(sharding, rank, num_devices, axes, from, to, reduction);
+  if (cache.entries.size() >= MoveAxesCache::kCapacity) cache.entries.clear();
+  cache.entries.emplace(key, result);
+  return result;
+}
+
+namespace {
+
+std::optional<Sharding> MoveAxesBetweenSubgroupsUncached(const Sharding& sharding, int64_t rank, int64_t num_devices,
+                                                         const std::vector<DeviceAxis>& axes,
+                                                         Sharding::SubgroupType from, Sharding::SubgroupType to,
+                                                         Reduction reduction) {
   std::optional<AxisSharding> decomposed = DecomposeSharding(sharding, rank, num_devices);
   if (!decomposed) return std::nullopt;
   std::vector<int64_t> bounds;
@@ -200,6 +251,8 @@ std::optional<Sharding> MoveAxesBetweenSubgroups(const Sharding& sharding, int64
   if (cut.unreduced.empty()) cut.reduction = Reduction::kSum;
   return cut.ToSharding();
 }
+
+}  // namespace
 
 std::optional<Sharding> ReplicatingAxes(const Sharding& sharding, int64_t rank, int64_t num_devices,
                                         const std::vector<DeviceAxis>& axes) {
