@@ -7,8 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "partitioner/partial_sums.h"
 #include "partitioner/partition_test_harness.h"
 #include "runtime/interp/kernels.h"
+#include "sharding/sharding_text.h"
 #include "text/parser.h"
 
 namespace gspmd::partition_test {
@@ -373,6 +375,36 @@ TEST(PartialSumPlumbingTest, OffReducesAtEveryProducer) {
   std::unique_ptr<Module> module = ParseModule(RuleProgram(kRules[0], false));
   PartitionResult result = PartitionModule(*module, PartitionOptions{.partial_sums = false});
   EXPECT_EQ(Reductions(*result.module).size(), 2u);
+}
+
+// MoveAxesBetweenSubgroups remembers its answers by the sharding's contents: asking again, or
+// for another reduction or another device count, must give what a first question gives.
+TEST(PartialSumsSharding, MovingAxesAnswersByContentIncludingTheReduction) {
+  const Sharding sharding = ParseSharding("{devices=[1,4,2]<=[8] last_tile_dim_replicate}");
+  const std::vector<DeviceAxis> minor{{1, 2}};
+  auto move = [&](Sharding::Reduction reduction) {
+    return MoveAxesBetweenSubgroups(sharding, 2, 8, minor, Sharding::SubgroupType::kReplicated,
+                                    Sharding::SubgroupType::kUnreduced, reduction);
+  };
+  const std::optional<Sharding> summed = move(Sharding::Reduction::kSum);
+  const std::optional<Sharding> maxed = move(Sharding::Reduction::kMax);
+  ASSERT_TRUE(summed && maxed);
+  EXPECT_TRUE(summed->HasUnreduced());
+  EXPECT_EQ(summed->partial_reduction(), Sharding::Reduction::kSum);
+  EXPECT_EQ(maxed->partial_reduction(), Sharding::Reduction::kMax);
+  EXPECT_EQ(move(Sharding::Reduction::kSum)->ToString(), summed->ToString());
+  // Back from unreduced: the source's own reduction is part of what is asked.
+  const std::optional<Sharding> back = MoveAxesBetweenSubgroups(
+      *maxed, 2, 8, minor, Sharding::SubgroupType::kUnreduced, Sharding::SubgroupType::kReplicated,
+      Sharding::Reduction::kSum);
+  ASSERT_TRUE(back);
+  EXPECT_FALSE(back->HasUnreduced());
+  EXPECT_EQ(back->ToString(), sharding.ToString());
+  // An axis that is not replicated there cannot move, cached or not.
+  const std::vector<DeviceAxis> major{{2, 4}};
+  for (int i = 0; i < 2; ++i)
+    EXPECT_FALSE(MoveAxesBetweenSubgroups(sharding, 2, 8, major, Sharding::SubgroupType::kReplicated,
+                                          Sharding::SubgroupType::kUnreduced, Sharding::Reduction::kSum));
 }
 
 }  // namespace
