@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <string>
-#include <unordered_map>
 
 #include "ir/computation.h"
 #include "partitioner/partial_reshard.h"
@@ -164,15 +162,6 @@ std::optional<Sharding> MoveAxesBetweenSubgroupsUncached(const Sharding& shardin
                                                          Sharding::SubgroupType from, Sharding::SubgroupType to,
                                                          Reduction reduction);
 
-// Answers of MoveAxesBetweenSubgroups by content: the partial-sum planner and the partitioner
-// ask it for the same few shardings on every layer. The answer depends only on the tiled
-// sharding's view (tile dims, iota form, subgroup types), its reduction and the arguments.
-struct MoveAxesCache {
-  static constexpr size_t kCapacity = 8192;  // cleared when full: the working set is small
-  std::unordered_map<std::string, std::optional<Sharding>> entries;
-  std::string key;
-};
-
 }  // namespace
 
 std::optional<Sharding> MoveAxesBetweenSubgroups(const Sharding& sharding, int64_t rank, int64_t num_devices,
@@ -180,26 +169,22 @@ std::optional<Sharding> MoveAxesBetweenSubgroups(const Sharding& sharding, int64
                                                  Sharding::SubgroupType to, Reduction reduction) {
   if (axes.empty()) return sharding;
   if (!sharding.IsTiled()) return MoveAxesBetweenSubgroupsUncached(sharding, rank, num_devices, axes, from, to, reduction);
-  thread_local MoveAxesCache cache;
-  std::string& key = cache.key;
-  key.clear();
-  if (!propagation::AppendViewKey(sharding, key))
+  // The planner and the partitioner ask for the same few shardings on every layer.
+  thread_local propagation::ShardingAnswerCache cache;
+  if (!cache.Begin('u', sharding))
     return MoveAxesBetweenSubgroupsUncached(sharding, rank, num_devices, axes, from, to, reduction);
-  auto append = [&key](int64_t value) { key.append(reinterpret_cast<const char*>(&value), sizeof(value)); };
-  append(sharding.HasUnreduced() ? static_cast<int64_t>(sharding.partial_reduction()) : -1);
-  append(rank);
-  append(num_devices);
-  append(static_cast<int64_t>(from));
-  append(static_cast<int64_t>(to));
-  append(static_cast<int64_t>(reduction));
+  cache.Append(rank);
+  cache.Append(num_devices);
+  cache.Append(static_cast<int64_t>(from));
+  cache.Append(static_cast<int64_t>(to));
+  cache.Append(static_cast<int64_t>(reduction));
   for (const DeviceAxis& axis : axes) {
-    append(axis.stride);
-    append(axis.size);
+    cache.Append(axis.stride);
+    cache.Append(axis.size);
   }
-  if (auto found = cache.entries.find(key); found != cache.entries.end()) return found->second;
+  if (const std::optional<Sharding>* found = cache.Find()) return *found;
   std::optional<Sharding> result = MoveAxesBetweenSubgroupsUncached(sharding, rank, num_devices, axes, from, to, reduction);
-  if (cache.entries.size() >= MoveAxesCache::kCapacity) cache.entries.clear();
-  cache.entries.emplace(key, result);
+  cache.Store(result);
   return result;
 }
 

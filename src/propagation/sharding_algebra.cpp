@@ -26,38 +26,10 @@ std::vector<int64_t> Identity(int64_t n) {
   return perm;
 }
 
-
 // Results of the sharding algebra by content: propagation asks for the same few maps and
 // reshapes of the same few shardings on every layer, and each answer rebuilds tile arrays.
-// One cache per thread, cleared when full (the working set is small).
-struct AlgebraCache {
-  static constexpr size_t kCapacity = 8192;
-  std::unordered_map<std::string, std::optional<Sharding>> entries;
-  std::string key;
-
-  // Starts the key for operation `op` of `sharding`; false when it cannot be keyed.
-  bool Begin(char op, const Sharding& sharding) {
-    key.clear();
-    key.push_back(op);
-    return AppendViewKey(sharding, key);
-  }
-  void Append(const std::vector<int64_t>& values) {
-    int64_t size = static_cast<int64_t>(values.size());
-    key.append(reinterpret_cast<const char*>(&size), sizeof(size));
-    key.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
-  }
-  const std::optional<Sharding>* Find() const {
-    auto it = entries.find(key);
-    return it == entries.end() ? nullptr : &it->second;
-  }
-  void Store(const std::optional<Sharding>& value) {
-    if (entries.size() >= kCapacity) entries.clear();
-    entries.emplace(key, value);
-  }
-};
-
-AlgebraCache& Cache() {
-  thread_local AlgebraCache cache;
+ShardingAnswerCache& Cache() {
+  thread_local ShardingAnswerCache cache;
   return cache;
 }
 
@@ -82,7 +54,33 @@ bool AppendViewKey(const Sharding& sharding, std::string& key) {
   }
   append(static_cast<int64_t>(sharding.subgroup_types().size()));
   for (Sharding::SubgroupType type : sharding.subgroup_types()) append(static_cast<int64_t>(type));
+  append(sharding.HasUnreduced() ? static_cast<int64_t>(sharding.partial_reduction()) : -1);
   return true;
+}
+
+bool ShardingAnswerCache::Begin(char op, const Sharding& sharding) {
+  key_.clear();
+  key_.push_back(op);
+  return AppendViewKey(sharding, key_);
+}
+
+void ShardingAnswerCache::Append(const std::vector<int64_t>& values) {
+  Append(static_cast<int64_t>(values.size()));
+  key_.append(reinterpret_cast<const char*>(values.data()), values.size() * sizeof(int64_t));
+}
+
+void ShardingAnswerCache::Append(int64_t value) {
+  key_.append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+const std::optional<Sharding>* ShardingAnswerCache::Find() const {
+  auto it = entries_.find(key_);
+  return it == entries_.end() ? nullptr : &it->second;
+}
+
+void ShardingAnswerCache::Store(const std::optional<Sharding>& value) {
+  if (entries_.size() >= kCapacity) entries_.clear();
+  entries_.emplace(key_, value);
 }
 
 std::optional<TileView> ViewOf(const Sharding& sharding, int64_t rank) {
@@ -170,7 +168,7 @@ std::optional<Sharding> MapDims(const Sharding& sharding, const std::vector<int6
                                 int64_t target_rank) {
   if (sharding.IsTuple()) return std::nullopt;
   if (!sharding.IsTiled()) return sharding;
-  AlgebraCache& cache = Cache();
+  ShardingAnswerCache& cache = Cache();
   if (!cache.Begin('m', sharding)) return MapDimsUncached(sharding, src_to_tgt, target_rank);
   cache.Append(src_to_tgt);
   cache.Append({target_rank});
@@ -390,7 +388,7 @@ Sharding ReshapeSharding(const Sharding& sharding, const std::vector<int64_t>& f
   if (!sharding.IsTiled()) return sharding;
   // An unchanged shape may give back the input itself, with its metadata: not cached.
   if (from == to) return ReshapeShardingUncached(sharding, from, to);
-  AlgebraCache& cache = Cache();
+  ShardingAnswerCache& cache = Cache();
   auto key = [&] {
     if (!cache.Begin('r', sharding)) return false;
     cache.Append(from);

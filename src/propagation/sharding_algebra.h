@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "sharding/sharding.h"
@@ -31,9 +32,32 @@ std::optional<TileView> ViewOf(const Sharding& sharding, int64_t rank);
 Sharding FromView(const TileView& view);
 
 // Appends what a tiled sharding's view depends on (tile dims, the iota form or the device
-// list, subgroup types; not metadata or shard groups) to `key`, for caches of pure functions
-// of the view; false when the sharding is not worth keying (an explicit list of many devices).
+// list, subgroup types, and the reduction of unreduced axes; not metadata or shard groups) to
+// `key`, for caches of pure functions of the view; false when the sharding is not worth keying
+// (an explicit list of many devices).
 bool AppendViewKey(const Sharding& sharding, std::string& key);
+
+// Answers of a pure function of a tiled sharding and some integers, by content: layers repeat,
+// so the same few questions come again and again. Keep one per thread (thread_local); it is
+// cleared when full (the working set is small).
+//   if (!cache.Begin('m', sharding)) return Uncached(...);
+//   cache.Append(dims);
+//   if (const auto* found = cache.Find()) return *found;
+//   ... cache.Store(result);
+class ShardingAnswerCache {
+ public:
+  // Starts the key for operation `op` of `sharding`; false when it cannot be keyed.
+  bool Begin(char op, const Sharding& sharding);
+  void Append(const std::vector<int64_t>& values);
+  void Append(int64_t value);
+  const std::optional<Sharding>* Find() const;
+  void Store(const std::optional<Sharding>& value);
+
+ private:
+  static constexpr size_t kCapacity = 8192;
+  std::unordered_map<std::string, std::optional<Sharding>> entries_;
+  std::string key_;
+};
 
 // The same sharding with an explicit tile assignment rewritten in iota form when it has one
 // (so printed shardings look like XLA's); unchanged otherwise.
