@@ -1,6 +1,8 @@
 // HloBuilder: instruction construction with shape inference and unique names.
 #include "ir/hlo_builder.h"
 
+#include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "ir/module.h"
@@ -9,10 +11,40 @@
 
 namespace gspmd {
 
+uint64_t NameUniquer::Hash(const std::string& name) { return std::hash<std::string>{}(name); }
+
+bool NameUniquer::HashSet::Insert(uint64_t hash) {
+  if (hash == 0) hash = 1;
+  if (2 * (size_ + 1) > slots_.size()) Grow(std::max<size_t>(64, 2 * slots_.size()));
+  const size_t mask = slots_.size() - 1;
+  for (size_t slot = hash & mask;; slot = (slot + 1) & mask) {
+    if (slots_[slot] == hash) return false;
+    if (slots_[slot] == 0) {
+      slots_[slot] = hash;
+      ++size_;
+      return true;
+    }
+  }
+}
+
+void NameUniquer::HashSet::Reserve(size_t count) {
+  size_t slot_count = std::max<size_t>(64, slots_.size());
+  while (slot_count < 2 * (size_ + count)) slot_count *= 2;
+  if (slot_count > slots_.size()) Grow(slot_count);
+}
+
+void NameUniquer::HashSet::Grow(size_t slot_count) {
+  std::vector<uint64_t> old = std::move(slots_);
+  slots_.assign(slot_count, 0);
+  size_ = 0;
+  for (uint64_t hash : old)
+    if (hash != 0) Insert(hash);
+}
+
 void NameUniquer::ReserveAll(const Module& module) {
-  size_t count = used_.size();
+  size_t count = 0;
   for (const auto& computation : module.computations()) count += 1 + computation->instructions().size();
-  used_.reserve(2 * count);
+  used_.Reserve(count);
   for (const auto& computation : module.computations()) {
     Reserve(computation->name());
     for (const auto& instruction : computation->instructions()) Reserve(instruction->name());
@@ -20,7 +52,7 @@ void NameUniquer::ReserveAll(const Module& module) {
 }
 
 void NameUniquer::Reserve(const std::string& name) {
-  if (!used_.insert(name).second) return;
+  if (!used_.Insert(Hash(name))) return;
   // base.N with N written as Unique writes it (digits, no leading zero).
   const size_t dot = name.rfind('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 >= name.size() || name.size() - dot > 19) return;
@@ -30,21 +62,20 @@ void NameUniquer::Reserve(const std::string& name) {
     if (name[i] < '0' || name[i] > '9') return;
     suffix = suffix * 10 + (name[i] - '0');
   }
-  reserved_suffixes_[name.substr(0, dot)].insert(suffix);
+  bases_[Hash(name.substr(0, dot))].reserved.insert(suffix);
 }
 
 std::string NameUniquer::Unique(const std::string& base) {
-  if (used_.insert(base).second) return base;
-  int64_t& suffix = next_suffix_[base];
-  const auto reserved = reserved_suffixes_.find(base);
+  const uint64_t hash = Hash(base);
+  if (used_.Insert(hash)) return base;
+  Base& state = bases_[hash];
+  int64_t& suffix = state.last_suffix;
   while (true) {
     ++suffix;
-    if (reserved != reserved_suffixes_.end()) {
-      // Skip the run of reserved suffixes starting here.
-      for (auto it = reserved->second.lower_bound(suffix); it != reserved->second.end() && *it == suffix; ++it) ++suffix;
-    }
+    // Skip the run of reserved suffixes starting here.
+    for (auto r = state.reserved.lower_bound(suffix); r != state.reserved.end() && *r == suffix; ++r) ++suffix;
     std::string candidate = base + "." + std::to_string(suffix);
-    if (used_.insert(candidate).second) return candidate;
+    if (used_.Insert(Hash(candidate))) return candidate;
   }
 }
 

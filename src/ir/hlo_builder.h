@@ -25,12 +25,31 @@ class NameUniquer {
   std::string Unique(const std::string& base);
 
  private:
-  std::unordered_set<std::string> used_;
-  std::unordered_map<std::string, int64_t> next_suffix_;
-  // Suffixes N of reserved names base.N, by base: Unique steps over them without building and
-  // probing each name (a module with add.1 ... add.5000 would cost 5000 probes on its first
-  // new add).
-  std::unordered_map<std::string, std::set<int64_t>> reserved_suffixes_;
+  // What is known of the names base.N of a base that is taken, by the base's hash (two bases
+  // with one hash share a counter, which again only skips free names).
+  struct Base {
+    int64_t last_suffix = 0;  // the last N handed out
+    // Suffixes N of reserved names base.N: Unique steps over them without building and probing
+    // each name (a module with add.1 ... add.5000 would cost 5000 probes on its first new add).
+    std::set<int64_t> reserved;
+  };
+  // The names in use, as 64-bit hashes in an open-addressing table: one probe of a flat array
+  // per name (a node-based set of strings cost a cache miss per node). Two names with the same
+  // hash only make Unique skip a free name, never hand out a used one.
+  class HashSet {
+   public:
+    // Whether the hash was new.
+    bool Insert(uint64_t hash);
+    void Reserve(size_t count);
+
+   private:
+    void Grow(size_t slot_count);
+    std::vector<uint64_t> slots_;  // 0: empty (a hash of 0 is stored as 1)
+    size_t size_ = 0;
+  };
+  static uint64_t Hash(const std::string& name);
+  HashSet used_;
+  std::unordered_map<uint64_t, Base> bases_;
 };
 
 // Appends instructions at the end of `computation`:

@@ -2,6 +2,7 @@
 // last one handed out, stepping over reserved base.N names.
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 
 #include "ir/hlo_builder.h"
@@ -36,6 +37,23 @@ TEST(NameUniquer, ManyReservedSuffixesInARow) {
   for (int i = 1; i <= 5000; ++i) names.Reserve("c." + std::to_string(i));
   EXPECT_EQ(names.Unique("c"), "c.5001");
   EXPECT_EQ(names.Unique("c"), "c.5002");
+}
+
+// The used names live in a table of hashes that grows: across many growths every name handed
+// out stays distinct, and the partitioner's pattern (a clone asks for its source's reserved
+// name, then for a fresh one of the same base) gets base.N.1.
+TEST(NameUniquer, StaysDistinctAcrossTableGrowth) {
+  NameUniquer names;
+  for (int i = 0; i < 3000; ++i) names.Reserve("x." + std::to_string(i + 1));
+  std::set<std::string> handed_out;
+  for (int i = 0; i < 20000; ++i) {
+    EXPECT_TRUE(handed_out.insert(names.Unique(i % 2 == 0 ? "x" : "y")).second);
+    if (i < 3000) EXPECT_TRUE(handed_out.insert(names.Unique("x." + std::to_string(i + 1))).second);
+  }
+  EXPECT_EQ(handed_out.size(), 23000u);
+  EXPECT_TRUE(handed_out.count("x.1.1"));
+  EXPECT_TRUE(handed_out.count("x.3001"));  // the first x past the reserved ones
+  EXPECT_FALSE(handed_out.count("x.1"));
 }
 
 }  // namespace
