@@ -11,7 +11,7 @@
 
 namespace gspmd {
 
-uint64_t NameUniquer::Hash(const std::string& name) { return std::hash<std::string>{}(name); }
+uint64_t NameUniquer::Hash(std::string_view name) { return std::hash<std::string_view>{}(name); }
 
 bool NameUniquer::HashSet::Insert(uint64_t hash) {
   if (hash == 0) hash = 1;
@@ -62,7 +62,7 @@ void NameUniquer::Reserve(const std::string& name) {
     if (name[i] < '0' || name[i] > '9') return;
     suffix = suffix * 10 + (name[i] - '0');
   }
-  bases_[Hash(name.substr(0, dot))].reserved.insert(suffix);
+  bases_[Hash(std::string_view(name).substr(0, dot))].reserved.insert(suffix);
 }
 
 std::string NameUniquer::Unique(const std::string& base) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -47,7 +48,7 @@ class NameUniquer {
     std::vector<uint64_t> slots_;  // 0: empty (a hash of 0 is stored as 1)
     size_t size_ = 0;
   };
-  static uint64_t Hash(const std::string& name);
+  static uint64_t Hash(std::string_view name);
   HashSet used_;
   std::unordered_map<uint64_t, Base> bases_;
 };
