@@ -375,20 +375,40 @@ void Moves::PartialSuccessors(const Expanded& x, std::vector<Neighbour>& out) co
   }
   // All partial axes at once onto one dim (one collective instead of one per axis).
   if (partial.size() <= 1) return;
+  auto scatter_all = [&](int64_t d, std::string_view order) {
+    if (!SliceAligned(d, x.tiles[d], n)) return;
+    Edit edit;
+    edit.add_dim = d;
+    edit.add = order;
+    edit.replace_partial = true;
+    add(edit, Kind::kReduceScatter, d, order, scatter_cost(d, n));
+  };
   auto less = [](char a, char b) { return static_cast<unsigned char>(a) < static_cast<unsigned char>(b); };
   Packed order(partial);
   std::sort(order.begin(), order.end(), less);
-  bool all_orders = order.size() <= 3;
-  do {
-    for (int64_t d = 0; d < rank; ++d) {
-      if (!SliceAligned(d, x.tiles[d], n)) continue;
-      Edit edit;
-      edit.add_dim = d;
-      edit.add = order;
-      edit.replace_partial = true;
-      add(edit, Kind::kReduceScatter, d, order, scatter_cost(d, n));
-    }
-  } while (all_orders && std::next_permutation(order.begin(), order.end(), less));
+  if (order.size() <= 3) {
+    do {
+      for (int64_t d = 0; d < rank; ++d) scatter_all(d, order);
+    } while (std::next_permutation(order.begin(), order.end(), less));
+    return;
+  }
+  // Too many axes to try every order: the sorted one, and for each dim the order in which the
+  // target lists them after what the dim already holds. A mesh axis cut into prime pieces
+  // ({x: 16} as 2x2x2x2) is then reduce-scattered onto its target dim in one collective, as
+  // XLA does, instead of one piece first and the rest after.
+  for (int64_t d = 0; d < rank; ++d) scatter_all(d, order);
+  if (target_ == nullptr) return;
+  for (int64_t d = 0; d < rank; ++d) {
+    const std::vector<int64_t>& want = target_->dims[d];
+    const size_t held = static_cast<size_t>(x.Count(d));
+    if (held + partial.size() > want.size() || !IsTargetPrefix(x, d, held)) continue;
+    Packed target_order;
+    for (size_t i = held; i < held + partial.size(); ++i) target_order.push_back(static_cast<char>(want[i]));
+    Packed sorted_target = target_order;
+    std::sort(sorted_target.begin(), sorted_target.end(), less);
+    if (sorted_target != order || target_order == order) continue;  // other axes, or tried above
+    scatter_all(d, target_order);
+  }
 }
 
 void Moves::Successors(const Expanded& x, std::vector<Neighbour>& out) const {

@@ -213,6 +213,26 @@ ENTRY e {
 })",
      .expect = {.counts = {{Opcode::kReduceScatter, 1}, {Opcode::kAllReduce, 1}, {Opcode::kAllGather, 0}},
                 .comm_bytes = 256}},
+    // A weight gradient on a 16 x 2 mesh: partial over the whole 16-way axis x (cut into four
+    // prime pieces by the planner), wanted split over x. One reduce-scatter over x, as XLA
+    // emits, not one over the major pair of x followed by one over the other 8.
+    {.name = "PartialOverAWholeSixteenWayAxisIsReduceScatteredOnce",
+     .hlo = R"(HloModule m, num_partitions=32
+ENTRY e {
+  %a = f32[32,6]{1,0} parameter(0), sharding={devices=[16,2]<=[32]}
+  %b = f32[32,16]{1,0} parameter(1), sharding={devices=[16,1,2]<=[32] last_tile_dim_replicate}
+  ROOT %d = f32[6,16]{1,0} dot(%a, %b), lhs_contracting_dims={0}, rhs_contracting_dims={0}, sharding={devices=[2,16]<=[16,2]T(1,0)}
+})",
+     .expect = {.collectives = 1, .counts = {{Opcode::kReduceScatter, 1}}},
+     .check =
+         [](const Partitioned& p) {
+           EXPECT_EQ(DimsOfOnly(p, Opcode::kReduceScatter), (Dims{3, 1}));
+           const Instruction* scatter = TheOnly(p, Opcode::kReduceScatter);
+           ASSERT_NE(scatter, nullptr);
+           const std::vector<Dims> groups = scatter->replica_groups().Groups(32);
+           ASSERT_EQ(groups.size(), 2u);  // {0,2,...,30} and {1,3,...,31}: the devices along x
+           EXPECT_EQ(groups[0], (Dims{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}));
+         }},
 };
 
 PARTITION_CASE_TESTS(DotPartitionTest, kCases);
