@@ -3,12 +3,40 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <new>
 #include <stdexcept>
+
+#ifdef GSPMD_HAVE_MIMALLOC
+#include <mimalloc.h>
+#endif
 
 #include "support/diagnostic.h"
 
 namespace gspmd {
+namespace {
+
+#ifdef GSPMD_HAVE_MIMALLOC
+// The interpreter frees and allocates activation-sized buffers (megabytes) many times a step.
+// mimalloc returns freed memory to the system after 25 ms by default, so each step faulted
+// every page of its activations back in and zero-filled it: 6x more page faults, and half of
+// a training step on 8 simulated devices (docs/performance.md, section e). Freed memory is
+// kept for a second instead, unless the user chose a delay (MIMALLOC_DECOMMIT_DELAY).
+const bool kAllocatorTuned = [] {
+  if (std::getenv("MIMALLOC_DECOMMIT_DELAY") == nullptr) mi_option_set(mi_option_decommit_delay, 1000);
+  return true;
+}();
+#endif
+
+}  // namespace
+
+int64_t AllocatorFreedMemoryDelayMs() {
+#ifdef GSPMD_HAVE_MIMALLOC
+  return kAllocatorTuned ? mi_option_get(mi_option_decommit_delay) : -1;
+#else
+  return -1;
+#endif
+}
 
 uint64_t PhysicalMemoryBytes() {
   static const uint64_t bytes = [] {

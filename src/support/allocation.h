@@ -24,6 +24,11 @@ inline std::optional<int64_t> CheckedAdd(int64_t a, int64_t b) {
 // The machine's physical memory in bytes (0 when unknown).
 uint64_t PhysicalMemoryBytes();
 
+// How long the process allocator keeps freed memory before returning it to the system, in
+// milliseconds (mimalloc's decommit delay; 1000 unless MIMALLOC_DECOMMIT_DELAY says otherwise),
+// or -1 when the build does not use mimalloc (sanitizer builds).
+int64_t AllocatorFreedMemoryDelayMs();
+
 // `bytes` zero-filled bytes for `what` (e.g. "f32[1000000000000]"). More than the machine's
 // physical memory, or an allocation the allocator refuses, is a UserError:
 //   "cannot allocate 4000000000000 bytes for f32[1000000000000] (the machine has 25769803776)"

@@ -1,10 +1,10 @@
-// RunDevicesOnThreads: one thread and Evaluator per device, errors collected and reported once.
+// RunDevicesOnThreads: one thread (from a pool kept across runs) and Evaluator per device, errors collected and reported once.
 #include "runtime/spmd/device_runner.h"
 
 #include <mutex>
-#include <thread>
 
 #include "runtime/interp/evaluator.h"
+#include "runtime/spmd/device_thread_pool.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -63,10 +63,8 @@ std::vector<std::vector<Literal>> RunDevicesOnThreads(const Module& module, cons
     // No thread needed (the caller's thread is the device's).
     run_device(0);
   } else {
-    std::vector<std::thread> threads;
-    threads.reserve(devices.size());
-    for (size_t i = 0; i < devices.size(); ++i) threads.emplace_back(run_device, i);
-    for (std::thread& thread : threads) thread.join();
+    // Threads kept from run to run, with their allocator heaps and kernel streams warm.
+    DeviceThreadPool::Shared().Run(devices.size(), run_device);
   }
   errors.RethrowIfAny();
   return results;
