@@ -6,7 +6,7 @@
 // all-gather S out (S/8 in), reduce-scatter S in (S/8 out). "bandwidth" is S / time on the
 // slowest rank. Each iteration times both, interleaved, so machine noise affects them alike;
 // ratio = direct time / our time (the target is >= 0.9 at 1 MiB and above). Our calls add a
-// rendezvous of the rank's devices and a 16-byte agreement on what the collective is.
+// rendezvous of the rank's devices and a 24-byte-per-rank agreement on what the collective is.
 #include <benchmark/benchmark.h>
 
 #include <chrono>

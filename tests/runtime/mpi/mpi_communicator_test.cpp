@@ -1,5 +1,6 @@
 // MpiCommunicator driven directly (tests/runtime/mpi/worker): uneven all-to-all, sub-
-// communicators created once per group set, and a described error when ranks disagree.
+// communicators created once per group set, and a described error when ranks disagree (with
+// both forms of the agreement check).
 #include <algorithm>
 
 #include "runtime/mpi/mpi_test_util.h"
@@ -19,6 +20,18 @@ TEST_F(MpiCommunicatorTest, WorkerChecksPassOnEveryLayout) {
     EXPECT_EQ(launch.out.find("FAIL"), std::string::npos) << launch.out;
     EXPECT_NE(launch.out.find("rank 0 reports: ranks disagree"), std::string::npos) << launch.out;
   }
+}
+
+// Groups of more than GSPMD_MPI_GATHERED_CHECK_RANKS ranks (64 unless a test lowers it) check
+// that they agree with a reduction instead of gathering every rank's signature: the same checks,
+// the same report of the disagreeing ranks.
+TEST_F(MpiCommunicatorTest, WorkerChecksPassWithTheReducedAgreementCheck) {
+  const MpiLayout layout{4, 1, ""};
+  const Launch launch = Run("env GSPMD_MPI_GATHERED_CHECK_RANKS=1 " + MpirunPrefix(layout) +
+                            " -x GSPMD_MPI_GATHERED_CHECK_RANKS " + Quote(GSPMD_MPI_WORKER) + " 1");
+  EXPECT_EQ(launch.exit_code, 0) << launch.out << launch.err;
+  EXPECT_EQ(launch.out.find("FAIL"), std::string::npos) << launch.out;
+  EXPECT_NE(launch.out.find("rank 0 reports: ranks disagree"), std::string::npos) << launch.out;
 }
 
 // Ranks that disagree on an all-reduce's size block inside MPI: the watchdog ends the job

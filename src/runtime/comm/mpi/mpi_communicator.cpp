@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <condition_variable>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -154,23 +155,52 @@ uint64_t ChunkBalance(const GroupPlan& plan) {
 }
 
 // Combines signatures: lanes 0 and 1 by maximum (equal hashes have max(h) = h and
-// max(~h) = ~h), lane 2 by wrapping sum.
-void CombineSignatures(void* in, void* inout, int* length, MPI_Datatype*) {
-  const auto* a = static_cast<const uint64_t*>(in);
-  auto* b = static_cast<uint64_t*>(inout);
-  for (int i = 0; i + 2 < *length; i += 3) {
-    b[i] = std::max(a[i], b[i]);
-    b[i + 1] = std::max(a[i + 1], b[i + 1]);
-    b[i + 2] += a[i + 2];
-  }
+// max(~h) = ~h), lane 2 by wrapping sum (zero exactly when every all-to-all chunk is as large
+// as its receiver expects).
+void CombineSignatures(const uint64_t* in, uint64_t* inout) {
+  inout[0] = std::max(in[0], inout[0]);
+  inout[1] = std::max(in[1], inout[1]);
+  inout[2] += in[2];
+}
+
+void CombineSignatureLanes(void* in, void* inout, int* length, MPI_Datatype*) {
+  for (int i = 0; i + 2 < *length; i += 3)
+    CombineSignatures(static_cast<const uint64_t*>(in) + i, static_cast<uint64_t*>(inout) + i);
+}
+
+// Up to this many member ranks, the check gathers every member's signature (one round of
+// messages) and combines them locally; past it, a reduction (log2(ranks) rounds one after
+// another, but no buffer that grows with the ranks). With more ranks than cores, every round is
+// a round of context switches: the gather took all-to-all at 1 MiB per rank from 0.82 to 0.90
+// of MPI_Alltoall's bandwidth on 8 ranks (docs/performance.md, section e).
+// GSPMD_MPI_GATHERED_CHECK_RANKS (set by tests only) lowers it, so small jobs test both paths.
+size_t GatheredCheckRanks() {
+  static const size_t ranks = [] {
+    const char* chosen = std::getenv("GSPMD_MPI_GATHERED_CHECK_RANKS");
+    return chosen != nullptr ? static_cast<size_t>(std::max(0LL, std::atoll(chosen))) : size_t{64};
+  }();
+  return ranks;
 }
 
 // The check that every member rank issues the same collective, started before the data moves
-// and finished after, so that its latency overlaps the transfer.
+// and finished after, so that its latency overlaps the transfer. MPI reads and writes its
+// buffers until the request completes: it stays where it was started.
 struct SignatureCheck {
   uint64_t values[3] = {0, 0, 0};
   uint64_t combined[3] = {0, 0, 0};
+  std::vector<uint64_t> gathered;  // 3 per member rank (small groups)
   MPI_Request request = MPI_REQUEST_NULL;
+
+  SignatureCheck() = default;
+  SignatureCheck(const SignatureCheck&) = delete;
+  SignatureCheck& operator=(const SignatureCheck&) = delete;
+
+  // After the request completed: the combination of a gathered check.
+  void CombineGathered() {
+    if (gathered.empty()) return;
+    std::copy(gathered.begin(), gathered.begin() + 3, combined);
+    for (size_t i = 3; i + 2 < gathered.size(); i += 3) CombineSignatures(&gathered[i], combined);
+  }
   bool agreed() const { return combined[0] == values[0] && combined[1] == values[1] && combined[2] == 0; }
 };
 
@@ -195,7 +225,7 @@ struct MpiCommunicator::Impl {
         next_sequence(static_cast<size_t>(devices_per_rank), 0),
         finished(static_cast<size_t>(devices_per_rank), false) {
     GSPMD_CHECK(devices_per_rank >= 1, "devices_per_rank must be positive");
-    CheckMpi(MPI_Op_create(&CombineSignatures, /*commute=*/1, &signature_op), "MPI_Op_create");
+    CheckMpi(MPI_Op_create(&CombineSignatureLanes, /*commute=*/1, &signature_op), "MPI_Op_create");
   }
 
   ~Impl() {
@@ -372,7 +402,8 @@ struct MpiCommunicator::Impl {
         continue;
       }
       MPI_Comm comm = SubCommunicator(plan.ranks);
-      SignatureCheck check = StartSignatureCheck(comm, *plan.local_calls[0], step.sequence, plan);
+      SignatureCheck check;
+      StartSignatureCheck(check, comm, *plan.local_calls[0], step.sequence, plan);
       std::exception_ptr failure;
       try {
         mpi_internal::RunGroupAcrossRanks(plan, comm, scratch);
@@ -439,15 +470,21 @@ struct MpiCommunicator::Impl {
     return it->second;
   }
 
-  SignatureCheck StartSignatureCheck(MPI_Comm comm, const Call& call, int64_t sequence, const GroupPlan& plan) {
-    SignatureCheck check;
+  void StartSignatureCheck(SignatureCheck& check, MPI_Comm comm, const Call& call, int64_t sequence,
+                           const GroupPlan& plan) {
     const uint64_t hash = GroupSignature(call, sequence, plan);
     check.values[0] = hash;
     check.values[1] = ~hash;
     check.values[2] = ChunkBalance(plan);
+    if (plan.ranks.size() <= GatheredCheckRanks()) {
+      check.gathered.resize(3 * plan.ranks.size());
+      CheckMpi(MPI_Iallgather(check.values, 3, MPI_UINT64_T, check.gathered.data(), 3, MPI_UINT64_T, comm,
+                              &check.request),
+               "MPI_Iallgather");
+      return;
+    }
     CheckMpi(MPI_Iallreduce(check.values, check.combined, 3, MPI_UINT64_T, signature_op, comm, &check.request),
              "MPI_Iallreduce");
-    return check;
   }
 
   // Every member rank issued the same collective with sizes that fit: fine (the data failure,
@@ -456,6 +493,7 @@ struct MpiCommunicator::Impl {
   void FinishSignatureCheck(MPI_Comm comm, SignatureCheck& check, const Call& call, int64_t sequence,
                             const GroupPlan& plan, std::exception_ptr data_failure) {
     CheckMpi(MPI_Wait(&check.request, MPI_STATUS_IGNORE), "MPI_Wait");
+    check.CombineGathered();
     const bool same_hash = check.combined[0] == check.values[0] && check.combined[1] == check.values[1];
     if (check.agreed()) {
       if (data_failure) std::rethrow_exception(data_failure);
@@ -490,7 +528,8 @@ struct MpiCommunicator::Impl {
     everyone.ranks.resize(static_cast<size_t>(num_ranks));
     for (int r = 0; r < num_ranks; ++r) everyone.ranks[static_cast<size_t>(r)] = r;
     everyone.my_index = rank;
-    SignatureCheck check = StartSignatureCheck(session.handles().collectives, first, step.sequence, everyone);
+    SignatureCheck check;
+    StartSignatureCheck(check, session.handles().collectives, first, step.sequence, everyone);
     auto local_call = [&](int64_t device) { return step.calls[static_cast<size_t>(device - first_local)]; };
     std::vector<MPI_Request> requests;
     std::vector<std::pair<Call*, size_t>> receives;  // call and request index

@@ -37,8 +37,9 @@ class ErrorReportedByAnotherRank : public std::runtime_error {
 //     created once per distinct list of ranks (MPI_Comm_create_group, which only the members
 //     call, so no rank needs to know the other groups) and cached for the whole run.
 //   collective-permute: MPI_Isend/MPI_Irecv between the ranks of each pair (tag = target).
-// Before moving data across ranks the members check that they issue the same collective (an
-// MPI_Allreduce of a hash of kind, sequence number, group, type, reducer and sizes): a mismatch
+// Before moving data across ranks the members check that they issue the same collective (a
+// nonblocking all-gather, or on groups of over 64 ranks an all-reduce, of a hash of kind,
+// sequence number, group, type, reducer and sizes, overlapped with the transfer): a mismatch
 // is a UserError describing each rank's collective, instead of MPI mismatching buffers. The
 // rank's watchdog knows which collective it waits in.
 //
