@@ -182,6 +182,9 @@ size_t GatheredCheckRanks() {
   return ranks;
 }
 
+// How many times the check is polled after the data has moved before waiting for it.
+constexpr int kCheckPolls = 64;
+
 // The check that every member rank issues the same collective, started before the data moves
 // and finished after, so that its latency overlaps the transfer. MPI reads and writes its
 // buffers until the request completes: it stays where it was started.
@@ -492,7 +495,13 @@ struct MpiCommunicator::Impl {
   // the lowest rank (the others throw ErrorReportedByAnotherRank).
   void FinishSignatureCheck(MPI_Comm comm, SignatureCheck& check, const Call& call, int64_t sequence,
                             const GroupPlan& plan, std::exception_ptr data_failure) {
-    CheckMpi(MPI_Wait(&check.request, MPI_STATUS_IGNORE), "MPI_Wait");
+    // Every member posted its signature before its data, so after the data the check is
+    // usually a few progress calls from done: poll for it briefly before MPI_Wait, which on an
+    // oversubscribed node yields the core (mpi_yield_when_idle) and comes back a time slice later.
+    int done = 0;
+    for (int poll = 0; poll < kCheckPolls && !done; ++poll)
+      CheckMpi(MPI_Test(&check.request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (!done) CheckMpi(MPI_Wait(&check.request, MPI_STATUS_IGNORE), "MPI_Wait");
     check.CombineGathered();
     const bool same_hash = check.combined[0] == check.values[0] && check.combined[1] == check.values[1];
     if (check.agreed()) {
