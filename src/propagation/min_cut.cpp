@@ -49,19 +49,25 @@ bool MinCut::Levels() {
   return level_[kSink] >= 0;
 }
 
+// Pushes up to `limit` from `node` towards the sink along the level graph, over as many paths
+// as it takes (one walk from the source serves many augmenting paths that share its prefix).
 double MinCut::Push(int32_t node, double limit) {
   if (node == kSink) return limit;
+  double total = 0;
   for (int32_t& e = cursor_[node]; e >= 0; e = edges_[e].next) {
     Edge& edge = edges_[e];
     if (edge.capacity <= kEpsilon || level_[edge.to] != level_[node] + 1) continue;
-    double pushed = Push(edge.to, std::min(limit, edge.capacity));
+    const double pushed = Push(edge.to, std::min(limit - total, edge.capacity));
     if (pushed <= kEpsilon) continue;
+    if (std::isinf(pushed)) return pushed;  // an uncuttable path: the cut is infinite
     if (!std::isinf(edge.capacity)) edge.capacity -= pushed;
     Edge& reverse = edges_[e ^ 1];
     if (!std::isinf(reverse.capacity)) reverse.capacity += pushed;
-    return pushed;
+    total += pushed;
+    // Stay on this edge while it may carry more; leave when the node's share is used up.
+    if (limit - total <= kEpsilon) return total;
   }
-  return 0;
+  return total;
 }
 
 double MinCut::Solve() {

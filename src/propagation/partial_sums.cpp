@@ -18,18 +18,24 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <unordered_map>
+#include <tuple>
 
 #include "ir/known_custom_calls.h"
 #include "partitioner/computation_partitioner.h"
 #include "partitioner/device_axes.h"
 #include "partitioner/partial_sums.h"
 #include "propagation/min_cut.h"
+#include "propagation/partial_sum_graph.h"
 
 namespace gspmd {
 namespace {
 
 using Reduction = Sharding::Reduction;
+using partial_sums::kNone;
+using partial_sums::Use;
+using partial_sums::UseKind;
+using partial_sums::Value;
+using partial_sums::ValueGraph;
 using propagation::MinCut;
 
 // The device axes a partial sum is pending over, and how its pieces combine.
@@ -39,54 +45,11 @@ struct Color {
   bool operator==(const Color&) const = default;
 };
 
-// How many times a loop body is taken to run per run of its caller, for the costs of the
-// reductions in it (trip counts are not analysed; any count above one favours reducing after
-// the loop).
-constexpr double kLoopWeight = 16;
-
-constexpr int32_t kNone = -1;     // not a candidate
-constexpr int32_t kBlocked = -2;  // reached by two colors, or cannot be partial: whole
-
-// One array leaf of an instruction of the program.
-struct Value {
-  const Instruction* instruction = nullptr;
-  int64_t leaf = -1;  // -1: the instruction is an array; else the tuple element
-  const Shape* shape = nullptr;
-  Sharding whole;  // its sharding without unreduced axes
-  std::optional<Sharding> fixed;  // a sharding already unreduced, kept
-  std::optional<AxisSharding> axes;
-  int32_t color = kNone;
-  bool producer = false;
-  // Split over its color's axes: computed partial in `partial` (those axes gathered) and
-  // reduce-scattered into its own layout at once; its users take it whole.
-  bool scatter = false;
-  std::optional<Sharding> partial;  // the layout it is computed in when partial
-  double cost = 0;          // the all-reduce of its shard over its color's axes
-  double scatter_cost = 0;  // the reduce-scatter of it
-  int32_t n = -1, r = -1;  // cut nodes
-};
-
-// How value `from` is used.
-enum class UseKind {
-  kOperand,   // operand `position` of instruction `to`'s value
-  kIdentity,  // `to` is the same data (tuple element, get-tuple-element, call parameter / result)
-  kSink,      // needed whole
-};
-
-struct Use {
-  UseKind kind;
-  int32_t to = -1;
-  int64_t position = 0;
-};
+constexpr int32_t kBlocked = -2;  // a value's color when reached by two colors, or it cannot be partial: whole
 
 bool IsPlumbing(Opcode opcode) {
   return opcode == Opcode::kTuple || opcode == Opcode::kGetTupleElement || opcode == Opcode::kWhile ||
          opcode == Opcode::kCall || opcode == Opcode::kParameter;
-}
-
-bool RunsAsControlFlow(const Instruction& instruction) {
-  return instruction.opcode() == Opcode::kWhile || instruction.opcode() == Opcode::kConditional ||
-         instruction.opcode() == Opcode::kCall;
 }
 
 int64_t GroupSize(const std::vector<DeviceAxis>& axes) {
@@ -96,224 +59,32 @@ int64_t GroupSize(const std::vector<DeviceAxis>& axes) {
 }
 
 // The pieces of `axes` (after cutting `sharding` at their bounds) that `sharding` replicates.
+// `axes` are in JoinAdjacentAxes form, so cutting a replicated axis at their bounds and keeping
+// the pieces inside one of them leaves exactly its overlap with each.
 std::vector<DeviceAxis> ReplicatedPart(const AxisSharding& sharding, const std::vector<DeviceAxis>& axes) {
-  std::vector<int64_t> bounds;
-  for (const DeviceAxis& axis : axes) {
-    bounds.push_back(axis.stride);
-    bounds.push_back(axis.stride * axis.size);
-  }
-  AxisSharding cut = SplitAxesAt(sharding, bounds);
   std::vector<DeviceAxis> part;
-  for (const DeviceAxis& piece : cut.replicated)
-    for (const DeviceAxis& axis : axes)
-      if (piece.stride >= axis.stride && piece.stride * piece.size <= axis.stride * axis.size) part.push_back(piece);
-  return JoinAdjacentAxes(part);
+  for (const DeviceAxis& replicated : sharding.replicated) {
+    for (const DeviceAxis& axis : axes) {
+      const int64_t from = std::max(replicated.stride, axis.stride);
+      const int64_t to = std::min(replicated.stride * replicated.size, axis.stride * axis.size);
+      if (from < to) part.push_back({from, to / from});
+    }
+  }
+  return JoinAdjacentAxes(std::move(part));
 }
 
 class Planner {
  public:
   Planner(const Module& module, int64_t num_devices, const PendingAxesOracle& oracle)
-      : module_(module), num_devices_(num_devices), oracle_(oracle) {}
+      : graph_(module, num_devices), num_devices_(num_devices), oracle_(oracle) {}
 
   PartialSumPlan Run() {
-    CollectComputations();
-    for (const Computation* computation : computations_)
-      for (const Instruction* instruction : computation->MakePostOrder()) AddValues(*instruction);
-    for (const Computation* computation : computations_)
-      for (const Instruction* instruction : computation->MakePostOrder()) AddUses(*instruction);
     FindProducers();
     Grow();
     return Cut();
   }
 
  private:
-  // The entry and what it runs as control flow, each with how often it runs per run of the
-  // entry: a loop body (and condition) kLoopWeight times its caller (trip counts are not
-  // known), anything else as often as its caller.
-  void CollectComputations() {
-    std::vector<const Computation*> stack;
-    if (module_.entry() != nullptr) {
-      stack.push_back(module_.entry());
-      weights_[module_.entry()] = 1;
-    }
-    std::set<const Computation*> seen;
-    while (!stack.empty()) {
-      const Computation* computation = stack.back();
-      stack.pop_back();
-      if (!seen.insert(computation).second) continue;
-      computations_.push_back(computation);
-      const double weight = weights_[computation];
-      for (const auto& instruction : computation->instructions()) {
-        if (!RunsAsControlFlow(*instruction)) continue;
-        const double called_weight = instruction->opcode() == Opcode::kWhile ? weight * kLoopWeight : weight;
-        for (const Computation* called : instruction->called_computations()) {
-          double& w = weights_[called];
-          w = std::max(w, called_weight);
-          stack.push_back(called);
-          callers_[called].push_back(instruction.get());
-        }
-      }
-    }
-  }
-
-  // The instruction's sharding, for leaf `leaf` (-1: the array itself); nullopt when a tuple
-  // sharding does not match the shape.
-  std::optional<Sharding> LeafSharding(const Instruction& instruction, int64_t leaf) {
-    Sharding sharding = EffectiveSharding(instruction);
-    if (leaf < 0) return sharding.IsTuple() ? std::nullopt : std::optional<Sharding>(sharding);
-    if (!sharding.IsTuple()) return sharding;
-    if (leaf >= static_cast<int64_t>(sharding.tuple_elements().size())) return std::nullopt;
-    const Sharding& element = sharding.tuple_elements()[leaf];
-    if (element.IsTuple()) return std::nullopt;
-    return element;
-  }
-
-  void AddValue(const Instruction& instruction, int64_t leaf, const Shape& shape) {
-    std::optional<Sharding> sharding = LeafSharding(instruction, leaf);
-    if (!sharding || !shape.IsArray()) return;
-    Value value;
-    value.instruction = &instruction;
-    value.leaf = leaf;
-    value.shape = &shape;
-    value.whole = sharding->WithoutUnreduced();
-    if (sharding->HasUnreduced()) value.fixed = *sharding;
-    if (value.whole.IsTiled() || value.whole.IsReplicated())
-      value.axes = DecomposeSharding(value.whole, shape.rank(), num_devices_);
-    std::vector<int32_t>& ids = ids_[&instruction];
-    const size_t slot = static_cast<size_t>(leaf + 1);
-    if (ids.size() <= slot) ids.resize(slot + 1, kNone);
-    ids[slot] = static_cast<int32_t>(values_.size());
-    values_.push_back(std::move(value));
-  }
-
-  void AddValues(const Instruction& instruction) {
-    const Shape& shape = instruction.shape();
-    if (shape.IsArray()) {
-      AddValue(instruction, -1, shape);
-    } else if (shape.IsTuple()) {
-      for (int64_t k = 0; k < shape.tuple_size(); ++k) AddValue(instruction, k, shape.tuple_shape(k));
-    }
-  }
-
-  int32_t IdOf(const Instruction* instruction, int64_t leaf) const {
-    auto it = ids_.find(instruction);
-    if (it == ids_.end()) return kNone;
-    const size_t slot = static_cast<size_t>(leaf + 1);
-    return slot < it->second.size() ? it->second[slot] : kNone;
-  }
-
-  // The leaves of `instruction` as value ids (one for an array; kNone for nested leaves).
-  std::vector<int32_t> LeavesOf(const Instruction* instruction) const {
-    if (instruction->shape().IsArray()) return {IdOf(instruction, -1)};
-    std::vector<int32_t> leaves;
-    if (instruction->shape().IsTuple())
-      for (int64_t k = 0; k < instruction->shape().tuple_size(); ++k) leaves.push_back(IdOf(instruction, k));
-    return leaves;
-  }
-
-  void AddUse(int32_t from, Use use) {
-    if (from < 0) return;
-    uses_[from].push_back(use);
-  }
-
-  void SinkAll(const Instruction* instruction) {
-    for (int32_t leaf : LeavesOf(instruction)) AddUse(leaf, {UseKind::kSink});
-  }
-
-  // `from`'s leaves are the same data as `to`'s (leaf by leaf).
-  void Same(const Instruction* from, const Instruction* to) {
-    std::vector<int32_t> a = LeavesOf(from), b = LeavesOf(to);
-    if (a.size() != b.size()) {
-      SinkAll(from);
-      return;
-    }
-    for (size_t k = 0; k < a.size(); ++k) {
-      if (b[k] < 0) {
-        AddUse(a[k], {UseKind::kSink});
-      } else {
-        AddUse(a[k], {UseKind::kIdentity, b[k]});
-      }
-    }
-  }
-
-  void AddUses(const Instruction& instruction) {
-    if (uses_.size() < values_.size()) uses_.resize(values_.size());
-    const Computation* computation = instruction.parent();
-    const bool is_root = computation->root() == &instruction;
-    if (is_root && computation == module_.entry()) SinkAll(&instruction);
-    if (is_root && computation != module_.entry()) {
-      // A called computation's result: the caller's value (call), or the loop carry (while).
-      auto callers = callers_.find(computation);
-      if (callers != callers_.end()) {
-        for (const Instruction* caller : callers->second) {
-          if (caller->opcode() == Opcode::kCall || (caller->opcode() == Opcode::kWhile && caller->while_body() == computation)) {
-            Same(&instruction, caller);
-          } else {
-            SinkAll(&instruction);
-          }
-        }
-      }
-    }
-    switch (instruction.opcode()) {
-      case Opcode::kTuple:
-        for (int64_t k = 0; k < instruction.operand_count(); ++k) {
-          const Instruction* operand = instruction.operand(k);
-          int32_t to = IdOf(&instruction, k);
-          if (!operand->shape().IsArray() || to < 0) {
-            SinkAll(operand);
-          } else {
-            AddUse(IdOf(operand, -1), {UseKind::kIdentity, to});
-          }
-        }
-        return;
-      case Opcode::kGetTupleElement: {
-        int32_t from = IdOf(instruction.operand(0), instruction.tuple_index);
-        int32_t to = IdOf(&instruction, -1);
-        if (to < 0) {
-          AddUse(from, {UseKind::kSink});
-        } else {
-          AddUse(from, {UseKind::kIdentity, to});
-        }
-        return;
-      }
-      case Opcode::kWhile: {
-        // init -> carry; the carry's leaves (body and condition parameters, body root, result)
-        // are tied together below.
-        const Instruction* init = instruction.operand(0);
-        Same(init, &instruction);
-        const Instruction* body_parameter = instruction.while_body()->parameter(0);
-        const Instruction* condition_parameter = instruction.while_condition()->parameter(0);
-        std::vector<int32_t> carry = LeavesOf(&instruction);
-        std::vector<int32_t> body = LeavesOf(body_parameter), condition = LeavesOf(condition_parameter);
-        if (body.size() != carry.size() || condition.size() != carry.size()) return;
-        for (size_t k = 0; k < carry.size(); ++k) {
-          if (carry[k] < 0) continue;
-          ties_.push_back({carry[k], body[k]});
-          ties_.push_back({carry[k], condition[k]});
-        }
-        return;
-      }
-      case Opcode::kCall: {
-        const Computation* callee = instruction.to_apply();
-        for (int64_t j = 0; j < instruction.operand_count() && j < callee->num_parameters(); ++j)
-          Same(instruction.operand(j), callee->parameter(j));
-        return;
-      }
-      default:
-        break;
-    }
-    const bool annotation = instruction.opcode() == Opcode::kCustomCall;
-    for (int64_t i = 0; i < instruction.operand_count(); ++i) {
-      const Instruction* operand = instruction.operand(i);
-      int32_t to = instruction.shape().IsArray() ? IdOf(&instruction, -1) : kNone;
-      if (annotation || to < 0 || !operand->shape().IsArray()) {
-        SinkAll(operand);
-        continue;
-      }
-      AddUse(IdOf(operand, -1), {UseKind::kOperand, to, i});
-    }
-  }
-
   int32_t ColorId(const Color& color) {
     for (size_t c = 0; c < colors_.size(); ++c)
       if (colors_[c] == color) return static_cast<int32_t>(c);
@@ -321,14 +92,14 @@ class Planner {
     return static_cast<int32_t>(colors_.size()) - 1;
   }
 
-  const AxisSharding* AxesOf(const Instruction* instruction) const {
-    int32_t id = IdOf(instruction, -1);
-    return id >= 0 && values_[id].axes ? &*values_[id].axes : nullptr;
+  const AxisSharding* AxesOf(const Instruction* instruction) {
+    int32_t id = graph_.IdOf(instruction, -1);
+    return id >= 0 ? graph_.value(id).axes : nullptr;
   }
 
   // The axes a dot or convolution sums over: those splitting a contracting dim the same way on
   // both operands. Empty when none do.
-  std::vector<DeviceAxis> ContractedAxes(const Instruction& instruction) const {
+  std::vector<DeviceAxis> ContractedAxes(const Instruction& instruction) {
     const AxisSharding* lhs = AxesOf(instruction.operand(0));
     const AxisSharding* rhs = AxesOf(instruction.operand(1));
     if (lhs == nullptr || rhs == nullptr) return {};
@@ -351,46 +122,74 @@ class Planner {
     return axes;
   }
 
+  // The values partial from the start: those with a sharding already unreduced, and the dots,
+  // convolutions and reduces that sum over axes their result is replicated over. In program
+  // order, which is the order colors are numbered and growing starts in.
   void FindProducers() {
-    for (size_t v = 0; v < values_.size(); ++v) {
-      Value& value = values_[v];
-      if (value.fixed) {
-        std::optional<AxisSharding> axes = DecomposeSharding(*value.fixed, value.shape->rank(), num_devices_);
-        if (!axes || !value.axes) continue;
-        MakeProducer(static_cast<int32_t>(v), Color{JoinAdjacentAxes(axes->unreduced), axes->reduction});
-        continue;
+    for (int32_t c = 0; c < graph_.computation_count(); ++c) {
+      for (const Instruction* instruction : graph_.PostOrder(c)) {
+        const std::optional<Sharding>& own = instruction->sharding();
+        // Without its own sharding a get-tuple-element takes its element's, which may be unreduced.
+        if (own ? own->HasUnreduced() : instruction->opcode() == Opcode::kGetTupleElement) {
+          const int64_t leaves = instruction->shape().IsTuple() ? instruction->shape().tuple_size() : 0;
+          bool fixed = false;
+          for (int64_t leaf = leaves > 0 ? 0 : -1; leaf < leaves; ++leaf) {
+            const int32_t v = graph_.IdOf(instruction, leaf);
+            if (v < 0 || !graph_.value(v).fixed) continue;
+            fixed = true;
+            FixedProducer(v);
+          }
+          if (fixed) continue;
+        }
+        const Opcode opcode = instruction->opcode();
+        if (opcode != Opcode::kDot && opcode != Opcode::kConvolution && opcode != Opcode::kReduce) continue;
+        const int32_t v = graph_.IdOf(instruction, -1);
+        if (v >= 0 && !graph_.value(v).fixed) SummingProducer(v);
       }
-      if (value.leaf >= 0 || !value.axes) continue;
-      const Instruction& instruction = *value.instruction;
-      std::vector<DeviceAxis> summed;
-      Reduction reduction = Reduction::kSum;
-      if (instruction.opcode() == Opcode::kDot || instruction.opcode() == Opcode::kConvolution) {
-        if (instruction.operand_count() != 2) continue;
-        std::optional<std::vector<DeviceAxis>> predicted;
-        if (oracle_ && instruction.opcode() == Opcode::kDot) predicted = oracle_(instruction);
-        summed = predicted ? *predicted : ContractedAxes(instruction);
-      } else if (instruction.opcode() == Opcode::kReduce) {
-        std::optional<Reduction> reducer = ReductionOfReduce(instruction);
-        const AxisSharding* operand = AxesOf(instruction.operand(0));
-        if (!reducer || operand == nullptr) continue;
-        reduction = *reducer;
-        for (int64_t d : instruction.dimensions)
-          if (d < operand->rank()) summed.insert(summed.end(), operand->dims[d].begin(), operand->dims[d].end());
-      } else {
-        continue;
-      }
-      if (summed.empty()) continue;
-      std::vector<DeviceAxis> pending = ReplicatedPart(*value.axes, JoinAdjacentAxes(summed));
-      if (pending.empty()) continue;
-      MakeProducer(static_cast<int32_t>(v), Color{pending, reduction});
     }
+  }
+
+  void FixedProducer(int32_t v) {
+    Value& value = graph_.value(v);
+    std::optional<AxisSharding> axes = DecomposeSharding(*value.fixed, value.shape->rank(), num_devices_);
+    if (!axes || !value.axes) return;
+    MakeProducer(v, Color{JoinAdjacentAxes(axes->unreduced), axes->reduction});
+  }
+
+  void SummingProducer(int32_t v) {
+    if (!graph_.value(v).axes) return;
+    const Instruction& instruction = *graph_.value(v).instruction;
+    std::vector<DeviceAxis> summed;
+    Reduction reduction = Reduction::kSum;
+    if (instruction.opcode() == Opcode::kDot || instruction.opcode() == Opcode::kConvolution) {
+      if (instruction.operand_count() != 2) return;
+      // Nothing can be pending over axes the result is split over.
+      if (graph_.value(v).axes->replicated.empty()) return;
+      std::optional<std::vector<DeviceAxis>> predicted;
+      if (oracle_ && instruction.opcode() == Opcode::kDot) predicted = oracle_(instruction);
+      summed = predicted ? *predicted : ContractedAxes(instruction);
+    } else {
+      const AxisSharding* operand = AxesOf(instruction.operand(0));
+      if (operand == nullptr) return;
+      for (int64_t d : instruction.dimensions)
+        if (d < operand->rank()) summed.insert(summed.end(), operand->dims[d].begin(), operand->dims[d].end());
+      if (summed.empty()) return;
+      std::optional<Reduction> reducer = ReductionOfReduce(instruction);
+      if (!reducer) return;
+      reduction = *reducer;
+    }
+    if (summed.empty()) return;
+    std::vector<DeviceAxis> pending = ReplicatedPart(*graph_.value(v).axes, JoinAdjacentAxes(summed));
+    if (pending.empty()) return;
+    MakeProducer(v, Color{pending, reduction});
   }
 
   void MakeProducer(int32_t v, const Color& color) {
     if (color.axes.empty()) return;
-    Value& value = values_[v];
+    Value& value = graph_.value(v);
     value.producer = true;
     value.color = ColorId(color);
+    producers_.push_back(v);
   }
 
   // The layout `value` is computed in when partial in `color`: its sharding with the color's
@@ -401,20 +200,39 @@ class Planner {
     bool scatter = false;
   };
   // Memoized: values and colors do not change once found, and growing asks again and again.
-  const std::optional<Layout>& PartialLayout(const Value& value, int32_t color, bool allow_scatter) const {
-    const uint64_t key = (static_cast<uint64_t>(&value - values_.data()) << 32) |
-                         (static_cast<uint64_t>(color) << 1) | (allow_scatter ? 1u : 0u);
-    auto found = layouts_.find(key);
-    if (found != layouts_.end()) return found->second;
-    return layouts_.emplace(key, ComputePartialLayout(value, color, allow_scatter)).first->second;
+  // Unless the value must be a scatter value, its layout is the same whether scatter is allowed
+  // or not, and one entry serves both.
+  const std::optional<Layout>& PartialLayout(int32_t v, int32_t color, bool allow_scatter) const {
+    const Value& value = graph_.value(v);
+    const bool scatters = !value.fixed && value.axes && !ReplicatesColorAxes(v, color);
+    if (scatters && !allow_scatter) return no_layout_;
+    const size_t slot = 2 * MemoSlot(v, color) + (scatters ? 1 : 0);
+    if (layouts_.size() <= slot) layouts_.resize(2 * MemoSlot(graph_.size(), 0), nullptr);
+    if (layouts_[slot] == nullptr) layouts_[slot] = &SharedLayout(v, color, scatters);
+    return *layouts_[slot];
   }
-  std::optional<Layout> ComputePartialLayout(const Value& value, int32_t color, bool allow_scatter) const {
+  // The layout is a function of the value's sharding, rank and color: values whose shardings
+  // are copies of one (the parser shares equal shardings) share one answer.
+  const std::optional<Layout>& SharedLayout(int32_t v, int32_t color, bool scatters) const {
+    const Value& value = graph_.value(v);
+    if (value.fixed) return fixed_layouts_.emplace_back(ComputePartialLayout(v, color, scatters));
+    auto [it, added] = shared_layouts_.try_emplace(
+        std::make_tuple(value.whole.identity(), value.shape->rank(), color, scatters));
+    if (added) it->second = ComputePartialLayout(v, color, scatters);
+    return it->second;
+  }
+  // The index of (v, color) in the memo tables (the colors are all known before growing).
+  size_t MemoSlot(int32_t v, int32_t color) const {
+    return static_cast<size_t>(v) * colors_.size() + static_cast<size_t>(color);
+  }
+  std::optional<Layout> ComputePartialLayout(int32_t v, int32_t color, bool allow_scatter) const {
+    const Value& value = graph_.value(v);
     if (value.fixed) return Layout{*value.fixed, false};
     if (!value.axes) return std::nullopt;
     const Color& c = colors_[color];
     Sharding base = value.whole;
     bool scatter = false;
-    if (!ReplicatesColorAxes(value, color)) {
+    if (!ReplicatesColorAxes(v, color)) {
       if (!allow_scatter) return std::nullopt;
       std::optional<Sharding> spread = ReplicatingAxes(value.whole, value.shape->rank(), num_devices_, c.axes);
       if (!spread) return std::nullopt;
@@ -429,40 +247,39 @@ class Planner {
   }
 
   // Whether `value` (with axes) replicates all of `color`'s axes. Memoized.
-  bool ReplicatesColorAxes(const Value& value, int32_t color) const {
-    const uint64_t key = (static_cast<uint64_t>(&value - values_.data()) << 32) | static_cast<uint64_t>(color);
-    auto found = replicates_.find(key);
-    if (found != replicates_.end()) return found->second;
-    const bool replicates = ReplicatedPart(*value.axes, colors_[color].axes) == colors_[color].axes;
-    replicates_.emplace(key, replicates);
-    return replicates;
+  bool ReplicatesColorAxes(int32_t v, int32_t color) const {
+    const size_t slot = MemoSlot(v, color);
+    if (replicates_.size() <= slot) replicates_.resize(MemoSlot(graph_.size(), 0), -1);
+    if (replicates_[slot] < 0)
+      replicates_[slot] = ReplicatedPart(*graph_.value(v).axes, colors_[color].axes) == colors_[color].axes ? 1 : 0;
+    return replicates_[slot] == 1;
   }
 
-  bool ReplicatesColor(const Instruction* operand, int32_t color) const {
-    int32_t id = IdOf(operand, -1);
-    if (id < 0 || !values_[id].axes) return operand->shape().IsArray() && operand->shape().rank() == 0;
-    return ReplicatesColorAxes(values_[id], color);
+  bool ReplicatesColor(const Instruction* operand, int32_t color) {
+    int32_t id = graph_.IdOf(operand, -1);
+    if (id < 0 || !graph_.value(id).axes) return operand->shape().IsArray() && operand->shape().rank() == 0;
+    return ReplicatesColorAxes(id, color);
   }
 
   // The color `v` is partial in for its users (a scatter value is whole for them).
   int32_t PartialColor(int32_t v) const {
-    if (v < 0 || values_[v].scatter) return kNone;
-    return values_[v].color;
+    if (v < 0 || graph_.value(v).scatter) return kNone;
+    return graph_.value(v).color;
   }
   bool InColor(int32_t v, int32_t color) const { return PartialColor(v) == color; }
 
   // Whether op value `u` can be computed partial in `color` given the colors of its operands:
   // its colored operands are all of that color and used linearly, the others are whole and
   // replicated over the color's axes (so running on the pieces needs no extra data).
-  bool CanRunOnPieces(int32_t u, int32_t color) const {
-    const Value& value = values_[u];
+  bool CanRunOnPieces(int32_t u, int32_t color) {
+    const Value& value = graph_.value(u);
     const Instruction& instruction = *value.instruction;
     if (value.leaf >= 0 || IsPlumbing(instruction.opcode()) || instruction.opcode() == Opcode::kCustomCall)
       return false;
     if (value.producer && !value.fixed) return false;
     std::vector<bool> partial(instruction.operand_count(), false);
     for (int64_t i = 0; i < instruction.operand_count(); ++i) {
-      int32_t operand = IdOf(instruction.operand(i), -1);
+      int32_t operand = graph_.IdOf(instruction.operand(i), -1);
       if (PartialColor(operand) >= 0 && PartialColor(operand) != color) return false;
       partial[i] = InColor(operand, color);
     }
@@ -475,55 +292,53 @@ class Planner {
         return false;
       }
     }
-    return PartialLayout(value, color, /*allow_scatter=*/true).has_value();
+    return PartialLayout(u, color, /*allow_scatter=*/true).has_value();
   }
 
   // Colors `v` (and what is tied to it) when it can take that color. Only an op (not
   // plumbing) may be a scatter value, and its color goes no further.
   void Offer(int32_t v, int32_t color, bool op, std::deque<int32_t>& queue) {
-    Value& value = values_[v];
+    Value& value = graph_.value(v);
     if (value.color == color || value.color == kBlocked) return;
     if (value.color >= 0) {
       Block(v, queue);
       return;
     }
-    const std::optional<Layout>& layout = PartialLayout(value, color, op);
+    const std::optional<Layout>& layout = PartialLayout(v, color, op);
     if (!layout) return;
     value.color = color;
     value.scatter = layout->scatter;
     if (value.scatter) return;
     queue.push_back(v);
-    for (const auto& [a, b] : ties_) {
+    for (const auto& [a, b] : graph_.ties()) {
       if (a == v && b >= 0) Offer(b, color, false, queue);
       if (b == v && a >= 0) Offer(a, color, false, queue);
     }
   }
 
   void Block(int32_t v, std::deque<int32_t>& queue) {
-    Value& value = values_[v];
+    Value& value = graph_.value(v);
     if (value.color == kBlocked || value.fixed) return;
     value.color = kBlocked;
     queue.push_back(v);
-    for (const auto& [a, b] : ties_) {
+    for (const auto& [a, b] : graph_.ties()) {
       if (a == v && b >= 0) Block(b, queue);
       if (b == v && a >= 0) Block(a, queue);
     }
   }
 
   void Grow() {
-    std::deque<int32_t> queue;
-    for (size_t v = 0; v < values_.size(); ++v)
-      if (values_[v].producer) queue.push_back(static_cast<int32_t>(v));
+    std::deque<int32_t> queue(producers_.begin(), producers_.end());
     // Forward: a colored value offers its color to its users; a user that cannot run on the
     // pieces stays whole. Blocking is final, and re-examines the users (they may have relied
     // on the blocked value being partial).
     while (!queue.empty()) {
       int32_t v = queue.front();
       queue.pop_front();
-      const int32_t color = values_[v].color;
-      for (const Use& use : uses_[v]) {
+      const int32_t color = graph_.value(v).color;
+      for (const Use& use : graph_.UsesOf(v)) {
         if (use.kind == UseKind::kSink) continue;
-        Value& user = values_[use.to];
+        Value& user = graph_.value(use.to);
         if (color == kBlocked) {
           if (user.color >= 0 && !user.producer && use.kind == UseKind::kOperand && !CanRunOnPieces(use.to, user.color))
             Block(use.to, queue);
@@ -555,31 +370,54 @@ class Planner {
     return true;
   }
 
-  double ShardBytes(const Sharding& sharding, const Shape& shape) const {
+  // The bytes of a value's shard in its partial layout.
+  double ShardBytes(const Value& value) const {
+    const Shape& shape = *value.shape;
     double bytes = static_cast<double>(ElementByteSize(shape.element_type()));
-    // Unreduced axes are subgroup dims, not data dims: the shard is the same without them.
-    for (int64_t d : ShardDimsOf(sharding, shape.dims())) bytes *= static_cast<double>(d);
+    // Unreduced axes are subgroup dims, not data dims: unless scattered, the shard is the
+    // whole value's, whose tiles are its axes.
+    if (!value.scatter && value.axes != nullptr && value.axes->rank() == shape.rank()) {
+      for (int64_t d = 0; d < shape.rank(); ++d)
+        bytes *= static_cast<double>((shape.dims()[d] + value.axes->TileCount(d) - 1) / value.axes->TileCount(d));
+      return bytes;
+    }
+    for (int64_t d : ShardDimsOf(*value.partial, shape.dims())) bytes *= static_cast<double>(d);
     return bytes;
   }
 
   PartialSumPlan Cut() {
     PartialSumPlan plan;
     MinCut cut;
+    // The colored values in program order: the cut graph, and so the plan, then do not depend
+    // on the order values were looked at.
+    struct Placed {
+      int32_t computation, position;
+      int64_t leaf;
+      int32_t v;
+    };
+    std::vector<Placed> colored;
+    for (int32_t v = 0; v < graph_.size(); ++v) {
+      const Value& value = graph_.value(v);
+      if (value.color >= 0) colored.push_back({value.order.computation, value.order.position, value.leaf, v});
+    }
+    std::sort(colored.begin(), colored.end(), [](const Placed& a, const Placed& b) {
+      return std::tie(a.computation, a.position, a.leaf) < std::tie(b.computation, b.position, b.leaf);
+    });
     std::vector<int32_t> candidates;
-    for (size_t v = 0; v < values_.size(); ++v) {
-      Value& value = values_[v];
-      if (value.color < 0) continue;
-      const std::optional<Layout>& layout = PartialLayout(value, value.color, value.scatter);
+    for (const Placed& placed : colored) {
+      const int32_t v = placed.v;
+      Value& value = graph_.value(v);
+      const std::optional<Layout>& layout = PartialLayout(v, value.color, value.scatter);
       if (!layout) {
         value.color = kBlocked;
         continue;
       }
       value.partial = layout->partial;
       const int64_t group = GroupSize(colors_[value.color].axes);
-      const double bytes = ShardBytes(*value.partial, *value.shape);
+      const double bytes = ShardBytes(value);
       value.cost = group <= 1 ? 0
                               : 2.0 * static_cast<double>(group - 1) / static_cast<double>(group) * bytes *
-                                    weights_[value.instruction->parent()];
+                                    graph_.Weight(value.instruction->parent());
       value.scatter_cost = value.cost / 2;
       value.n = cut.AddNode();
       value.r = cut.AddNode();
@@ -590,12 +428,12 @@ class Planner {
       } else {
         cut.AddEdge(value.n, value.r, std::max(value.cost, 1e-6));
       }
-      candidates.push_back(static_cast<int32_t>(v));
+      candidates.push_back(v);
     }
     if (candidates.empty()) return plan;
     double producer_total = 0;
     for (int32_t v : candidates) {
-      const Value& value = values_[v];
+      const Value& value = graph_.value(v);
       if (value.fixed) {
         cut.AddEdge(MinCut::kSource, value.n, 1e30);
       } else if (value.producer) {
@@ -604,11 +442,11 @@ class Planner {
       }
       if (value.scatter) continue;
       bool scattered = false;
-      for (const Use& use : uses_[v]) {
-        const bool candidate_user = use.kind != UseKind::kSink && values_[use.to].color == value.color;
+      for (const Use& use : graph_.UsesOf(v)) {
+        const bool candidate_user = use.kind != UseKind::kSink && graph_.value(use.to).color == value.color;
         if (candidate_user) {
-          cut.AddEdge(value.r, values_[use.to].n, MinCut::kInfinite);
-        } else if (use.kind == UseKind::kOperand && TakesItScattered(value, values_[use.to])) {
+          cut.AddEdge(value.r, graph_.value(use.to).n, MinCut::kInfinite);
+        } else if (use.kind == UseKind::kOperand && TakesItScattered(value, graph_.value(use.to))) {
           scattered = true;
         } else {
           cut.AddEdge(value.r, MinCut::kSink, MinCut::kInfinite);
@@ -616,62 +454,60 @@ class Planner {
       }
       if (scattered) cut.AddEdge(value.n, MinCut::kSink, std::max(value.scatter_cost, 1e-6));
     }
-    for (const auto& [a, b] : ties_) {
-      if (a < 0 || b < 0 || values_[a].color < 0 || values_[a].color != values_[b].color) continue;
-      cut.AddEdge(values_[a].n, values_[b].n, MinCut::kInfinite);
-      cut.AddEdge(values_[b].n, values_[a].n, MinCut::kInfinite);
+    for (const auto& [a, b] : graph_.ties()) {
+      if (a < 0 || b < 0 || graph_.value(a).color < 0 || graph_.value(a).color != graph_.value(b).color) continue;
+      cut.AddEdge(graph_.value(a).n, graph_.value(b).n, MinCut::kInfinite);
+      cut.AddEdge(graph_.value(b).n, graph_.value(a).n, MinCut::kInfinite);
     }
     const double total = cut.Solve();
     plan.saved_bytes = std::max(0.0, producer_total - total);
-    std::set<int32_t> partial;
+    BuildIncoming(candidates);
+    partial_.assign(static_cast<size_t>(graph_.size()), 0);
     for (int32_t v : candidates)
-      if (cut.OnSourceSide(values_[v].n)) partial.insert(v);
+      if (cut.OnSourceSide(graph_.value(v).n)) partial_[v] = 1;
     // A partial value none of whose operands is partial and that is not a producer gains
     // nothing (it would only mask whole values): keep it whole. Repeat until nothing changes.
     bool changed = true;
     while (changed) {
       changed = false;
-      for (auto it = partial.begin(); it != partial.end();) {
-        if (Feeds(*it, partial)) {
-          ++it;
-          continue;
-        }
-        it = partial.erase(it);
+      for (int32_t v : candidates) {
+        if (!partial_[v] || Feeds(v)) continue;
+        partial_[v] = 0;
         changed = true;
       }
     }
-    for (int32_t v : partial) Record(v, partial, plan);
+    for (int32_t v : candidates)
+      if (partial_[v]) Record(v, plan);
     return plan;
   }
 
   // Whether partial value `v` has a partial source: it is a producer, or some value whose
   // partial sum flows into it is partial.
-  bool Feeds(int32_t v, const std::set<int32_t>& partial) const {
-    const Value& value = values_[v];
+  bool Feeds(int32_t v) const {
+    const Value& value = graph_.value(v);
     if (value.producer || value.fixed) return true;
-    for (int32_t from : Incoming(v))
-      if (partial.count(from)) return true;
+    for (int32_t from : incoming_[v])
+      if (partial_[from]) return true;
     return false;
   }
 
-  // The values whose uses reach `v` (its operands, tuple sources, tied carry leaves).
-  const std::vector<int32_t>& Incoming(int32_t v) const {
-    if (incoming_.empty()) {
-      incoming_.resize(values_.size());
-      for (size_t from = 0; from < uses_.size(); ++from)
-        for (const Use& use : uses_[from])
-          if (use.kind != UseKind::kSink) incoming_[use.to].push_back(static_cast<int32_t>(from));
-      for (const auto& [a, b] : ties_) {
-        if (a < 0 || b < 0) continue;
-        incoming_[a].push_back(b);
-        incoming_[b].push_back(a);
-      }
+  // Per value, the candidates whose uses reach it (its operands, tuple sources, tied carry
+  // leaves), in program order: only candidates can be partial.
+  void BuildIncoming(const std::vector<int32_t>& candidates) {
+    for (int32_t from : candidates) graph_.UsesOf(from);  // first: finding uses may add values
+    incoming_.assign(static_cast<size_t>(graph_.size()), {});
+    for (int32_t from : candidates)
+      for (const Use& use : graph_.UsesOf(from))
+        if (use.kind != UseKind::kSink) incoming_[use.to].push_back(from);
+    for (const auto& [a, b] : graph_.ties()) {
+      if (a < 0 || b < 0) continue;
+      incoming_[a].push_back(b);
+      incoming_[b].push_back(a);
     }
-    return incoming_[v];
   }
 
-  void Record(int32_t v, const std::set<int32_t>& partial, PartialSumPlan& plan) {
-    const Value& value = values_[v];
+  void Record(int32_t v, PartialSumPlan& plan) {
+    const Value& value = graph_.value(v);
     const Instruction* instruction = value.instruction;
     const Sharding& sharding = *value.partial;
     if (value.scatter) {
@@ -698,22 +534,23 @@ class Planner {
     while (!stack.empty()) {
       int32_t w = stack.back();
       stack.pop_back();
-      if (values_[w].producer || values_[w].fixed) {
-        if (std::find(note.sources.begin(), note.sources.end(), values_[w].instruction) == note.sources.end())
-          note.sources.push_back(values_[w].instruction);
+      const Value& source = graph_.value(w);
+      if (source.producer || source.fixed) {
+        if (std::find(note.sources.begin(), note.sources.end(), source.instruction) == note.sources.end())
+          note.sources.push_back(source.instruction);
         continue;
       }
-      for (int32_t from : Incoming(w))
-        if (partial.count(from) && seen.insert(from).second) stack.push_back(from);
+      for (int32_t from : incoming_[w])
+        if (partial_[from] && seen.insert(from).second) stack.push_back(from);
     }
     if (value.scatter) {
       note.reduced_at.push_back(instruction);
       return;
     }
-    for (const Use& use : uses_[v]) {
-      const bool stays = use.kind != UseKind::kSink && partial.count(use.to);
+    for (const Use& use : graph_.UsesOf(v)) {
+      const bool stays = use.kind != UseKind::kSink && partial_[use.to];
       if (stays) continue;
-      const Instruction* consumer = use.kind == UseKind::kSink ? nullptr : values_[use.to].instruction;
+      const Instruction* consumer = use.kind == UseKind::kSink ? nullptr : graph_.value(use.to).instruction;
       if (consumer == nullptr) {
         for (const Instruction* user : instruction->users())
           if (std::find(note.reduced_at.begin(), note.reduced_at.end(), user) == note.reduced_at.end() &&
@@ -729,21 +566,20 @@ class Planner {
     }
   }
 
-  const Module& module_;
+  ValueGraph graph_;
   int64_t num_devices_;
   const PendingAxesOracle& oracle_;
-  std::vector<const Computation*> computations_;
-  std::map<const Computation*, std::vector<const Instruction*>> callers_;
-  std::map<const Computation*, double> weights_;
-  std::vector<Value> values_;
-  // Value ids of an instruction's leaves: [0] the array itself, [k + 1] tuple element k.
-  std::unordered_map<const Instruction*, std::vector<int32_t>> ids_;
-  std::vector<std::vector<Use>> uses_;
-  std::vector<std::pair<int32_t, int32_t>> ties_;
+  std::vector<int32_t> producers_;  // in program order
   std::vector<Color> colors_;
-  mutable std::vector<std::vector<int32_t>> incoming_;
-  mutable std::unordered_map<uint64_t, std::optional<Layout>> layouts_;
-  mutable std::unordered_map<uint64_t, bool> replicates_;
+  std::vector<char> partial_;                    // by value, after the cut
+  std::vector<std::vector<int32_t>> incoming_;  // by value, after the cut
+  // Memos by (value, color); layouts two per pair (not scattered, scattered), pointing into
+  // shared_layouts_ or fixed_layouts_ (whose elements stay where they are), nullptr until known.
+  mutable std::vector<const std::optional<Layout>*> layouts_;
+  mutable std::map<std::tuple<const void*, int64_t, int32_t, bool>, std::optional<Layout>> shared_layouts_;
+  mutable std::deque<std::optional<Layout>> fixed_layouts_;
+  mutable std::vector<int8_t> replicates_;  // -1: not known yet
+  const std::optional<Layout> no_layout_;
 };
 
 }  // namespace
