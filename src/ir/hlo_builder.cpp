@@ -41,6 +41,31 @@ void NameUniquer::HashSet::Grow(size_t slot_count) {
     if (hash != 0) Insert(hash);
 }
 
+NameUniquer::Base& NameUniquer::BaseTable::Find(uint64_t hash) {
+  if (hash == 0) hash = 1;
+  if (2 * (size_ + 1) > slots_.size()) {
+    std::vector<Base> old = std::move(slots_);
+    slots_.assign(std::max<size_t>(64, 2 * old.size()), Base{});
+    for (const Base& base : old) {
+      if (base.hash == 0) continue;
+      for (size_t slot = base.hash & (slots_.size() - 1);; slot = (slot + 1) & (slots_.size() - 1)) {
+        if (slots_[slot].hash != 0) continue;
+        slots_[slot] = base;
+        break;
+      }
+    }
+  }
+  const size_t mask = slots_.size() - 1;
+  for (size_t slot = hash & mask;; slot = (slot + 1) & mask) {
+    if (slots_[slot].hash == hash) return slots_[slot];
+    if (slots_[slot].hash == 0) {
+      slots_[slot].hash = hash;
+      ++size_;
+      return slots_[slot];
+    }
+  }
+}
+
 void NameUniquer::ReserveAll(const Module& module) {
   size_t count = 0;
   for (const auto& computation : module.computations()) count += 1 + computation->instructions().size();
@@ -62,18 +87,37 @@ void NameUniquer::Reserve(const std::string& name) {
     if (name[i] < '0' || name[i] > '9') return;
     suffix = suffix * 10 + (name[i] - '0');
   }
-  bases_[Hash(std::string_view(name).substr(0, dot))].reserved.insert(suffix);
+  Base& base = bases_.Find(Hash(std::string_view(name).substr(0, dot)));
+  if (base.reserved < 0) {
+    base.reserved = static_cast<int32_t>(reserved_.size());
+    reserved_.emplace_back();
+  }
+  Reserved& reserved = reserved_[static_cast<size_t>(base.reserved)];
+  if (!reserved.suffixes.empty() && reserved.suffixes.back() >= suffix) reserved.sorted = false;
+  reserved.suffixes.push_back(suffix);
 }
 
 std::string NameUniquer::Unique(const std::string& base) {
   const uint64_t hash = Hash(base);
   if (used_.Insert(hash)) return base;
-  Base& state = bases_[hash];
+  Base& state = bases_.Find(hash);
   int64_t& suffix = state.last_suffix;
+  const std::vector<int64_t>* reserved = nullptr;
+  if (state.reserved >= 0) {
+    Reserved& entry = reserved_[static_cast<size_t>(state.reserved)];
+    if (!entry.sorted) {
+      std::sort(entry.suffixes.begin(), entry.suffixes.end());
+      entry.suffixes.erase(std::unique(entry.suffixes.begin(), entry.suffixes.end()), entry.suffixes.end());
+      entry.sorted = true;
+    }
+    reserved = &entry.suffixes;
+  }
   while (true) {
     ++suffix;
     // Skip the run of reserved suffixes starting here.
-    for (auto r = state.reserved.lower_bound(suffix); r != state.reserved.end() && *r == suffix; ++r) ++suffix;
+    if (reserved != nullptr)
+      for (auto r = std::lower_bound(reserved->begin(), reserved->end(), suffix); r != reserved->end() && *r == suffix; ++r)
+        ++suffix;
     std::string candidate = base + "." + std::to_string(suffix);
     if (used_.Insert(Hash(candidate))) return candidate;
   }

@@ -27,12 +27,24 @@ class NameUniquer {
 
  private:
   // What is known of the names base.N of a base that is taken, by the base's hash (two bases
-  // with one hash share a counter, which again only skips free names).
+  // with one hash share a counter, which again only skips free names), in an open-addressing
+  // table like HashSet's: a partitioner re-adding cloned names asks for thousands of bases.
   struct Base {
+    uint64_t hash = 0;        // 0: an empty slot
     int64_t last_suffix = 0;  // the last N handed out
-    // Suffixes N of reserved names base.N: Unique steps over them without building and probing
-    // each name (a module with add.1 ... add.5000 would cost 5000 probes on its first new add).
-    std::set<int64_t> reserved;
+    // Index in reserved_ of the suffixes N of reserved names base.N (-1: none). Unique steps
+    // over them without building and probing each name (a module with add.1 ... add.5000
+    // would cost 5000 probes on its first new add).
+    int32_t reserved = -1;
+  };
+  class BaseTable {
+   public:
+    // The entry of `hash`, added when new; valid until the next call.
+    Base& Find(uint64_t hash);
+
+   private:
+    std::vector<Base> slots_;
+    size_t size_ = 0;
   };
   // The names in use, as 64-bit hashes in an open-addressing table: one probe of a flat array
   // per name (a node-based set of strings cost a cache miss per node). Two names with the same
@@ -50,7 +62,13 @@ class NameUniquer {
   };
   static uint64_t Hash(std::string_view name);
   HashSet used_;
-  std::unordered_map<uint64_t, Base> bases_;
+  BaseTable bases_;
+  // Per base with reserved suffixes: the suffixes, sorted and unique when `sorted`.
+  struct Reserved {
+    std::vector<int64_t> suffixes;
+    bool sorted = true;
+  };
+  std::vector<Reserved> reserved_;
 };
 
 // Appends instructions at the end of `computation`:

@@ -39,6 +39,17 @@ TEST(NameUniquer, ManyReservedSuffixesInARow) {
   EXPECT_EQ(names.Unique("c"), "c.5002");
 }
 
+// Reserved suffixes are kept unsorted until a base is first asked for; the order names were
+// reserved in (a module's text order) does not matter, nor do repeats.
+TEST(NameUniquer, ReservedSuffixesInAnyOrder) {
+  NameUniquer names;
+  for (const char* name : {"b.7", "b", "b.3", "b.1", "b.2", "b.3", "b.5"}) names.Reserve(name);
+  EXPECT_EQ(names.Unique("b"), "b.4");
+  EXPECT_EQ(names.Unique("b"), "b.6");
+  names.Reserve("b.8");  // reserved after the base was asked for
+  EXPECT_EQ(names.Unique("b"), "b.9");
+}
+
 // The used names live in a table of hashes that grows: across many growths every name handed
 // out stays distinct, and the partitioner's pattern (a clone asks for its source's reserved
 // name, then for a fresh one of the same base) gets base.N.1.
