@@ -88,7 +88,9 @@ ComputationPartitioner::ComputationPartitioner(ModulePartitioner& module_partiti
     : module_partitioner_(module_partitioner), source_(source), output_(output),
       builder_(output, &module_partitioner.spmd().names()),
       parameter_shardings_(std::move(parameter_shardings)), root_sharding_(std::move(root_sharding)),
-      is_entry_(is_entry) {}
+      is_entry_(is_entry) {
+  values_.reserve(source.instructions().size());
+}
 
 SpmdContext& ComputationPartitioner::spmd() { return module_partitioner_.spmd(); }
 

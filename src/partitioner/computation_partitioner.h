@@ -53,7 +53,7 @@ class ComputationPartitioner {
   std::vector<Sharding> parameter_shardings_;
   Sharding root_sharding_;
   bool is_entry_;
-  std::map<const Instruction*, PartitionedValue> values_;  // lookup only, never iterated
+  std::unordered_map<const Instruction*, PartitionedValue> values_;  // lookup only, never iterated
   std::map<std::pair<const Instruction*, std::string>, PartitionedValue> reshards_;
 };
 
