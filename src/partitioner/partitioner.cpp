@@ -2,6 +2,9 @@
 #include "partitioner/partitioner.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
 
 #include "partitioner/cleanup.h"
 #include "partitioner/computation_partitioner.h"
@@ -49,12 +52,39 @@ int64_t LargestChannelId(const Module& module) {
   return largest;
 }
 
+// The dot handler's answer for one dot, with the shardings it was asked about (held, so that
+// their identities in the key stay theirs).
+struct DotAnswer {
+  Sharding lhs, rhs, out;
+  std::optional<std::vector<DeviceAxis>> pending;
+};
+
 PartialSumPlan PlanWith(SpmdContext& context, const Module& module) {
+  // The handler's choice depends only on the dot's shapes, dimension numbers and the three
+  // shardings, and layers repeat: ask once per distinct dot. Shardings are keyed by identity
+  // (the parser shares equal shardings), which misses nothing but a repeat.
+  std::unordered_map<std::string, DotAnswer> answers;
+  std::string key;
   PendingAxesOracle oracle = [&](const Instruction& instruction) -> std::optional<std::vector<DeviceAxis>> {
     if (instruction.opcode() != Opcode::kDot || instruction.operand_count() != 2) return std::nullopt;
-    return DotPartialAxes(context, instruction, EffectiveSharding(*instruction.operand(0)).WithoutUnreduced(),
-                          EffectiveSharding(*instruction.operand(1)).WithoutUnreduced(),
-                          EffectiveSharding(instruction).WithoutUnreduced());
+    DotAnswer answer{EffectiveSharding(*instruction.operand(0)).WithoutUnreduced(),
+                     EffectiveSharding(*instruction.operand(1)).WithoutUnreduced(),
+                     EffectiveSharding(instruction).WithoutUnreduced(), std::nullopt};
+    key.clear();
+    for (const Sharding* sharding : {&answer.lhs, &answer.rhs, &answer.out})
+      AppendKey(key, static_cast<int64_t>(reinterpret_cast<intptr_t>(sharding->identity())));
+    for (const Instruction* part : {static_cast<const Instruction*>(instruction.operand(0)), static_cast<const Instruction*>(instruction.operand(1)), &instruction}) {
+      if (!part->shape().IsArray()) return DotPartialAxes(context, instruction, answer.lhs, answer.rhs, answer.out);
+      AppendKey(key, static_cast<int64_t>(part->shape().element_type()));
+      AppendKey(key, part->shape().dims());
+    }
+    const DotDimensionNumbers& dims = instruction.dot_dims();
+    for (const auto* list : {&dims.lhs_batch_dims, &dims.rhs_batch_dims, &dims.lhs_contracting_dims,
+                             &dims.rhs_contracting_dims})
+      AppendKey(key, *list);
+    if (auto found = answers.find(key); found != answers.end()) return found->second.pending;
+    answer.pending = DotPartialAxes(context, instruction, answer.lhs, answer.rhs, answer.out);
+    return answers.emplace(key, std::move(answer)).first->second.pending;
   };
   return PlanPartialSums(module, context.num_devices(), oracle);
 }
