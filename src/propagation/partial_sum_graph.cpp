@@ -152,8 +152,12 @@ int32_t ValueGraph::AddValue(const Instruction& instruction, int64_t leaf, const
   if (sharding->HasUnreduced()) value.fixed = *sharding;
   if (value.whole.IsTiled() || value.whole.IsReplicated()) {
     auto [it, added] = decomposed_.try_emplace({value.whole.identity(), shape.rank()});
-    if (added) it->second = DecomposeSharding(value.whole, shape.rank(), num_devices_);
-    if (it->second) value.axes = &*it->second;
+    if (added) {
+      it->second.id = static_cast<int32_t>(decomposed_.size()) - 1;
+      it->second.axes = DecomposeSharding(value.whole, shape.rank(), num_devices_);
+    }
+    value.sharding_id = it->second.id;
+    if (it->second.axes) value.axes = &*it->second.axes;
   }
   values_.push_back(std::move(value));
   uses_.emplace_back();
@@ -193,7 +197,7 @@ const std::vector<Use>& ValueGraph::UsesOf(int32_t v) {
   const int64_t k = leaf < 0 ? 0 : leaf;  // its place among the instruction's leaves
   const bool is_array = instruction->shape().IsArray();
   const Computation* computation = instruction->parent();
-  const PlannedComputation& planned = computations_[index_.at(computation)];
+  const PlannedComputation& planned = computations_[static_cast<size_t>(value(v).order.computation)];
 
   // As its computation's result: the entry's is needed whole; a called computation's is the
   // caller's value (call) or the loop carry (while body); anything else needs it whole.

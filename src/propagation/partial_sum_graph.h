@@ -53,6 +53,9 @@ struct Value {
   // `whole` as device axes (nullptr when it has none); shared by the values whose shardings
   // are copies of one sharding (the parser shares equal shardings).
   const AxisSharding* axes = nullptr;
+  // Numbers the distinct (sharding, rank) pairs of `whole` (-1: neither tiled nor replicated),
+  // for answers that depend only on those.
+  int32_t sharding_id = -1;
   // The planner's state.
   int32_t color = kNone;
   bool producer = false;
@@ -84,6 +87,8 @@ class ValueGraph {
   Value& value(int32_t v) { return values_[static_cast<size_t>(v)]; }
   const Value& value(int32_t v) const { return values_[static_cast<size_t>(v)]; }
   int32_t size() const { return static_cast<int32_t>(values_.size()); }
+  // How many distinct sharding_ids values have so far.
+  int32_t sharding_count() const { return static_cast<int32_t>(decomposed_.size()); }
   // How value `v` is used, in program order of the users.
   const std::vector<Use>& UsesOf(int32_t v);
   // Pairs of values that are one loop carry (a while's result, its body's and condition's
@@ -119,8 +124,13 @@ class ValueGraph {
   std::map<const Computation*, int32_t> index_;
   int32_t last_ = 0;  // the computation SlotOf found last
   std::deque<Value> values_;  // a deque: references stay valid as values are added
-  // DecomposeSharding's answers by (sharding identity, rank); the values hold the shardings.
-  std::map<std::pair<const void*, int64_t>, std::optional<AxisSharding>> decomposed_;
+  // DecomposeSharding's answers by (sharding identity, rank), numbered; the values hold the
+  // shardings.
+  struct Decomposed {
+    int32_t id = -1;
+    std::optional<AxisSharding> axes;
+  };
+  std::map<std::pair<const void*, int64_t>, Decomposed> decomposed_;
   std::deque<std::vector<Use>> uses_;
   std::vector<char> uses_known_;
   std::vector<std::pair<int32_t, int32_t>> ties_;

@@ -18,7 +18,6 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <tuple>
 
 #include "ir/known_custom_calls.h"
 #include "partitioner/computation_partitioner.h"
@@ -201,29 +200,33 @@ class Planner {
   };
   // Memoized: values and colors do not change once found, and growing asks again and again.
   // Unless the value must be a scatter value, its layout is the same whether scatter is allowed
-  // or not, and one entry serves both.
+  // or not, and one entry serves both. The layout is a function of the value's sharding, rank
+  // and color, so values with one sharding_id share it (fixed values, rare, are their own).
   const std::optional<Layout>& PartialLayout(int32_t v, int32_t color, bool allow_scatter) const {
     const Value& value = graph_.value(v);
-    const bool scatters = !value.fixed && value.axes && !ReplicatesColorAxes(v, color);
+    if (value.fixed) {
+      auto [it, added] = fixed_layouts_.try_emplace({v, color});
+      if (added) it->second = ComputePartialLayout(v, color, false);
+      return it->second;
+    }
+    if (value.axes == nullptr) return no_layout_;
+    const bool scatters = !ReplicatesColorAxes(v, color);
     if (scatters && !allow_scatter) return no_layout_;
-    const size_t slot = 2 * MemoSlot(v, color) + (scatters ? 1 : 0);
-    if (layouts_.size() <= slot) layouts_.resize(2 * MemoSlot(graph_.size(), 0), nullptr);
-    if (layouts_[slot] == nullptr) layouts_[slot] = &SharedLayout(v, color, scatters);
-    return *layouts_[slot];
+    const size_t slot = 2 * MemoSlot(value.sharding_id, color) + (scatters ? 1 : 0);
+    if (layouts_.size() <= slot) {
+      layouts_.resize(2 * MemoSlot(graph_.sharding_count(), 0));
+      layout_known_.resize(layouts_.size(), 0);
+    }
+    if (!layout_known_[slot]) {
+      layouts_[slot] = ComputePartialLayout(v, color, scatters);
+      layout_known_[slot] = 1;
+    }
+    return layouts_[slot];
   }
-  // The layout is a function of the value's sharding, rank and color: values whose shardings
-  // are copies of one (the parser shares equal shardings) share one answer.
-  const std::optional<Layout>& SharedLayout(int32_t v, int32_t color, bool scatters) const {
-    const Value& value = graph_.value(v);
-    if (value.fixed) return fixed_layouts_.emplace_back(ComputePartialLayout(v, color, scatters));
-    auto [it, added] = shared_layouts_.try_emplace(
-        std::make_tuple(value.whole.identity(), value.shape->rank(), color, scatters));
-    if (added) it->second = ComputePartialLayout(v, color, scatters);
-    return it->second;
-  }
-  // The index of (v, color) in the memo tables (the colors are all known before growing).
-  size_t MemoSlot(int32_t v, int32_t color) const {
-    return static_cast<size_t>(v) * colors_.size() + static_cast<size_t>(color);
+  // The index of (sharding_id, color) in the memo tables (the colors are all known before
+  // growing).
+  size_t MemoSlot(int32_t sharding_id, int32_t color) const {
+    return static_cast<size_t>(sharding_id) * colors_.size() + static_cast<size_t>(color);
   }
   std::optional<Layout> ComputePartialLayout(int32_t v, int32_t color, bool allow_scatter) const {
     const Value& value = graph_.value(v);
@@ -246,10 +249,10 @@ class Planner {
     return Layout{*partial, scatter};
   }
 
-  // Whether `value` (with axes) replicates all of `color`'s axes. Memoized.
+  // Whether `value` (with axes) replicates all of `color`'s axes. Memoized by sharding.
   bool ReplicatesColorAxes(int32_t v, int32_t color) const {
-    const size_t slot = MemoSlot(v, color);
-    if (replicates_.size() <= slot) replicates_.resize(MemoSlot(graph_.size(), 0), -1);
+    const size_t slot = MemoSlot(graph_.value(v).sharding_id, color);
+    if (replicates_.size() <= slot) replicates_.resize(MemoSlot(graph_.sharding_count(), 0), -1);
     if (replicates_[slot] < 0)
       replicates_[slot] = ReplicatedPart(*graph_.value(v).axes, colors_[color].axes) == colors_[color].axes ? 1 : 0;
     return replicates_[slot] == 1;
@@ -573,11 +576,11 @@ class Planner {
   std::vector<Color> colors_;
   std::vector<char> partial_;                    // by value, after the cut
   std::vector<std::vector<int32_t>> incoming_;  // by value, after the cut
-  // Memos by (value, color); layouts two per pair (not scattered, scattered), pointing into
-  // shared_layouts_ or fixed_layouts_ (whose elements stay where they are), nullptr until known.
-  mutable std::vector<const std::optional<Layout>*> layouts_;
-  mutable std::map<std::tuple<const void*, int64_t, int32_t, bool>, std::optional<Layout>> shared_layouts_;
-  mutable std::deque<std::optional<Layout>> fixed_layouts_;
+  // Memos by (sharding_id, color); layouts two per pair (not scattered, scattered). Deques:
+  // references handed out stay valid as they grow.
+  mutable std::deque<std::optional<Layout>> layouts_;
+  mutable std::deque<char> layout_known_;
+  mutable std::map<std::pair<int32_t, int32_t>, std::optional<Layout>> fixed_layouts_;  // by (value, color)
   mutable std::vector<int8_t> replicates_;  // -1: not known yet
   const std::optional<Layout> no_layout_;
 };
