@@ -7,6 +7,7 @@
 #include <cmath>
 #include <regex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "analysis/trip_count.h"
 #include "simulate/kernel_plan.h"
@@ -364,6 +365,25 @@ SimulationReport Simulate(const Module& per_device, const ChipSpec& chip, const 
 void RetypeFloatMath(Module& module, ElementType type) {
   for (const auto& computation : module.computations())
     for (const auto& instruction : computation->instructions()) RetypeShape(instruction->mutable_shape(), type);
+}
+
+void RetypeFloatMathKeepingState(Module& module, ElementType type) {
+  const Computation* entry = module.entry();
+  std::unordered_set<const Instruction*> kept;
+  if (entry != nullptr) {
+    std::vector<const Instruction*> stack{entry->root()};
+    for (const Instruction* parameter : entry->parameters()) kept.insert(parameter);
+    while (!stack.empty()) {
+      const Instruction* instruction = stack.back();
+      stack.pop_back();
+      if (instruction->opcode() == Opcode::kDot || instruction->opcode() == Opcode::kConvolution) continue;
+      if (!kept.insert(instruction).second) continue;
+      for (const Instruction* operand : instruction->operands()) stack.push_back(operand);
+    }
+  }
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (computation.get() != entry || !kept.count(instruction.get())) RetypeShape(instruction->mutable_shape(), type);
 }
 
 std::string OpNameOf(const Instruction& instruction) {

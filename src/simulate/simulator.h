@@ -111,6 +111,13 @@ SimulationReport Simulate(const Module& per_device, const ChipSpec& chip, const 
 // values: the module is for estimation only afterwards.
 void RetypeFloatMath(Module& module, ElementType type);
 
+// Mixed precision, as large models train: the same re-typing, except for the entry's parameters
+// and for what the entry computes from them and the dots' results on the way to its outputs
+// without passing through another dot or convolution (the weight update and the optimizer
+// state, gradient collectives, the loss), which keep their types. Activations, the forward
+// and backward math and the dots themselves run in `type`.
+void RetypeFloatMathKeepingState(Module& module, ElementType type);
+
 // The op_name of an instruction's metadata ("" when none).
 std::string OpNameOf(const Instruction& instruction);
 

@@ -25,6 +25,7 @@ struct SimulateCommandOptions {
   std::string placement;
   std::string devices;  // validated by ParseDeviceCount
   std::string compute_type;
+  std::string mixed_precision;
   std::string breakdown = "op_name";
   int64_t breakdown_depth = 0;
   int64_t top = 15;
@@ -34,10 +35,10 @@ struct SimulateCommandOptions {
   bool no_remat = false;
 };
 
-ElementType ParseComputeType(const std::string& text) {
+ElementType ParseComputeType(const std::string& text, const char* flag) {
   std::optional<ElementType> type = ParseElementType(text);
   if (!type || !IsFloatingPoint(*type))
-    GSPMD_USER_ERROR("gspmd simulate: error: --compute-type '", text, "' is not a floating-point type (expected bf16, f16, f32 or f64)");
+    GSPMD_USER_ERROR("gspmd simulate: error: ", flag, " '", text, "' is not a floating-point type (expected bf16, f16, f32 or f64)");
   return *type;
 }
 
@@ -49,7 +50,11 @@ void RunSimulate(const SimulateCommandOptions& options) {
   const simulate::ChipSpec chip = simulate::LoadChipSpec(options.chip);
   const int64_t requested = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "simulate");
   std::optional<ElementType> compute_type;
-  if (!options.compute_type.empty()) compute_type = ParseComputeType(options.compute_type);
+  if (!options.compute_type.empty()) compute_type = ParseComputeType(options.compute_type, "--compute-type");
+  std::optional<ElementType> mixed_precision;
+  if (!options.mixed_precision.empty()) mixed_precision = ParseComputeType(options.mixed_precision, "--mixed-precision");
+  if (compute_type && mixed_precision)
+    GSPMD_USER_ERROR("gspmd simulate: error: --compute-type and --mixed-precision both re-type the program; give at most one");
 
   std::unique_ptr<Module> module = LoadProgram(options.file);
   const bool partitioned = options.per_device || (!options.global && IsPerDeviceProgram(*module));
@@ -64,6 +69,7 @@ void RunSimulate(const SimulateCommandOptions& options) {
     per_device->set_num_partitions(partition.num_devices);
   }
   if (compute_type) simulate::RetypeFloatMath(*per_device, *compute_type);
+  if (mixed_precision) simulate::RetypeFloatMathKeepingState(*per_device, *mixed_precision);
 
   simulate::SimulateOptions simulate_options;
   simulate_options.breakdown = options.breakdown;
@@ -116,6 +122,10 @@ void AddSimulateCommand(CLI::App& app) {
       ->type_name("N");
   command->add_option("--compute-type", options->compute_type,
                       "re-type the program's floating-point math (e.g. bf16) for the estimate, without other changes")
+      ->type_name("TYPE");
+  command->add_option("--mixed-precision", options->mixed_precision,
+                      "re-type the math to TYPE (e.g. bf16) but keep the parameters, the optimizer state and the "
+                      "weight update in their types, as mixed-precision training does")
       ->type_name("TYPE");
   command->add_option("--breakdown", options->breakdown, "group the breakdown by op_name (default), layer or opcode")
       ->type_name("KIND");

@@ -108,6 +108,12 @@ TEST_F(SimulateCliTest, BadChipsAndTopologiesAreClearErrors) {
   result = Gspmd({"simulate", file, "--chip", "tpu-v3", "--compute-type", "s32"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.err.find("--compute-type 's32' is not a floating-point type"), std::string::npos) << result.err;
+  result = Gspmd({"simulate", file, "--chip", "tpu-v3", "--mixed-precision", "pred"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("--mixed-precision 'pred' is not a floating-point type"), std::string::npos) << result.err;
+  result = Gspmd({"simulate", file, "--chip", "tpu-v3", "--mixed-precision", "bf16", "--compute-type", "bf16"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("give at most one"), std::string::npos) << result.err;
   result = Gspmd({"simulate", file, "--chip", "tpu-v3", "--devices", "4"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_FALSE(result.err.empty());

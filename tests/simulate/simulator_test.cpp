@@ -141,6 +141,31 @@ TEST(SimulatorTest, ComputeTypeRetypesBytesAndMath) {
   EXPECT_EQ(bf16.transcendentals, f32.transcendentals);
 }
 
+// Mixed precision: the dots and what feeds them run in bf16; the parameters, and what the step
+// computes from them and the dots' results on the way to its outputs (gradient reduction,
+// weight update, loss) keep f32.
+TEST(SimulatorTest, MixedPrecisionKeepsParametersAndTheUpdate) {
+  auto module = PerDevice(8, R"(  %w = f32[256,256]{1,0} parameter(0)
+  %x = f32[64,256]{1,0} parameter(1)
+  %h = f32[64,256]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %a = f32[64,256]{1,0} tanh(%h)
+  %g = f32[256,256]{1,0} dot(%x, %a), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  %gs = f32[256,256]{1,0} all-reduce(%g), replica_groups={}, to_apply=%add
+  %w2 = f32[256,256]{1,0} subtract(%w, %gs)
+  %zero = f32[] constant(0)
+  %loss = f32[] reduce(%a, %zero), dimensions={0,1}, to_apply=%add
+  ROOT %out = (f32[], f32[256,256]{1,0}) tuple(%loss, %w2)
+)");
+  RetypeFloatMathKeepingState(*module, ElementType::kBF16);
+  const Computation& entry = *module->entry();
+  auto type = [&](const char* name) { return entry.FindInstruction(name)->shape().element_type(); };
+  for (const char* name : {"h", "g"}) EXPECT_EQ(type(name), ElementType::kBF16) << name;
+  for (const char* name : {"w", "x", "gs", "w2", "loss", "zero"}) EXPECT_EQ(type(name), ElementType::kF32) << name;
+  // tanh feeds the loss without a dot between, so it keeps f32 too; the reducer runs in bf16.
+  EXPECT_EQ(type("a"), ElementType::kF32);
+  EXPECT_EQ(module->FindComputation("add")->root()->shape().element_type(), ElementType::kBF16);
+}
+
 TEST(SimulatorTest, MemorySplitsByRoleAndAliasedOutputsReuseTheirBuffer) {
   // w (param), m (opt_state) and x (batch); the step writes w' and m' into w's and m's buffers.
   auto module = PerDevice(1, R"(  %w = f32[1024]{0} parameter(0), frontend_attributes={gspmd.role="param"}
