@@ -73,7 +73,8 @@ PartialSumPlan PlanWith(SpmdContext& context, const Module& module) {
     key.clear();
     for (const Sharding* sharding : {&answer.lhs, &answer.rhs, &answer.out})
       AppendKey(key, static_cast<int64_t>(reinterpret_cast<intptr_t>(sharding->identity())));
-    for (const Instruction* part : {static_cast<const Instruction*>(instruction.operand(0)), static_cast<const Instruction*>(instruction.operand(1)), &instruction}) {
+    const Instruction* const parts[] = {instruction.operand(0), instruction.operand(1), &instruction};
+    for (const Instruction* part : parts) {
       if (!part->shape().IsArray()) return DotPartialAxes(context, instruction, answer.lhs, answer.rhs, answer.out);
       AppendKey(key, static_cast<int64_t>(part->shape().element_type()));
       AppendKey(key, part->shape().dims());
