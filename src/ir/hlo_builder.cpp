@@ -46,15 +46,15 @@ NameUniquer::Base& NameUniquer::BaseTable::Find(uint64_t hash) {
   if (2 * (size_ + 1) > slots_.size()) {
     std::vector<Base> old = std::move(slots_);
     slots_.assign(std::max<size_t>(64, 2 * old.size()), Base{});
-    for (const Base& base : old) {
-      if (base.hash == 0) continue;
-      for (size_t slot = base.hash & (slots_.size() - 1);; slot = (slot + 1) & (slots_.size() - 1)) {
-        if (slots_[slot].hash != 0) continue;
-        slots_[slot] = base;
-        break;
-      }
-    }
+    size_ = 0;
+    for (const Base& base : old)
+      if (base.hash != 0) Slot(base.hash) = base;
   }
+  return Slot(hash);
+}
+
+// The slot of `hash` (non-zero), claimed when it is not in the table; the table has room.
+NameUniquer::Base& NameUniquer::BaseTable::Slot(uint64_t hash) {
   const size_t mask = slots_.size() - 1;
   for (size_t slot = hash & mask;; slot = (slot + 1) & mask) {
     if (slots_[slot].hash == hash) return slots_[slot];

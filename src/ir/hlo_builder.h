@@ -43,6 +43,7 @@ class NameUniquer {
     Base& Find(uint64_t hash);
 
    private:
+    Base& Slot(uint64_t hash);
     std::vector<Base> slots_;
     size_t size_ = 0;
   };

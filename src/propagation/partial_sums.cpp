@@ -380,8 +380,10 @@ class Planner {
     // Unreduced axes are subgroup dims, not data dims: unless scattered, the shard is the
     // whole value's, whose tiles are its axes.
     if (!value.scatter && value.axes != nullptr && value.axes->rank() == shape.rank()) {
-      for (int64_t d = 0; d < shape.rank(); ++d)
-        bytes *= static_cast<double>((shape.dims()[d] + value.axes->TileCount(d) - 1) / value.axes->TileCount(d));
+      for (int64_t d = 0; d < shape.rank(); ++d) {
+        const int64_t tiles = value.axes->TileCount(d);
+        bytes *= static_cast<double>((shape.dims()[d] + tiles - 1) / tiles);
+      }
       return bytes;
     }
     for (int64_t d : ShardDimsOf(*value.partial, shape.dims())) bytes *= static_cast<double>(d);

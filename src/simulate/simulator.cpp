@@ -355,6 +355,13 @@ void RetypeShape(Shape& shape, ElementType type) {
   if (shape.IsArray() && IsFloatingPoint(shape.element_type())) shape.set_element_type(type);
 }
 
+// Re-types every instruction but those in `kept`.
+void RetypeAllBut(Module& module, ElementType type, const std::unordered_set<const Instruction*>& kept) {
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (!kept.count(instruction.get())) RetypeShape(instruction->mutable_shape(), type);
+}
+
 }  // namespace
 
 SimulationReport Simulate(const Module& per_device, const ChipSpec& chip, const Topology& topology,
@@ -362,10 +369,7 @@ SimulationReport Simulate(const Module& per_device, const ChipSpec& chip, const 
   return Simulator(per_device, chip, topology, options).Run();
 }
 
-void RetypeFloatMath(Module& module, ElementType type) {
-  for (const auto& computation : module.computations())
-    for (const auto& instruction : computation->instructions()) RetypeShape(instruction->mutable_shape(), type);
-}
+void RetypeFloatMath(Module& module, ElementType type) { RetypeAllBut(module, type, {}); }
 
 void RetypeFloatMathKeepingState(Module& module, ElementType type) {
   const Computation* entry = module.entry();
@@ -381,9 +385,7 @@ void RetypeFloatMathKeepingState(Module& module, ElementType type) {
       for (const Instruction* operand : instruction->operands()) stack.push_back(operand);
     }
   }
-  for (const auto& computation : module.computations())
-    for (const auto& instruction : computation->instructions())
-      if (computation.get() != entry || !kept.count(instruction.get())) RetypeShape(instruction->mutable_shape(), type);
+  RetypeAllBut(module, type, kept);
 }
 
 std::string OpNameOf(const Instruction& instruction) {
