@@ -7,11 +7,11 @@
 #include <cstdlib>
 #include <string>
 
+#include "api/pipeline.h"
 #include "io/npy.h"
 #include "support/diagnostic.h"
 #include "text/parser.h"
 #include "text/printer.h"
-#include "tools/partition_pipeline.h"
 
 namespace gspmd::fuzz {
 namespace {
@@ -67,7 +67,7 @@ void FuzzPartitionText(std::string_view text) {
   }
   if (module->num_partitions() > kMaxFuzzDevices) return;
   try {
-    tools::CliPartition result = tools::PartitionForCli(*module, "fuzz.hlo", 0, tools::BoundaryFlags{}, /*print_warnings=*/false);
+    api::CompiledPartition result = api::PartitionGlobal(*module, "fuzz.hlo", 0);
     if (result.num_devices > kMaxFuzzDevices) return;
     PrintModule(*result.partitioned.module);
   } catch (const UserError&) {

@@ -1,10 +1,11 @@
-// Propagate + partition + attribute collectives to global instructions, for lint and its fixes.
+// Compile (api/pipeline.h) + attribute collectives to global instructions, for lint and its fixes.
 #include "lint/program_evaluation.h"
 
 #include <algorithm>
 #include <set>
 
 #include "analysis/comm_report.h"
+#include "api/pipeline.h"
 #include "support/diagnostic.h"
 
 namespace gspmd::lint {
@@ -24,14 +25,14 @@ Evaluation Evaluate(const ProgramLoader& load, const std::vector<AnnotationEdit>
     GSPMD_CHECK(instruction != nullptr, "lint edit names no instruction: ", edit.instruction);
     instruction->set_sharding(edit.sharding);
   }
-  PropagationOptions propagation;
-  propagation.num_partitions = devices;
-  propagation.record_origins = true;
-  result.propagation = PropagateShardings(*result.global, propagation);
-  result.num_devices = result.propagation.num_partitions;
-  PartitionOptions partition;
-  partition.num_partitions = result.num_devices;
-  result.partitioned = PartitionModule(*result.global, partition);
+  api::CompileOptions compile;
+  compile.requested_devices = devices;
+  compile.always_propagate = true;
+  compile.record_origins = true;
+  api::CompiledPartition compiled = api::PartitionGlobal(*result.global, /*file=*/"", compile);
+  result.propagation = std::move(compiled.propagation);
+  result.num_devices = compiled.num_devices;
+  result.partitioned = std::move(compiled.partitioned);
   const Module& per_device = *result.partitioned.module;
   ForEachCollective(per_device, [&](const Instruction& collective, double times) {
     AttributedCollective entry;

@@ -18,8 +18,8 @@ std::string SourceLocation::ToString() const {
 
 bool UserError::HasLocation() const { return std::string_view(what()).find(": error: ") != std::string_view::npos; }
 
-void ThrowUserErrorAt(const SourceLocation& where, const std::string& message) {
-  throw UserError(where.ToString() + ": error: " + message);
+void ThrowUserErrorAt(const SourceLocation& where, const std::string& message, UserErrorKind kind) {
+  throw UserError(where.ToString() + ": error: " + message, kind);
 }
 
 void InternalError(const char* file, int line, const std::string& message) {

@@ -19,19 +19,36 @@ struct SourceLocation {
   std::string ToString() const;  // "file:line:col" (parts that are unknown are left out)
 };
 
+// What kind of input a UserError is about, for front ends that raise typed errors (the
+// Python package's gspmd.ParseError, ...). The message says the rest.
+enum class UserErrorKind {
+  kInput,     // arrays, .npy files, options, chip files, inputs that do not fit the program
+  kParse,     // program text (HLO, StableHLO) that does not read
+  kSharding,  // shardings that do not read or do not fit the program or the devices
+  kResource,  // memory, files that cannot be written, a failed rank or collective
+};
+
 // An error caused by the user's input (HLO text, shardings, shapes, .npy files, CLI
 // arguments). The message names where the problem is and what was expected. Tools print
 // what() and exit with code 1.
 class UserError : public std::runtime_error {
  public:
-  explicit UserError(const std::string& message) : std::runtime_error(message) {}
+  explicit UserError(const std::string& message, UserErrorKind kind = UserErrorKind::kInput)
+      : std::runtime_error(message), kind_(kind) {}
   // Whether the message already says where ("LOCATION: error: ..."); callers that know more
   // context add it only to messages that do not.
   bool HasLocation() const;
+  UserErrorKind kind() const { return kind_; }
+  // The same kind of error with another message (callers that add context rethrow this).
+  UserError Reworded(const std::string& message) const { return UserError(message, kind_); }
+
+ private:
+  UserErrorKind kind_;
 };
 
 // Throws a UserError whose message is "LOCATION: error: MESSAGE".
-[[noreturn]] void ThrowUserErrorAt(const SourceLocation& where, const std::string& message);
+[[noreturn]] void ThrowUserErrorAt(const SourceLocation& where, const std::string& message,
+                                   UserErrorKind kind = UserErrorKind::kInput);
 
 namespace strcat_internal {
 // Text and integers are appended directly (names and messages are built on hot paths); any

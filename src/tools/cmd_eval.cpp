@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "runtime/interp/evaluator.h"
+#include "api/gspmd.h"
 #include "tools/commands.h"
-#include "tools/partition_pipeline.h"
 #include "tools/tool_util.h"
 
 namespace gspmd::tools {
@@ -22,19 +22,13 @@ struct EvalOptions {
 };
 
 void RunEval(const EvalOptions& options) {
-  std::unique_ptr<Module> module = LoadProgram(options.file);
+  const api::Program program = api::Program::Load(options.file);
   std::vector<Literal> inputs = ReadInputs(options.inputs);
-  CheckInputShapes(*module, options.file, inputs, options.inputs);
-  if (HasManualRegion(*module)) {
-    // shard_map bodies are per-device code: their meaning is what every device computes, so
-    // the program runs on its devices (one device cannot run a manual region alone).
+  CheckInputShapes(program.module(), options.file, inputs, options.inputs);
+  if (HasManualRegion(program.module()))
     std::fprintf(stderr, "%s: note: the program has manual (shard_map) regions; evaluating it on its devices\n",
                  options.file.c_str());
-    WriteOutputs(options.out_dir, PartitionAndRun(*module, options.file, 0, inputs));
-    return;
-  }
-  Literal result = WithFileContext(options.file, [&] { return EvaluateModule(*module, inputs); });
-  WriteOutputs(options.out_dir, FlattenTuple(std::move(result)));
+  WriteOutputs(options.out_dir, api::Eval(program, inputs));
 }
 
 }  // namespace

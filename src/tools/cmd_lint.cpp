@@ -6,10 +6,10 @@
 #include <memory>
 #include <string>
 
+#include "api/gspmd.h"
 #include "lint/lint.h"
 #include "support/diagnostic.h"
 #include "tools/commands.h"
-#include "tools/partition_pipeline.h"
 #include "tools/tool_util.h"
 
 namespace gspmd::tools {
@@ -30,23 +30,12 @@ void RunLint(const LintCommandOptions& options) {
     GSPMD_USER_ERROR("gspmd lint: error: --padding-threshold ", options.padding_percent,
                      " is not a percentage between 0 and 100");
   if (options.large_mib < 0) GSPMD_USER_ERROR("gspmd lint: error: --large ", options.large_mib, " MiB is negative");
-  std::unique_ptr<Module> first = LoadProgram(options.file);
-  if (IsPerDeviceProgram(*first))
-    GSPMD_USER_ERROR(options.file, ": error: lint needs the global program (pre.hlo or propagated.hlo); this one "
-                     "is per-device already (it has collectives or partition-id)");
   lint::LintOptions lint_options;
   lint_options.devices = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "lint");
-  if (lint_options.devices > 0) CheckDevicesMatchModule(*first, options.file, lint_options.devices);
   lint_options.padding_threshold = options.padding_percent / 100;
   lint_options.large_bytes = static_cast<int64_t>(options.large_mib * 1024 * 1024);
   lint_options.redundant = options.redundant;
-  // The first compile takes the module already read; fixes are judged on fresh copies.
-  auto unused = std::make_shared<std::unique_ptr<Module>>(std::move(first));
-  lint::ProgramLoader load = [&options, unused]() {
-    if (*unused) return std::move(*unused);
-    return LoadProgram(options.file);
-  };
-  const lint::LintReport report = WithFileContext(options.file, [&] { return lint::LintProgram(load, lint_options); });
+  const lint::LintReport report = api::Lint(api::Program::Load(options.file), lint_options);
   WriteText("", options.json ? lint::LintReportToJson(report).dump(2) + "\n" : lint::FormatLintReport(report));
   const bool has_warnings = std::any_of(report.findings.begin(), report.findings.end(),
                                         [](const lint::LintFinding& finding) { return finding.warning; });

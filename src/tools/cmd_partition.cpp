@@ -6,10 +6,9 @@
 #include <memory>
 #include <string>
 
+#include "api/gspmd.h"
 #include "support/diagnostic.h"
-#include "text/printer.h"
 #include "tools/commands.h"
-#include "tools/partition_pipeline.h"
 #include "tools/tool_util.h"
 
 namespace gspmd::tools {
@@ -24,27 +23,21 @@ struct PartitionCommandOptions {
   BoundaryFlags boundary;
 };
 
-// --propagate-only: the module after propagation (with --explain, each instruction followed
-// by where its sharding came from).
-std::string PropagatedText(Module& module, const PartitionCommandOptions& options, int64_t devices) {
-  if (devices > 0) CheckDevicesMatchModule(module, options.file, devices);
-  PropagationResult propagation = Propagate(module, options.file, devices, /*record_origins=*/options.explain, options.boundary);
-  if (options.explain) return PrintModuleWithOrigins(module, propagation);
-  return PrintModule(module);
-}
-
 void RunPartitionCommand(const PartitionCommandOptions& options) {
   if (options.explain && !options.propagate_only)
     GSPMD_USER_ERROR("gspmd partition: error: --explain needs --propagate-only (it explains the propagated "
                      "shardings, not the per-device program)");
   const int64_t devices = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "partition");
-  std::unique_ptr<Module> module = LoadProgram(options.file);
+  api::Program program = api::Program::Load(options.file);
+  const api::BoundaryOptions boundary{options.boundary.to_parameters, options.boundary.to_outputs};
   if (options.propagate_only) {
-    WriteText(options.out, PropagatedText(*module, options, devices));
+    const api::Propagated propagated = api::Propagate(std::move(program), {devices, options.explain, boundary});
+    WriteText(options.out, propagated.Text(options.explain));
     return;
   }
-  CliPartition partition = PartitionForCli(*module, options.file, devices, options.boundary);
-  WriteText(options.out, PrintModule(*partition.partitioned.module));
+  const api::Partitioned partitioned = api::Partition(std::move(program), {devices, boundary});
+  PrintWarnings(options.file, partitioned.warnings);
+  WriteText(options.out, partitioned.per_device.Text());
 }
 
 }  // namespace

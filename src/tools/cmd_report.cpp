@@ -10,12 +10,12 @@
 #include <vector>
 
 #include "analysis/comm_report.h"
+#include "api/gspmd.h"
 #include "lint/lint.h"
 #include "simulate/chip_spec.h"
 #include "simulate/collective_model.h"
 #include "simulate/topology.h"
 #include "tools/commands.h"
-#include "tools/partition_pipeline.h"
 #include "tools/tool_util.h"
 #include "visualize/html_report.h"
 
@@ -32,10 +32,10 @@ struct ReportOptions {
 
 // The lint findings of the global program in `file`, one formatted finding per entry (fixes
 // judged with a small budget of compiles: the report is for reading, not for search).
-std::vector<std::string> LintLines(const std::string& file) {
+std::vector<std::string> LintLines(const api::Program& global) {
   lint::LintOptions options;
   options.max_fix_evaluations = 8;
-  const lint::LintReport report = lint::LintProgram([&file] { return LoadProgram(file); }, options);
+  const lint::LintReport report = api::Lint(global, options);
   std::vector<std::string> lines;
   for (const lint::LintFinding& finding : report.findings) {
     lint::LintReport one;
@@ -47,15 +47,17 @@ std::vector<std::string> LintLines(const std::string& file) {
   return lines;
 }
 
-void WriteHtml(const ReportOptions& options, const Module& per_device, const Module* global,
-               const CommReport& report) {
+// `global`: the propagated global program (nullptr when FILE is per-device); `source`: FILE as
+// read, which lint compiles anew.
+void WriteHtml(const ReportOptions& options, const Module& per_device, const api::Program* global,
+               const api::Program& source, const CommReport& report) {
   visualize::HtmlReportInput input;
   input.title = options.file;
   input.per_device = &per_device;
-  input.global = global;
+  input.global = global ? &global->module() : nullptr;
   input.num_devices = per_device.num_partitions();
   input.report = report;
-  const std::vector<DeviceAxis> mesh = lint::ImpliedMeshAxes(global ? *global : per_device, input.num_devices);
+  const std::vector<DeviceAxis> mesh = lint::ImpliedMeshAxes(global ? global->module() : per_device, input.num_devices);
   for (size_t i = 0; i < mesh.size(); ++i)
     input.mesh_text += StrCat(i == 0 ? "" : ", ", "axis ", i, " of size ", mesh[i].size, " (device stride ",
                               mesh[i].stride, ")");
@@ -69,7 +71,7 @@ void WriteHtml(const ReportOptions& options, const Module& per_device, const Mod
     };
   }
   if (global != nullptr)
-    input.lint_findings = WithFileContext(options.file, [&] { return LintLines(options.file); });
+    input.lint_findings = WithFileContext(options.file, [&] { return LintLines(source); });
   else
     input.lint_note = "Lint needs the global program: run gspmd report --partition on it (this file is per-device).";
   if (global != nullptr && input.lint_findings.empty()) input.lint_note = "No findings.";
@@ -77,19 +79,18 @@ void WriteHtml(const ReportOptions& options, const Module& per_device, const Mod
 }
 
 void RunReport(const ReportOptions& options) {
-  std::unique_ptr<Module> module = LoadProgram(options.file);
-  std::unique_ptr<Module> per_device;
+  api::Program program = api::Program::Load(options.file);
+  std::optional<api::Partitioned> partitioned;
   if (options.partition) {
-    if (IsPerDeviceProgram(*module))
+    if (program.IsPerDevice())
       GSPMD_USER_ERROR(options.file, ": error: --partition needs a global program; this one is per-device already");
-    CliPartition partition = PartitionForCli(*module, options.file, 0);
-    per_device = std::move(partition.partitioned.module);
-    per_device->set_num_partitions(partition.num_devices);
+    partitioned = api::Partition(program);
+    PrintWarnings(options.file, partitioned->warnings);
   }
-  const Module& measured = per_device ? *per_device : *module;
-  const CommReport report = WithFileContext(options.file, [&] { return AnalyzeCommunication(measured); });
+  const api::Program& measured = partitioned ? partitioned->per_device : program;
+  const CommReport report = api::Report(measured);
   if (!options.html.empty()) {
-    WriteHtml(options, measured, per_device ? module.get() : nullptr, report);
+    WriteHtml(options, measured.module(), partitioned ? &partitioned->global : nullptr, program, report);
     if (!options.json) return;
   }
   if (!options.json) {
@@ -97,9 +98,7 @@ void RunReport(const ReportOptions& options) {
     return;
   }
   WriteText("", CommReportToJson(report).dump(2) + "\n");
-  std::fflush(stdout);
-  for (const std::string& warning : report.warnings)
-    std::fprintf(stderr, "%s: warning: %s\n", options.file.c_str(), warning.c_str());
+  PrintWarnings(options.file, report.warnings);
 }
 
 }  // namespace

@@ -25,7 +25,6 @@
 #include "support/diagnostic.h"
 #include "text/printer.h"
 #include "tools/commands.h"
-#include "tools/partition_pipeline.h"
 #include "tools/tool_util.h"
 
 namespace gspmd::tools {
@@ -84,7 +83,7 @@ void CheckInputShapes(const Module& module, const std::string& file, const OpenI
 struct PreparedRun {
   std::unique_ptr<Module> module;  // the global program (or the --spmd one)
   std::unique_ptr<Module> like;
-  CliPartition partition;          // when FILE is a global program
+  CompiledPartition partition;          // when FILE is a global program
   const Module* per_device = nullptr;
   OpenInputs inputs;
   SpmdPlan plan;

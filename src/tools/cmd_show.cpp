@@ -5,16 +5,13 @@
 
 #include <cstdlib>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "ir/opcode.h"
+#include "api/gspmd.h"
 #include "support/diagnostic.h"
 #include "tools/commands.h"
-#include "tools/partition_pipeline.h"
 #include "tools/tool_util.h"
-#include "visualize/sharding_picture.h"
 
 namespace gspmd::tools {
 namespace {
@@ -38,60 +35,14 @@ bool UseColour(const std::string& mode, const std::string& out) {
   return isatty(STDOUT_FILENO) == 1;
 }
 
-const Instruction* FindValue(const Module& module, std::string name, const std::string& file) {
-  if (!name.empty() && name[0] == '%') name = name.substr(1);
-  if (const Instruction* found = module.entry()->FindInstruction(name)) return found;
-  for (const auto& computation : module.computations())
-    if (const Instruction* found = computation->FindInstruction(name)) return found;
-  std::string parameters;
-  for (const Instruction* parameter : module.entry()->parameters())
-    parameters += (parameters.empty() ? "%" : ", %") + parameter->name();
-  GSPMD_USER_ERROR(file, ": error: --value: no instruction named %", name, " (entry parameters: ",
-                   parameters.empty() ? "none" : parameters, ")");
-}
-
-std::string DrawValue(const std::string& heading, const Instruction& value, bool per_device, int64_t devices,
-                      const visualize::PictureOptions& picture) {
-  const Sharding sharding = value.sharding().value_or(Sharding::Replicated());
-  const Shape shape = per_device ? visualize::GlobalShapeOfShard(value.shape(), sharding) : value.shape();
-  std::ostringstream out;
-  out << heading << "%" << value.name() << " " << shape.ToString(false) << " " << sharding.ToString() << "\n";
-  if (per_device) out << "  (per-device program: global shape = shard shape x tiles)\n";
-  out << visualize::DrawSharding(shape, sharding, devices, picture);
-  return out.str();
-}
-
 void RunShow(const ShowOptions& options) {
   if (options.color != "auto" && options.color != "always" && options.color != "never")
     GSPMD_USER_ERROR("gspmd show: error: --color '", options.color, "' is not one of auto, always, never");
-  const int64_t requested = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "show");
-  std::unique_ptr<Module> module = LoadProgram(options.file);
-  const bool per_device = IsPerDeviceProgram(*module);
-  int64_t devices = module->num_partitions();
-  if (requested > 0) CheckDevicesMatchModule(*module, options.file, requested);
-  if (!per_device && NeedsPropagation(*module))
-    devices = Propagate(*module, options.file, requested).num_partitions;
-  if (requested > 0) devices = requested;
-  for (const auto& computation : module->computations())
-    for (const auto& instruction : computation->instructions())
-      if (instruction->sharding()) devices = std::max(devices, instruction->sharding()->RequiredDeviceCount());
-
-  visualize::PictureOptions picture;
-  picture.color = UseColour(options.color, options.out);
-  std::ostringstream text;
-  text << "mesh: " << devices << " device" << (devices == 1 ? "" : "s") << "\n";
-  if (!options.values.empty()) {
-    for (const std::string& name : options.values) {
-      const Instruction* value = FindValue(*module, name, options.file);
-      text << "\n" << DrawValue("", *value, per_device, devices, picture);
-    }
-  } else {
-    for (const Instruction* parameter : module->entry()->parameters())
-      text << "\n" << DrawValue("parameter " + std::to_string(parameter->parameter_number) + ": ", *parameter,
-                                per_device, devices, picture);
-    text << "\n" << DrawValue("result: ", *module->entry()->root(), per_device, devices, picture);
-  }
-  WriteText(options.out, text.str());
+  api::ShowOptions show;
+  show.devices = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "show");
+  show.values = options.values;
+  show.color = UseColour(options.color, options.out);
+  WriteText(options.out, api::Show(api::Program::Load(options.file), show));
 }
 
 }  // namespace

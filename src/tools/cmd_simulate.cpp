@@ -7,12 +7,12 @@
 #include <memory>
 #include <string>
 
+#include "api/gspmd.h"
 #include "simulate/chip_spec.h"
 #include "simulate/simulator.h"
 #include "simulate/topology.h"
 #include "text/parser.h"
 #include "tools/commands.h"
-#include "tools/partition_pipeline.h"
 #include "tools/tool_util.h"
 
 namespace gspmd::tools {
@@ -35,51 +35,22 @@ struct SimulateCommandOptions {
   bool no_remat = false;
 };
 
-ElementType ParseComputeType(const std::string& text, const char* flag) {
-  std::optional<ElementType> type = ParseElementType(text);
-  if (!type || !IsFloatingPoint(*type))
-    GSPMD_USER_ERROR("gspmd simulate: error: ", flag, " '", text, "' is not a floating-point type (expected bf16, f16, f32 or f64)");
-  return *type;
-}
-
 void RunSimulate(const SimulateCommandOptions& options) {
   if (options.per_device && options.global)
     GSPMD_USER_ERROR("gspmd simulate: error: --per-device and --global contradict each other; give at most one");
-  if (options.breakdown != "op_name" && options.breakdown != "layer" && options.breakdown != "opcode")
-    GSPMD_USER_ERROR("gspmd simulate: error: --breakdown '", options.breakdown, "' (expected op_name, layer or opcode)");
-  const simulate::ChipSpec chip = simulate::LoadChipSpec(options.chip);
-  const int64_t requested = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "simulate");
-  std::optional<ElementType> compute_type;
-  if (!options.compute_type.empty()) compute_type = ParseComputeType(options.compute_type, "--compute-type");
-  std::optional<ElementType> mixed_precision;
-  if (!options.mixed_precision.empty()) mixed_precision = ParseComputeType(options.mixed_precision, "--mixed-precision");
-  if (compute_type && mixed_precision)
-    GSPMD_USER_ERROR("gspmd simulate: error: --compute-type and --mixed-precision both re-type the program; give at most one");
-
-  std::unique_ptr<Module> module = LoadProgram(options.file);
-  const bool partitioned = options.per_device || (!options.global && IsPerDeviceProgram(*module));
-  std::unique_ptr<Module> per_device;
-  if (partitioned) {
-    if (requested > 0) CheckDevicesMatchModule(*module, options.file, requested);
-    per_device = std::move(module);
-    if (requested > 0) per_device->set_num_partitions(requested);
-  } else {
-    CliPartition partition = PartitionForCli(*module, options.file, requested);
-    per_device = std::move(partition.partitioned.module);
-    per_device->set_num_partitions(partition.num_devices);
-  }
-  if (compute_type) simulate::RetypeFloatMath(*per_device, *compute_type);
-  if (mixed_precision) simulate::RetypeFloatMathKeepingState(*per_device, *mixed_precision);
-
-  simulate::SimulateOptions simulate_options;
-  simulate_options.breakdown = options.breakdown;
-  simulate_options.breakdown_depth = options.breakdown_depth;
-  simulate_options.rematerialize = !options.no_remat;
-  const simulate::SimulationReport report = WithFileContext(options.file, [&] {
-    const simulate::Topology topology =
-        simulate::Topology::Build(chip, per_device->num_partitions(), options.topology, options.placement);
-    return simulate::Simulate(*per_device, chip, topology, simulate_options);
-  });
+  api::SimulateOptions simulate;
+  simulate.chip = options.chip;
+  simulate.topology = options.topology;
+  simulate.placement = options.placement;
+  simulate.devices = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "simulate");
+  simulate.compute_type = options.compute_type;
+  simulate.mixed_precision = options.mixed_precision;
+  simulate.breakdown = options.breakdown;
+  simulate.breakdown_depth = options.breakdown_depth;
+  simulate.rematerialize = !options.no_remat;
+  if (options.per_device) simulate.per_device = true;
+  if (options.global) simulate.per_device = false;
+  const simulate::SimulationReport report = api::Simulate(api::Program::Load(options.file), simulate);
   if (options.json) {
     WriteText("", simulate::SimulationReportToJson(report).dump(2) + "\n");
     std::fflush(stdout);

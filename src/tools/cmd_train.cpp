@@ -22,7 +22,6 @@
 #include "support/diagnostic.h"
 #include "text/printer.h"
 #include "tools/commands.h"
-#include "tools/partition_pipeline.h"
 #include "tools/tool_util.h"
 #include "train/loss_plot.h"
 #include "train/progress_display.h"
@@ -81,7 +80,7 @@ TrainSettings SettingsFrom(const TrainCommandOptions& options, const Module& ori
 struct CompiledStep {
   std::unique_ptr<Module> original;
   std::unique_ptr<Module> compiled;
-  CliPartition partition;
+  CompiledPartition partition;
   SpmdRunOptions run_options;
 };
 

@@ -1,6 +1,8 @@
 // Helpers shared by the CLI subcommands: reading inputs, checking them, writing outputs.
 #include "tools/tool_util.h"
 
+#include <CLI/CLI.hpp>
+
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
@@ -107,12 +109,29 @@ int64_t ParseDeviceCount(const std::string& text, const std::string& command) {
   return value;
 }
 
-void CheckDevicesMatchModule(const Module& module, const std::string& file, int64_t devices) {
-  if (module.Attribute("num_partitions").empty() || module.num_partitions() == devices) return;
-  ThrowUserErrorAt(SourceLocation{file, 0, 0},
-                   StrCat("--devices ", devices, " does not match the module's num_partitions=",
-                          module.num_partitions(), " (expected --devices ", module.num_partitions(),
-                          " or no --devices)"));
+void AddBoundaryOptions(CLI::App& command, BoundaryFlags& flags) {
+  command
+      .add_option("--propagate-to-parameters", flags.to_parameters,
+                  "whether propagation may choose the entry parameters' shardings: true, false, or one value per "
+                  "parameter (default: propagate into unannotated parameters, keep annotated ones)")
+      ->type_name("BOOL[,BOOL...]");
+  command
+      .add_option("--propagate-to-outputs", flags.to_outputs,
+                  "whether propagation may choose the result's shardings: true, false, or one value per result "
+                  "element (default: propagate into unannotated results, keep annotated ones)")
+      ->type_name("BOOL[,BOOL...]");
+}
+
+void PrintWarnings(const std::string& file, const std::vector<std::string>& warnings) {
+  std::fflush(stdout);
+  for (const std::string& warning : warnings) std::fprintf(stderr, "%s: warning: %s\n", file.c_str(), warning.c_str());
+}
+
+CompiledPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices,
+                                  const BoundaryFlags& boundary, bool print_warnings) {
+  CompiledPartition partition = api::PartitionGlobal(module, file, requested_devices, boundary);
+  if (print_warnings) PrintWarnings(file, partition.partitioned.warnings);
+  return partition;
 }
 
 }  // namespace gspmd::tools

@@ -9,7 +9,13 @@
 
 #include "ir/literal.h"
 #include "ir/module.h"
+#include "api/file_context.h"
+#include "api/pipeline.h"
 #include "support/diagnostic.h"
+
+namespace CLI {
+class App;
+}
 
 namespace gspmd::tools {
 
@@ -40,20 +46,25 @@ void WriteText(const std::string& path, const std::string& text);
 inline constexpr int64_t kMaxDevices = 4096;
 int64_t ParseDeviceCount(const std::string& text, const std::string& command);
 
-// --devices must agree with a num_partitions the module states explicitly (UserError naming
-// the file and both numbers).
-void CheckDevicesMatchModule(const Module& module, const std::string& file, int64_t devices);
+using api::BoundaryFlags;
+using api::CheckDevicesMatchModule;
+using api::CompiledPartition;
+using api::HasManualRegion;
+using api::IsPerDeviceProgram;
+using api::NeedsPropagation;
+using api::Propagate;
+using api::WithFileContext;
 
-// Runs fn; a UserError whose message names no location ("...: error: ...") is rethrown as
-// "file: error: message", so every error the CLI prints says which file it is about.
-template <typename Fn>
-decltype(auto) WithFileContext(const std::string& file, Fn&& fn) {
-  try {
-    return fn();
-  } catch (const UserError& error) {
-    if (error.HasLocation()) throw;
-    throw UserError(file + ": error: " + error.what());
-  }
-}
+// Adds --propagate-to-parameters and --propagate-to-outputs to a subcommand.
+void AddBoundaryOptions(CLI::App& command, BoundaryFlags& flags);
+
+// api::PartitionGlobal, printing the partitioner's warnings to stderr as "FILE: warning: ..."
+// unless print_warnings is false (the ranks of an MPI job other than rank 0, which compile the
+// same program).
+// Prints a compile's warnings to stderr as "FILE: warning: ...".
+void PrintWarnings(const std::string& file, const std::vector<std::string>& warnings);
+
+CompiledPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices,
+                                  const BoundaryFlags& boundary = {}, bool print_warnings = true);
 
 }  // namespace gspmd::tools

@@ -1,23 +1,18 @@
-// The CLI's path from a global program to a per-device one: device count, sharding
-// propagation when the module is not fully sharded yet, partitioning, warnings.
-#include "tools/partition_pipeline.h"
+// The compile as one list of steps (see pipeline.h): device count, propagation when needed,
+// checks, partitioning; and the predicates that say what kind of program a module is.
+#include "api/pipeline.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <set>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "ir/opcode.h"
 #include "ir/sdy_custom_calls.h"
 #include "propagation/boundary.h"
-#include "runtime/spmd/like_module.h"
-#include "runtime/spmd/spmd_executor.h"
 #include "support/diagnostic.h"
-#include "tools/tool_util.h"
+#include "api/file_context.h"
 
-namespace gspmd::tools {
+namespace gspmd::api {
 namespace {
 
 bool RunsAsControlFlow(const Instruction& instruction) {
@@ -85,6 +80,14 @@ void CheckShardingsUseAllDevices(const Module& module, const std::string& file, 
 
 }  // namespace
 
+void CheckDevicesMatchModule(const Module& module, const std::string& file, int64_t devices) {
+  if (module.Attribute("num_partitions").empty() || module.num_partitions() == devices) return;
+  ThrowUserErrorAt(SourceLocation{file, 0, 0},
+                   StrCat("--devices ", devices, " does not match the module's num_partitions=",
+                          module.num_partitions(), " (expected --devices ", module.num_partitions(),
+                          " or no --devices)"));
+}
+
 bool NeedsPropagation(const Module& module) {
   for (const Computation* computation : ProgramComputations(module))
     for (const auto& instruction : computation->instructions())
@@ -105,19 +108,6 @@ bool IsPerDeviceProgram(const Module& module) {
   return false;
 }
 
-void AddBoundaryOptions(CLI::App& command, BoundaryFlags& flags) {
-  command
-      .add_option("--propagate-to-parameters", flags.to_parameters,
-                  "whether propagation may choose the entry parameters' shardings: true, false, or one value per "
-                  "parameter (default: propagate into unannotated parameters, keep annotated ones)")
-      ->type_name("BOOL[,BOOL...]");
-  command
-      .add_option("--propagate-to-outputs", flags.to_outputs,
-                  "whether propagation may choose the result's shardings: true, false, or one value per result "
-                  "element (default: propagate into unannotated results, keep annotated ones)")
-      ->type_name("BOOL[,BOOL...]");
-}
-
 PropagationResult Propagate(Module& module, const std::string& file, int64_t devices, bool record_origins,
                             const BoundaryFlags& boundary) {
   PropagationOptions options;
@@ -130,36 +120,32 @@ PropagationResult Propagate(Module& module, const std::string& file, int64_t dev
   return WithFileContext(file, [&] { return PropagateShardings(module, options); });
 }
 
-CliPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices,
-                             const BoundaryFlags& boundary, bool print_warnings) {
-  if (requested_devices > 0) CheckDevicesMatchModule(module, file, requested_devices);
+CompiledPartition PartitionGlobal(Module& module, const std::string& file, int64_t requested_devices,
+                                  const BoundaryFlags& boundary) {
+  CompileOptions options;
+  options.requested_devices = requested_devices;
+  options.boundary = boundary;
+  return PartitionGlobal(module, file, options);
+}
+
+CompiledPartition PartitionGlobal(Module& module, const std::string& file, const CompileOptions& options) {
+  if (options.requested_devices > 0) CheckDevicesMatchModule(module, file, options.requested_devices);
   const bool states_device_count = !module.Attribute("num_partitions").empty();
-  CliPartition result;
-  result.num_devices = requested_devices > 0 ? requested_devices : (states_device_count ? module.num_partitions() : 0);
-  if (NeedsPropagation(module)) {
-    PropagationResult propagation = Propagate(module, file, result.num_devices, /*record_origins=*/false, boundary);
-    if (result.num_devices == 0) result.num_devices = propagation.num_partitions;
+  CompiledPartition result;
+  result.num_devices = options.requested_devices > 0 ? options.requested_devices
+                                                     : (states_device_count ? module.num_partitions() : 0);
+  if (options.always_propagate || NeedsPropagation(module)) {
+    result.propagation = Propagate(module, file, result.num_devices, options.record_origins, options.boundary);
+    if (result.num_devices == 0) result.num_devices = result.propagation.num_partitions;
   }
   if (result.num_devices < 1) result.num_devices = DevicesNamedByShardings(module);
 
   CheckShardingsUseAllDevices(module, file, result.num_devices);
 
-  PartitionOptions options;
-  options.num_partitions = result.num_devices;
-  result.partitioned = WithFileContext(file, [&] { return PartitionModule(module, options); });
-  std::fflush(stdout);
-  for (const std::string& warning : result.partitioned.warnings)
-    if (print_warnings) std::fprintf(stderr, "%s: warning: %s\n", file.c_str(), warning.c_str());
+  PartitionOptions partition;
+  partition.num_partitions = result.num_devices;
+  result.partitioned = WithFileContext(file, [&] { return PartitionModule(module, partition); });
   return result;
-}
-
-std::vector<Literal> PartitionAndRun(Module& module, const std::string& file, int64_t requested_devices,
-                                     const std::vector<Literal>& inputs) {
-  CliPartition partition = PartitionForCli(module, file, requested_devices);
-  const Module& per_device = *partition.partitioned.module;
-  SpmdRunOptions run_options = WithFileContext(file, [&] { return OptionsFromLikeModule(per_device, &module); });
-  run_options.num_devices = partition.num_devices;
-  return WithFileContext(file, [&] { return RunSpmd(per_device, inputs, run_options); });
 }
 
 bool HasManualRegion(const Module& module) {
@@ -173,4 +159,4 @@ bool HasManualRegion(const Module& module) {
   return false;
 }
 
-}  // namespace gspmd::tools
+}  // namespace gspmd::api

@@ -1,0 +1,133 @@
+// api::Report, api::Show, api::Lint and api::Simulate: what a program costs and how its values
+// are laid out, read from the compiled program.
+#include <algorithm>
+#include <sstream>
+
+#include "api/error_kinds.h"
+#include "api/file_context.h"
+#include "api/gspmd.h"
+#include "api/pipeline.h"
+#include "simulate/chip_spec.h"
+#include "simulate/topology.h"
+#include "visualize/sharding_picture.h"
+
+namespace gspmd::api {
+namespace {
+
+const Instruction* FindValue(const Module& module, std::string name, const std::string& file) {
+  if (!name.empty() && name[0] == '%') name = name.substr(1);
+  if (const Instruction* found = module.entry()->FindInstruction(name)) return found;
+  for (const auto& computation : module.computations())
+    if (const Instruction* found = computation->FindInstruction(name)) return found;
+  std::string parameters;
+  for (const Instruction* parameter : module.entry()->parameters())
+    parameters += (parameters.empty() ? "%" : ", %") + parameter->name();
+  GSPMD_USER_ERROR(file, ": error: --value: no instruction named %", name, " (entry parameters: ",
+                   parameters.empty() ? "none" : parameters, ")");
+}
+
+std::string DrawValue(const std::string& heading, const Instruction& value, bool per_device, int64_t devices,
+                      const visualize::PictureOptions& picture) {
+  const Sharding sharding = value.sharding().value_or(Sharding::Replicated());
+  const Shape shape = per_device ? visualize::GlobalShapeOfShard(value.shape(), sharding) : value.shape();
+  std::ostringstream out;
+  out << heading << "%" << value.name() << " " << shape.ToString(false) << " " << sharding.ToString() << "\n";
+  if (per_device) out << "  (per-device program: global shape = shard shape x tiles)\n";
+  out << visualize::DrawSharding(shape, sharding, devices, picture);
+  return out.str();
+}
+
+std::optional<ElementType> ParseComputeType(const std::string& text, const char* flag) {
+  if (text.empty()) return std::nullopt;
+  std::optional<ElementType> type = ParseElementType(text);
+  if (!type || !IsFloatingPoint(*type))
+    GSPMD_USER_ERROR("gspmd simulate: error: ", flag, " '", text,
+                     "' is not a floating-point type (expected bf16, f16, f32 or f64)");
+  return type;
+}
+
+}  // namespace
+
+CommReport Report(const Program& per_device) {
+  return WithFileContext(per_device.name(), [&] { return AnalyzeCommunication(per_device.module()); });
+}
+
+std::string Show(const Program& program, const ShowOptions& options) {
+  const bool per_device = program.IsPerDevice();
+  Program shown = program;
+  int64_t devices = program.module().num_partitions();
+  if (options.devices > 0) CheckDevicesMatchModule(program.module(), program.name(), options.devices);
+  if (!per_device && program.NeedsPropagation()) {
+    Propagated propagated = api::Propagate(program, PropagateOptions{options.devices, false, {}});
+    devices = propagated.result.num_partitions;
+    shown = std::move(propagated.program);
+  }
+  if (options.devices > 0) devices = options.devices;
+  const Module& module = shown.module();
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (instruction->sharding()) devices = std::max(devices, instruction->sharding()->RequiredDeviceCount());
+
+  visualize::PictureOptions picture;
+  picture.color = options.color;
+  std::ostringstream text;
+  text << "mesh: " << devices << " device" << (devices == 1 ? "" : "s") << "\n";
+  if (!options.values.empty()) {
+    for (const std::string& name : options.values)
+      text << "\n" << DrawValue("", *FindValue(module, name, program.name()), per_device, devices, picture);
+    return text.str();
+  }
+  for (const Instruction* parameter : module.entry()->parameters())
+    text << "\n" << DrawValue("parameter " + std::to_string(parameter->parameter_number) + ": ", *parameter,
+                              per_device, devices, picture);
+  text << "\n" << DrawValue("result: ", *module.entry()->root(), per_device, devices, picture);
+  return text.str();
+}
+
+lint::LintReport Lint(const Program& program, const lint::LintOptions& options) {
+  if (program.IsPerDevice())
+    GSPMD_USER_ERROR(program.name(), ": error: lint needs the global program (pre.hlo or propagated.hlo); this one "
+                     "is per-device already (it has collectives or partition-id)");
+  if (options.devices > 0) CheckDevicesMatchModule(program.module(), program.name(), options.devices);
+  // Each compile (the program as written, then each candidate fix) propagates its own copy.
+  lint::ProgramLoader load = [&program]() { return program.CopyModule(); };
+  return WithFileContext(program.name(), [&] {
+    return WithErrorKind(UserErrorKind::kSharding, [&] { return lint::LintProgram(load, options); });
+  });
+}
+
+simulate::SimulationReport Simulate(Program program, const SimulateOptions& options) {
+  if (options.breakdown != "op_name" && options.breakdown != "layer" && options.breakdown != "opcode")
+    GSPMD_USER_ERROR("gspmd simulate: error: --breakdown '", options.breakdown, "' (expected op_name, layer or opcode)");
+  const simulate::ChipSpec chip = simulate::LoadChipSpec(options.chip);
+  const std::optional<ElementType> compute_type = ParseComputeType(options.compute_type, "--compute-type");
+  const std::optional<ElementType> mixed_precision = ParseComputeType(options.mixed_precision, "--mixed-precision");
+  if (compute_type && mixed_precision)
+    GSPMD_USER_ERROR("gspmd simulate: error: --compute-type and --mixed-precision both re-type the program; give at most one");
+
+  const bool partitioned = options.per_device.value_or(program.IsPerDevice());
+  const std::string name = program.name();
+  std::unique_ptr<Module> per_device;
+  if (partitioned) {
+    if (options.devices > 0) CheckDevicesMatchModule(program.module(), name, options.devices);
+    per_device = std::move(program).TakeModule();
+    if (options.devices > 0) per_device->set_num_partitions(options.devices);
+  } else {
+    Partitioned compiled = Partition(std::move(program), PartitionOptions{options.devices, {}});
+    per_device = std::move(compiled.per_device).TakeModule();
+  }
+  if (compute_type) simulate::RetypeFloatMath(*per_device, *compute_type);
+  if (mixed_precision) simulate::RetypeFloatMathKeepingState(*per_device, *mixed_precision);
+
+  simulate::SimulateOptions simulate_options;
+  simulate_options.breakdown = options.breakdown;
+  simulate_options.breakdown_depth = options.breakdown_depth;
+  simulate_options.rematerialize = options.rematerialize;
+  return WithFileContext(name, [&] {
+    const simulate::Topology topology =
+        simulate::Topology::Build(chip, per_device->num_partitions(), options.topology, options.placement);
+    return simulate::Simulate(*per_device, chip, topology, simulate_options);
+  });
+}
+
+}  // namespace gspmd::api
