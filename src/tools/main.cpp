@@ -5,13 +5,17 @@
 #include <cstdio>
 #include <exception>
 
+#include "gspmd_version.h"  // generated at build time by cmake/git_revision.cmake
 #include "support/diagnostic.h"
+#include "tools/cli_errors.h"
 #include "tools/commands.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"gspmd: GSPMD sharding propagation and SPMD partitioning of HLO programs, a reference interpreter and an SPMD runtime"};
   app.name("gspmd");
   app.require_subcommand(1);
+  app.set_version_flag("--version", "gspmd " GSPMD_VERSION " (git " GSPMD_GIT_REVISION ")",
+                       "print the version and the git revision this gspmd was built from, and exit");
   gspmd::tools::AddParseCommand(app);
   gspmd::tools::AddEvalCommand(app);
   gspmd::tools::AddPartitionCommand(app);
@@ -25,10 +29,14 @@ int main(int argc, char** argv) {
   gspmd::tools::AddTrainCommand(app);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& done) {
+    // --help and --version print on stdout and exit 0.
+    return app.exit(done);
   } catch (const CLI::ParseError& error) {
-    // --help prints usage and exits 0; every bad argument exits 1.
-    const int code = app.exit(error);
-    return code == 0 ? 0 : 1;
+    // Every bad argument: one `error: <where>: <what>` line naming the word, exit 1.
+    std::fflush(stdout);
+    std::fputs(gspmd::tools::DescribeParseError(app, error).c_str(), stderr);
+    return 1;
   } catch (const gspmd::UserError& error) {
     std::fflush(stdout);
     std::fprintf(stderr, "%s\n", error.what());

@@ -201,7 +201,7 @@ TEST_F(TrainCliTest, BadInputGetsClearErrors) {
       {{"train", lm, "--carry", "1:x"}, "--carry '1:x': expected OUT:IN"},
       {{"train", lm, "--carry", "1:200"}, "--carry 1:200: the step has"},
       {{"train", lm, "--steps", "0"}, "--steps '0' is not a positive number of steps"},
-      {{"train", lm, "--backend", "nccl"}, "--backend: nccl not in {threads,mpi}"},
+      {{"train", lm, "--backend", "nccl"}, "error: --backend: 'nccl' is not one of threads, mpi"},
       {{"train", lm, "--plot", Path("loss.png")}, "--plot " + Path("loss.png") + ": expected a file name ending in .svg"},
       {{"train", lm, "--plot", Path("none/loss.svg")}, "the directory " + Path("none") + " does not exist"},
       {{"train", (c / "pre.hlo").string()}, "says nothing about its first value (no gspmd.init attribute); give the "
