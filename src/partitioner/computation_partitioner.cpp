@@ -220,8 +220,11 @@ bool ComputationPartitioner::PartitionKeepingSum(const Instruction& instruction,
   for (const Instruction* operand : instruction.operands())
     if (ValueOf(operand).sharding.HasUnreduced()) return false;
   Sharding whole = target.WithoutUnreduced();
-  spmd().set_kept_partial(SpmdContext::KeptPartial{whole, target});
-  OpContext op(*this, instruction, whole);
+  // A dot whose handler would rather gather (when it must be whole) is asked for the partial
+  // layout itself, so that it weighs its placements against that.
+  const bool ask_partial = module_partitioner_.PartialInsteadOfGathering(instruction);
+  if (!ask_partial) spmd().set_kept_partial(SpmdContext::KeptPartial{whole, target});
+  OpContext op(*this, instruction, ask_partial ? target : whole);
   bool handled = RunHandlers(op);
   spmd().set_kept_partial(std::nullopt);
   if (!handled) return false;
@@ -385,6 +388,10 @@ const Sharding* ModulePartitioner::ComputedAs(const Instruction& instruction) co
   if (plan_ == nullptr) return nullptr;
   auto it = plan_->computed_as.find(&instruction);
   return it == plan_->computed_as.end() ? nullptr : &it->second;
+}
+
+bool ModulePartitioner::PartialInsteadOfGathering(const Instruction& instruction) const {
+  return plan_ != nullptr && plan_->instead_of_gathering.contains(&instruction);
 }
 
 ModulePartitioner::ModulePartitioner(const Module& source, Module* output, int64_t num_devices)

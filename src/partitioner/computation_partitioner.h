@@ -71,6 +71,8 @@ class ModulePartitioner {
   // The partial layout the plan computes `instruction` in before reduce-scattering it into
   // its own sharding (nullptr when it does not).
   const Sharding* ComputedAs(const Instruction& instruction) const;
+  // Whether the plan keeps `instruction` (a dot) partial where its handler would gather.
+  bool PartialInsteadOfGathering(const Instruction& instruction) const;
   Computation* Clone(const Computation* computation);
   Computation* Partition(const Computation* computation, const std::vector<Sharding>& parameter_shardings,
                          const Sharding& root_sharding, bool is_entry = false);

@@ -150,8 +150,17 @@ std::vector<DeviceAxis> JoinAdjacentAxes(std::vector<DeviceAxis> axes) {
   return joined;
 }
 
+std::optional<Reduction> ReductionOfScatter(const Instruction& scatter) {
+  if (scatter.opcode() != Opcode::kScatter || scatter.operand_count() != 3 || !scatter.shape().IsArray() ||
+      scatter.shape().element_type() == ElementType::kPred || scatter.called_computations().size() != 1)
+    return std::nullopt;
+  if (RecognizeReducer(*scatter.to_apply()) != BinaryReducer::kAdd) return std::nullopt;
+  return Reduction::kSum;
+}
+
 bool ProducesPartialSums(const Instruction& instruction) {
   const Opcode opcode = instruction.opcode();
+  if (opcode == Opcode::kScatter) return ReductionOfScatter(instruction).has_value();
   return opcode == Opcode::kDot || opcode == Opcode::kConvolution || opcode == Opcode::kReduce;
 }
 

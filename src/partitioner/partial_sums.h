@@ -40,8 +40,13 @@ std::optional<Sharding::Reduction> ReductionOfReduce(const Instruction& reduce);
 // digits gives the same list however it was cut.
 std::vector<DeviceAxis> JoinAdjacentAxes(std::vector<DeviceAxis> axes);
 
+// The reduction of a scatter whose combiner adds (a scatter-add: the gradient of a gather);
+// nullopt otherwise. Split over its updates' scatter dims, it adds into pieces of its result.
+std::optional<Sharding::Reduction> ReductionOfScatter(const Instruction& scatter);
+
 // True for the ops whose handlers produce a partial sum themselves (dot and convolution over
-// split contracting dims, reduce over split dims): their target may be unreduced directly.
+// split contracting dims, reduce over split dims, a scatter-add over split updates): their
+// target may be unreduced directly.
 bool ProducesPartialSums(const Instruction& instruction);
 
 // `sharding` (of a rank-`rank` array over `num_devices`) with the devices of `axes` moved from

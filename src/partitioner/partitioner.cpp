@@ -56,8 +56,14 @@ int64_t LargestChannelId(const Module& module) {
 // their identities in the key stay theirs).
 struct DotAnswer {
   Sharding lhs, rhs, out;
-  std::optional<std::vector<DeviceAxis>> pending;
+  std::optional<DotChoice> choice;
 };
+
+std::optional<DotChoice> AskDotHandler(SpmdContext& context, const Instruction& dot, const DotAnswer& answer) {
+  std::optional<DotPlacement> placement = DotPlacementFor(context, dot, answer.lhs, answer.rhs, answer.out);
+  if (!placement) return std::nullopt;
+  return DotChoice{placement->partial, placement->cost_bytes};
+}
 
 PartialSumPlan PlanWith(SpmdContext& context, const Module& module) {
   // The handler's choice depends only on the dot's shapes, dimension numbers and the three
@@ -65,17 +71,17 @@ PartialSumPlan PlanWith(SpmdContext& context, const Module& module) {
   // (the parser shares equal shardings), which misses nothing but a repeat.
   std::unordered_map<std::string, DotAnswer> answers;
   std::string key;
-  PendingAxesOracle oracle = [&](const Instruction& instruction) -> std::optional<std::vector<DeviceAxis>> {
+  DotChoiceOracle oracle = [&](const Instruction& instruction, const Sharding* out) -> std::optional<DotChoice> {
     if (instruction.opcode() != Opcode::kDot || instruction.operand_count() != 2) return std::nullopt;
     DotAnswer answer{EffectiveSharding(*instruction.operand(0)).WithoutUnreduced(),
                      EffectiveSharding(*instruction.operand(1)).WithoutUnreduced(),
-                     EffectiveSharding(instruction).WithoutUnreduced(), std::nullopt};
+                     out != nullptr ? *out : EffectiveSharding(instruction).WithoutUnreduced(), std::nullopt};
     key.clear();
     for (const Sharding* sharding : {&answer.lhs, &answer.rhs, &answer.out})
       AppendKey(key, static_cast<int64_t>(reinterpret_cast<intptr_t>(sharding->identity())));
     const Instruction* const parts[] = {instruction.operand(0), instruction.operand(1), &instruction};
     for (const Instruction* part : parts) {
-      if (!part->shape().IsArray()) return DotPartialAxes(context, instruction, answer.lhs, answer.rhs, answer.out);
+      if (!part->shape().IsArray()) return AskDotHandler(context, instruction, answer);
       AppendKey(key, static_cast<int64_t>(part->shape().element_type()));
       AppendKey(key, part->shape().dims());
     }
@@ -83,9 +89,9 @@ PartialSumPlan PlanWith(SpmdContext& context, const Module& module) {
     for (const auto* list : {&dims.lhs_batch_dims, &dims.rhs_batch_dims, &dims.lhs_contracting_dims,
                              &dims.rhs_contracting_dims})
       AppendKey(key, *list);
-    if (auto found = answers.find(key); found != answers.end()) return found->second.pending;
-    answer.pending = DotPartialAxes(context, instruction, answer.lhs, answer.rhs, answer.out);
-    return answers.emplace(key, std::move(answer)).first->second.pending;
+    if (auto found = answers.find(key); found != answers.end()) return found->second.choice;
+    answer.choice = AskDotHandler(context, instruction, answer);
+    return answers.emplace(key, std::move(answer)).first->second.choice;
   };
   return PlanPartialSums(module, context.num_devices(), oracle);
 }

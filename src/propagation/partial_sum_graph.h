@@ -64,6 +64,9 @@ struct Value {
   bool scatter = false;
   std::optional<Sharding> partial;  // the layout it is computed in when partial
   double cost = 0;                  // the all-reduce of its shard over its color's axes
+  // A producer the partitioner would compute whole without reducing (a dot it gathers): what
+  // that costs beyond computing it partial, when less than `cost`.
+  std::optional<double> whole_cost;
   double scatter_cost = 0;          // the reduce-scatter of it
   int32_t n = -1, r = -1;           // cut nodes
 };

@@ -5,7 +5,8 @@
 //   n(v)       on the source side when v is computed partial
 //   r(v)       on the sink side when v's whole value is needed
 //   n(v) -> r(v)   the all-reduce of v's shard (cut when v is partial and needed whole)
-//   S -> n(v)      a producer: the same all-reduce when it is computed whole (reduced at once)
+//   S -> n(v)      a producer: the same all-reduce when it is computed whole (reduced at once),
+//                  or less when the partitioner would gather its operands instead
 //   r(v) -> n(u)   a candidate consumer u computed whole needs v whole
 //   r(v) -> T      a consumer that always needs v whole
 //   n(v) <-> n(w)  the leaves of one while loop's carry (body parameter and root, condition
@@ -74,11 +75,12 @@ std::vector<DeviceAxis> ReplicatedPart(const AxisSharding& sharding, const std::
 
 class Planner {
  public:
-  Planner(const Module& module, int64_t num_devices, const PendingAxesOracle& oracle)
+  Planner(const Module& module, int64_t num_devices, const DotChoiceOracle& oracle)
       : graph_(module, num_devices), num_devices_(num_devices), oracle_(oracle) {}
 
   PartialSumPlan Run() {
     FindProducers();
+    PriceGatheredProducers();
     Grow();
     return Cut();
   }
@@ -122,8 +124,8 @@ class Planner {
   }
 
   // The values partial from the start: those with a sharding already unreduced, and the dots,
-  // convolutions and reduces that sum over axes their result is replicated over. In program
-  // order, which is the order colors are numbered and growing starts in.
+  // convolutions, reduces and scatter-adds that sum over axes their result is replicated
+  // over. In program order, which is the order colors are numbered and growing starts in.
   void FindProducers() {
     for (int32_t c = 0; c < graph_.computation_count(); ++c) {
       for (const Instruction* instruction : graph_.PostOrder(c)) {
@@ -140,8 +142,7 @@ class Planner {
           }
           if (fixed) continue;
         }
-        const Opcode opcode = instruction->opcode();
-        if (opcode != Opcode::kDot && opcode != Opcode::kConvolution && opcode != Opcode::kReduce) continue;
+        if (!ProducesPartialSums(*instruction)) continue;
         const int32_t v = graph_.IdOf(instruction, -1);
         if (v >= 0 && !graph_.value(v).fixed) SummingProducer(v);
       }
@@ -164,9 +165,25 @@ class Planner {
       if (instruction.operand_count() != 2) return;
       // Nothing can be pending over axes the result is split over.
       if (graph_.value(v).axes->replicated.empty()) return;
-      std::optional<std::vector<DeviceAxis>> predicted;
-      if (oracle_ && instruction.opcode() == Opcode::kDot) predicted = oracle_(instruction);
-      summed = predicted ? *predicted : ContractedAxes(instruction);
+      std::optional<DotChoice> choice;
+      if (oracle_ && instruction.opcode() == Opcode::kDot) choice = oracle_(instruction, nullptr);
+      summed = choice ? choice->pending : ContractedAxes(instruction);
+      if (choice && choice->pending.empty()) {
+        // The handler gathers: offer the sum the operands' layouts leave pending anyway,
+        // priced once the colors are known (PriceGatheredProducers).
+        summed = ContractedAxes(instruction);
+        if (!summed.empty()) gathered_.emplace_back(v, choice->cost_bytes);
+      }
+    } else if (instruction.opcode() == Opcode::kScatter) {
+      // A scatter-add with its updates split over their scatter dims adds each device's
+      // updates into its own copy of the result (the handler's index batch slot).
+      const AxisSharding* updates = AxesOf(instruction.operand(2));
+      if (updates == nullptr) return;
+      const std::vector<int64_t>& window = instruction.scatter_dims().update_window_dims;
+      for (int64_t d = 0; d < updates->rank(); ++d)
+        if (std::find(window.begin(), window.end(), d) == window.end())
+          summed.insert(summed.end(), updates->dims[d].begin(), updates->dims[d].end());
+      reduction = *ReductionOfScatter(instruction);
     } else {
       const AxisSharding* operand = AxesOf(instruction.operand(0));
       if (operand == nullptr) return;
@@ -189,6 +206,30 @@ class Planner {
     value.producer = true;
     value.color = ColorId(color);
     producers_.push_back(v);
+  }
+
+  // A dot the handler would gather (gathered_) costs, computed whole, its gathers minus what
+  // computing it partial costs the handler: the planner keeps it partial only where that beats
+  // reducing later. A dot the handler cannot compute partial is no producer after all.
+  void PriceGatheredProducers() {
+    std::vector<int32_t> dropped;
+    for (const auto& [v, gather_bytes] : gathered_) {
+      Value& value = graph_.value(v);
+      if (!value.producer) continue;  // nothing left pending over replicated axes
+      std::optional<Layout> layout = ComputePartialLayout(v, value.color, /*allow_scatter=*/false);
+      std::optional<DotChoice> partial;
+      if (layout) partial = oracle_(*value.instruction, &layout->partial);
+      if (!partial) {
+        value.producer = false;
+        value.color = kNone;
+        dropped.push_back(v);
+        continue;
+      }
+      value.whole_cost =
+          std::max(0.0, gather_bytes - partial->cost_bytes) * graph_.Weight(value.instruction->parent());
+    }
+    if (dropped.empty()) return;
+    std::erase_if(producers_, [&](int32_t v) { return std::find(dropped.begin(), dropped.end(), v) != dropped.end(); });
   }
 
   // The layout `value` is computed in when partial in `color`: its sharding with the color's
@@ -442,8 +483,9 @@ class Planner {
       if (value.fixed) {
         cut.AddEdge(MinCut::kSource, value.n, 1e30);
       } else if (value.producer) {
-        cut.AddEdge(MinCut::kSource, value.n, std::max(value.cost, 1e-6));
-        producer_total += value.cost;
+        const double whole = value.whole_cost ? std::min(*value.whole_cost, value.cost) : value.cost;
+        cut.AddEdge(MinCut::kSource, value.n, std::max(whole, 1e-6));
+        producer_total += whole;
       }
       if (value.scatter) continue;
       bool scattered = false;
@@ -519,6 +561,7 @@ class Planner {
       plan.computed_as[instruction] = sharding;
     } else if (value.leaf < 0) {
       plan.shardings[instruction] = sharding;
+      if (value.producer && value.whole_cost) plan.instead_of_gathering.insert(instruction);
     } else {
       auto it = plan.shardings.find(instruction);
       if (it == plan.shardings.end()) {
@@ -573,8 +616,10 @@ class Planner {
 
   ValueGraph graph_;
   int64_t num_devices_;
-  const PendingAxesOracle& oracle_;
+  const DotChoiceOracle& oracle_;
   std::vector<int32_t> producers_;  // in program order
+  // Producers the dot handler would gather, with the bytes of its gathering placement.
+  std::vector<std::pair<int32_t, double>> gathered_;
   std::vector<Color> colors_;
   std::vector<char> partial_;                    // by value, after the cut
   std::vector<std::vector<int32_t>> incoming_;  // by value, after the cut
@@ -589,7 +634,7 @@ class Planner {
 
 }  // namespace
 
-PartialSumPlan PlanPartialSums(const Module& module, int64_t num_devices, const PendingAxesOracle& oracle) {
+PartialSumPlan PlanPartialSums(const Module& module, int64_t num_devices, const DotChoiceOracle& oracle) {
   return Planner(module, num_devices, oracle).Run();
 }
 

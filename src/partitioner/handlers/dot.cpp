@@ -95,8 +95,8 @@ std::optional<DotProblem> MakeDotProblem(SpmdContext& context, const Instruction
 
 }  // namespace
 
-std::optional<std::vector<DeviceAxis>> DotPartialAxes(SpmdContext& context, const Instruction& dot, const Sharding& lhs,
-                                                      const Sharding& rhs, const Sharding& out) {
+std::optional<DotPlacement> DotPlacementFor(SpmdContext& context, const Instruction& dot, const Sharding& lhs,
+                                            const Sharding& rhs, const Sharding& out) {
   if (dot.opcode() != Opcode::kDot || dot.operand_count() != 2 || !dot.shape().IsArray()) return std::nullopt;
   const Shape& lhs_shape = dot.operand(0)->shape();
   const Shape& rhs_shape = dot.operand(1)->shape();
@@ -104,9 +104,7 @@ std::optional<std::vector<DeviceAxis>> DotPartialAxes(SpmdContext& context, cons
     return std::nullopt;
   std::optional<DotProblem> problem = MakeDotProblem(context, dot, lhs_shape, rhs_shape, lhs, rhs, out);
   if (!problem) return std::nullopt;
-  std::optional<DotPlacement> placement = ChooseDotPlacement(context, *problem);
-  if (!placement) return std::nullopt;
-  return placement->partial;
+  return ChooseDotPlacement(context, *problem);
 }
 
 bool PartitionDot(OpContext& op) {

@@ -62,10 +62,10 @@ struct DotPlacement {
 // their manual axes differ.
 std::optional<DotPlacement> ChooseDotPlacement(SpmdContext& context, const DotProblem& problem);
 
-// The axes the dot handler leaves a partial sum over for `dot` with operands laid out as `lhs`
-// and `rhs` and the result wanted as `out` (the placement's partial axes): empty when it
-// gathers instead, nullopt when it does not handle the dot.
-std::optional<std::vector<DeviceAxis>> DotPartialAxes(SpmdContext& context, const Instruction& dot, const Sharding& lhs,
-                                                      const Sharding& rhs, const Sharding& out);
+// The placement the dot handler chooses for `dot` with operands laid out as `lhs` and `rhs` and
+// the result wanted as `out` (which may have unreduced axes): its partial axes are empty when
+// it gathers the contracting dims; nullopt when it does not handle the dot.
+std::optional<DotPlacement> DotPlacementFor(SpmdContext& context, const Instruction& dot, const Sharding& lhs,
+                                            const Sharding& rhs, const Sharding& out);
 
 }  // namespace gspmd
