@@ -1,6 +1,7 @@
 // Every reference case from its user-annotated pre.hlo: propagate, partition, run, compare with
-// JAX's outputs; communication must not exceed XLA's partitioned.hlo, the partitioner must not
-// warn, and every user annotation must survive propagation.
+// JAX's outputs; communication must not exceed XLA's partitioned.hlo (nor, for the cases listed
+// in kRatioBounds, that fraction of it), the partitioner must not warn, and every user
+// annotation must survive propagation.
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -86,6 +87,11 @@ std::map<std::string, Sharding> WrittenShardings(const Module& module) {
   return written;
 }
 
+// Cases whose communication must stay at most this fraction of XLA's (ours / XLA's bytes per
+// device). gpt_train_2l: 0.706 is the minimal plan's count (tests/partitioner/
+// gpt_train_comm_test.cpp); the goal for transformer steps is 0.80.
+const std::map<std::string, double> kRatioBounds = {{"gspmd_gpt_train_2l", 0.80}};
+
 // One line per case, printed when the suite ends.
 std::vector<std::string>& Table() {
   static std::vector<std::string> rows;
@@ -159,6 +165,8 @@ TEST_P(PropagationCorpusTest, PropagatedProgramMatchesReferenceAndXlaCommunicati
                 theirs, ratio, result.warnings.size());
   Table().push_back(row);
   EXPECT_LE(ours, theirs + 1e-6) << c.name << "\n" << propagated_text << "\n" << text;
+  if (auto bound = kRatioBounds.find(c.name); bound != kRatioBounds.end())
+    EXPECT_LE(ratio, bound->second) << c.name << ": ours " << ours << " bytes, XLA's " << theirs << "\n" << text;
 }
 
 INSTANTIATE_TEST_SUITE_P(Corpus, PropagationCorpusTest, testing::ValuesIn(FindCases()),
