@@ -101,6 +101,7 @@ class Instruction {
   bool unique_indices = false;          // scatter
   ComparisonDirection comparison_direction = ComparisonDirection::kEq;  // compare
   ComparisonType comparison_type = ComparisonType::kDefault;            // compare
+  bool comparison_written_as_order = false;  // compare: its type was written order=TOTAL/PARTIAL
   bool is_stable = false;               // sort, topk
   int64_t k = 0;                        // topk
   bool largest = true;                  // topk

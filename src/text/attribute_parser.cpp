@@ -1,189 +1,15 @@
 // HLO text parser, attribute level: the ", name=value" list after an instruction's operands.
 // Attributes an opcode uses go into the typed fields of Instruction; any other attribute
 // (unknown, or not used by this opcode) is kept verbatim in extra_attributes.
-#include <bitset>
-#include <unordered_map>
-#include <unordered_set>
-
 #include "ir/verifier.h"
 #include "sharding/sharding_text.h"
+#include "text/attribute_table.h"
 #include "text/attribute_text.h"
 #include "text/literal_text.h"
 #include "text/shape_text.h"
 #include "text/module_parser.h"
 
 namespace gspmd::hlo_text {
-namespace {
-
-enum class Attr {
-  kSharding, kMetadata, kFrontendAttributes, kBackendConfig,
-  kIndex, kDimensions, kIotaDimension, kSlice, kDynamicSliceSizes, kPadding, kWindow,
-  kDimLabels, kFeatureGroupCount, kBatchGroupCount,
-  kLhsBatchDims, kRhsBatchDims, kLhsContractingDims, kRhsContractingDims,
-  kOffsetDims, kCollapsedSliceDims, kStartIndexMap, kOperandBatchingDims,
-  kStartIndicesBatchingDims, kIndexVectorDim, kSliceSizes, kIndicesAreSorted,
-  kUpdateWindowDims, kInsertedWindowDims, kScatterDimsToOperandDims, kInputBatchingDims,
-  kScatterIndicesBatchingDims, kUniqueIndices,
-  kToApply, kCondition, kBody, kTrueComputation, kFalseComputation, kBranchComputations,
-  kCalls, kSelect, kScatter, kCalledComputations,
-  kDirection, kType, kIsStable, kK, kLargest, kCustomCallTarget, kCustomCallHasSideEffect,
-  kExponentBits, kMantissaBits, kChannelId, kReplicaGroups, kUseGlobalDeviceIds,
-  kConstrainLayout, kSourceTargetPairs, kDistribution,
-  kCount
-};
-
-const std::unordered_map<std::string_view, Attr>& AttributeTable() {
-  static const std::unordered_map<std::string_view, Attr> table = {
-      {"sharding", Attr::kSharding}, {"metadata", Attr::kMetadata},
-      {"frontend_attributes", Attr::kFrontendAttributes}, {"backend_config", Attr::kBackendConfig},
-      {"index", Attr::kIndex}, {"dimensions", Attr::kDimensions}, {"iota_dimension", Attr::kIotaDimension},
-      {"slice", Attr::kSlice}, {"dynamic_slice_sizes", Attr::kDynamicSliceSizes}, {"padding", Attr::kPadding},
-      {"window", Attr::kWindow}, {"dim_labels", Attr::kDimLabels},
-      {"feature_group_count", Attr::kFeatureGroupCount}, {"batch_group_count", Attr::kBatchGroupCount},
-      {"lhs_batch_dims", Attr::kLhsBatchDims}, {"rhs_batch_dims", Attr::kRhsBatchDims},
-      {"lhs_contracting_dims", Attr::kLhsContractingDims}, {"rhs_contracting_dims", Attr::kRhsContractingDims},
-      {"offset_dims", Attr::kOffsetDims}, {"collapsed_slice_dims", Attr::kCollapsedSliceDims},
-      {"start_index_map", Attr::kStartIndexMap}, {"operand_batching_dims", Attr::kOperandBatchingDims},
-      {"start_indices_batching_dims", Attr::kStartIndicesBatchingDims},
-      {"index_vector_dim", Attr::kIndexVectorDim}, {"slice_sizes", Attr::kSliceSizes},
-      {"indices_are_sorted", Attr::kIndicesAreSorted}, {"update_window_dims", Attr::kUpdateWindowDims},
-      {"inserted_window_dims", Attr::kInsertedWindowDims},
-      {"scatter_dims_to_operand_dims", Attr::kScatterDimsToOperandDims},
-      {"input_batching_dims", Attr::kInputBatchingDims},
-      {"scatter_indices_batching_dims", Attr::kScatterIndicesBatchingDims},
-      {"unique_indices", Attr::kUniqueIndices}, {"to_apply", Attr::kToApply}, {"condition", Attr::kCondition},
-      {"body", Attr::kBody}, {"true_computation", Attr::kTrueComputation},
-      {"false_computation", Attr::kFalseComputation}, {"branch_computations", Attr::kBranchComputations},
-      {"calls", Attr::kCalls}, {"select", Attr::kSelect}, {"scatter", Attr::kScatter},
-      {"called_computations", Attr::kCalledComputations}, {"direction", Attr::kDirection},
-      {"type", Attr::kType}, {"is_stable", Attr::kIsStable}, {"k", Attr::kK}, {"largest", Attr::kLargest},
-      {"custom_call_target", Attr::kCustomCallTarget},
-      {"custom_call_has_side_effect", Attr::kCustomCallHasSideEffect},
-      {"exponent_bits", Attr::kExponentBits}, {"mantissa_bits", Attr::kMantissaBits},
-      {"channel_id", Attr::kChannelId}, {"replica_groups", Attr::kReplicaGroups},
-      {"use_global_device_ids", Attr::kUseGlobalDeviceIds}, {"constrain_layout", Attr::kConstrainLayout},
-      {"source_target_pairs", Attr::kSourceTargetPairs}, {"distribution", Attr::kDistribution},
-  };
-  return table;
-}
-
-bool IsOneOf(Opcode opcode, std::initializer_list<Opcode> opcodes) {
-  for (Opcode o : opcodes)
-    if (o == opcode) return true;
-  return false;
-}
-
-// Whether `attr` is a typed field for `opcode` (the printer writes exactly these back).
-bool AttributeApplies(Attr attr, Opcode opcode) {
-  using O = Opcode;
-  switch (attr) {
-    case Attr::kSharding: case Attr::kMetadata: case Attr::kFrontendAttributes: case Attr::kBackendConfig:
-      return true;
-    case Attr::kIndex: return opcode == O::kGetTupleElement;
-    case Attr::kDimensions:
-      return IsOneOf(opcode, {O::kBroadcast, O::kTranspose, O::kReduce, O::kReverse, O::kConcatenate,
-                              O::kAllGather, O::kAllToAll, O::kReduceScatter, O::kSort, O::kMap,
-                              O::kGetDimensionSize, O::kSetDimensionSize});
-    case Attr::kIotaDimension: return opcode == O::kIota;
-    case Attr::kSlice: return opcode == O::kSlice;
-    case Attr::kDynamicSliceSizes: return opcode == O::kDynamicSlice;
-    case Attr::kPadding: return opcode == O::kPad;
-    case Attr::kWindow: return IsOneOf(opcode, {O::kReduceWindow, O::kConvolution, O::kSelectAndScatter});
-    case Attr::kDimLabels: case Attr::kFeatureGroupCount: case Attr::kBatchGroupCount:
-      return opcode == O::kConvolution;
-    case Attr::kLhsBatchDims: case Attr::kRhsBatchDims: case Attr::kLhsContractingDims:
-    case Attr::kRhsContractingDims:
-      return opcode == O::kDot;
-    case Attr::kOffsetDims: case Attr::kCollapsedSliceDims: case Attr::kStartIndexMap:
-    case Attr::kOperandBatchingDims: case Attr::kStartIndicesBatchingDims: case Attr::kSliceSizes:
-      return opcode == O::kGather;
-    case Attr::kIndexVectorDim: case Attr::kIndicesAreSorted:
-      return opcode == O::kGather || opcode == O::kScatter;
-    case Attr::kUpdateWindowDims: case Attr::kInsertedWindowDims: case Attr::kScatterDimsToOperandDims:
-    case Attr::kInputBatchingDims: case Attr::kScatterIndicesBatchingDims: case Attr::kUniqueIndices:
-      return opcode == O::kScatter;
-    case Attr::kToApply:
-      return IsOneOf(opcode, {O::kReduce, O::kReduceWindow, O::kMap, O::kSort, O::kCall, O::kAllReduce,
-                              O::kReduceScatter, O::kScatter, O::kCustomCall, O::kAllReduceStart, O::kScan});
-    case Attr::kCondition: case Attr::kBody: return opcode == O::kWhile;
-    case Attr::kTrueComputation: case Attr::kFalseComputation: case Attr::kBranchComputations:
-      return opcode == O::kConditional;
-    case Attr::kCalls: return IsOneOf(opcode, {O::kFusion, O::kAsyncStart, O::kAsyncUpdate, O::kAsyncDone});
-    case Attr::kSelect: case Attr::kScatter: return opcode == O::kSelectAndScatter;
-    case Attr::kCalledComputations: return opcode == O::kCustomCall;
-    case Attr::kDirection: case Attr::kType: return opcode == O::kCompare;
-    case Attr::kIsStable: return opcode == O::kSort || opcode == O::kTopK;
-    case Attr::kK: case Attr::kLargest: return opcode == O::kTopK;
-    case Attr::kCustomCallTarget: case Attr::kCustomCallHasSideEffect: return opcode == O::kCustomCall;
-    case Attr::kExponentBits: case Attr::kMantissaBits: return opcode == O::kReducePrecision;
-    case Attr::kChannelId: return IsCollective(opcode);
-    case Attr::kReplicaGroups: return IsCollective(opcode) && opcode != O::kCollectivePermute;
-    case Attr::kUseGlobalDeviceIds:
-      return IsOneOf(opcode, {O::kAllReduce, O::kAllGather, O::kReduceScatter});
-    case Attr::kConstrainLayout: return IsOneOf(opcode, {O::kAllReduce, O::kAllGather, O::kAllToAll});
-    case Attr::kSourceTargetPairs: return opcode == O::kCollectivePermute;
-    case Attr::kDistribution: return opcode == O::kRng;
-    case Attr::kCount: return false;
-  }
-  return false;
-}
-
-// An attribute the opcode needs to make sense, with how it is written.
-std::string_view MissingRequiredAttribute(Opcode opcode, const std::bitset<static_cast<size_t>(Attr::kCount)>& seen) {
-  auto missing = [&](Attr attr) { return !seen[static_cast<size_t>(attr)]; };
-  switch (opcode) {
-    case Opcode::kGetTupleElement: return missing(Attr::kIndex) ? "index=" : "";
-    case Opcode::kCompare: return missing(Attr::kDirection) ? "direction=" : "";
-    case Opcode::kIota: return missing(Attr::kIotaDimension) ? "iota_dimension=" : "";
-    case Opcode::kSlice: return missing(Attr::kSlice) ? "slice=" : "";
-    case Opcode::kDynamicSlice: return missing(Attr::kDynamicSliceSizes) ? "dynamic_slice_sizes=" : "";
-    case Opcode::kPad: return missing(Attr::kPadding) ? "padding=" : "";
-    case Opcode::kCustomCall: return missing(Attr::kCustomCallTarget) ? "custom_call_target=" : "";
-    case Opcode::kTopK: return missing(Attr::kK) ? "k=" : "";
-    case Opcode::kConvolution: return missing(Attr::kDimLabels) ? "dim_labels=" : "";
-    case Opcode::kTranspose: case Opcode::kReduce: case Opcode::kConcatenate:
-      return missing(Attr::kDimensions) ? "dimensions=" : "";
-    case Opcode::kGather:
-      if (missing(Attr::kOffsetDims)) return "offset_dims=";
-      if (missing(Attr::kIndexVectorDim)) return "index_vector_dim=";
-      return missing(Attr::kSliceSizes) ? "slice_sizes=" : "";
-    case Opcode::kScatter:
-      if (missing(Attr::kUpdateWindowDims)) return "update_window_dims=";
-      return missing(Attr::kIndexVectorDim) ? "index_vector_dim=" : "";
-    default:
-      return "";
-  }
-}
-
-// Attribute names XLA's HLO syntax defines that this IR keeps verbatim (extra_attributes):
-// they round-trip but nothing here interprets them. Any other name is an error, as in XLA.
-bool IsKnownXlaAttribute(std::string_view name) {
-  static const std::unordered_set<std::string_view> names = {
-      "statistics", "parameter_replication", "control-predecessors", "origin", "result_accuracy",
-      "mode", "slice_sizes", "async_execution_thread", "output_to_operand_aliasing",
-      "cross_program_prefetch_index", "is_cross_program_prefetch", "inferred_dimension", "is_host_transfer",
-      "is_composite", "conv_kind", "operand_precision", "fft_type", "fft_length", "left_side", "lower",
-      "unit_diagonal", "transpose_a", "num_carries", "is_reverse", "is_associative", "epsilon",
-      "feature_index", "kind", "infeed_config", "outfeed_config", "outfeed_shape", "delta", "algorithm",
-      "operand_layout_constraints", "padding_type", "literal", "schedule", "api_version",
-      "lhs_ragged_dims", "rhs_group_dims", "domain", "sparsity", "window", "dim_labels",
-      "feature_group_count", "batch_group_count", "custom_call_has_side_effect", "to_apply", "calls",
-      "called_computations", "dimensions", "channel_id", "replica_groups", "use_global_device_ids",
-      "constrain_layout", "source_target_pairs", "distribution", "split_dimension", "async_group_id",
-      "async_wrapped_computation", "frontend_attributes", "sharding", "metadata", "backend_config",
-      "index", "iota_dimension", "k", "largest", "is_stable", "condition", "body", "select", "scatter",
-      "slice", "dynamic_slice_sizes", "padding", "exponent_bits", "mantissa_bits", "true_computation",
-      "false_computation", "branch_computations", "custom_call_target", "direction", "type",
-      "lhs_contracting_dims", "rhs_contracting_dims", "lhs_batch_dims", "rhs_batch_dims", "offset_dims",
-      "collapsed_slice_dims", "start_index_map", "index_vector_dim", "indices_are_sorted",
-      "operand_batching_dims", "start_indices_batching_dims", "update_window_dims",
-      "inserted_window_dims", "scatter_dims_to_operand_dims", "unique_indices", "input_batching_dims",
-      "scatter_indices_batching_dims", "precision_config", "custom_call_schedule", "raw_backend_config",
-  };
-  return names.count(name) > 0;
-}
-
-}  // namespace
 
 // literal=s32[2]{0} {1, 2} or literal=( s32[2]{0} {1, 2}, pred[] true ) (custom-call): shapes
 // with constant values, checked and kept verbatim.
@@ -306,11 +132,43 @@ void ModuleParser::ParseReplicaGroupsAttribute(Instruction& instruction) {
   instruction.has_replica_groups = true;
 }
 
+// order=TOTAL / order=PARTIAL: the comparison type as Comparison::Order spells it. The same
+// comparison types as type= (TOTAL on floats is TOTALORDER; integers are only ever totally
+// ordered), and the instruction remembers the spelling so it prints back as written.
+void ModuleParser::ParseComparisonOrderAttribute(Instruction& instruction) {
+  scanner_.SkipSpace();
+  size_t pos = scanner_.pos();
+  std::string_view word = scanner_.ReadWord();
+  bool total = word == "TOTAL";
+  if (!total && word != "PARTIAL") {
+    scanner_.set_pos(pos);
+    scanner_.ErrorExpected("a comparison order (TOTAL or PARTIAL)");
+  }
+  instruction.comparison_written_as_order = true;
+  const Shape& operand = instruction.operand(0)->shape();
+  ElementType type = operand.IsArray() ? operand.element_type() : ElementType::kF32;
+  if (IsFloatingPoint(type)) {
+    instruction.comparison_type = total ? ComparisonType::kTotalOrder : ComparisonType::kFloat;
+    return;
+  }
+  if (IsComplex(type)) {
+    if (total)
+      scanner_.ErrorAt(pos, StrCat("order=", word, " on ", ElementTypeName(type),
+                                   " values: complex numbers have no total order (expected order=PARTIAL)"));
+    instruction.comparison_type = ComparisonType::kFloat;
+    return;
+  }
+  if (!total)
+    scanner_.ErrorAt(pos, StrCat("order=", word, " on ", ElementTypeName(type),
+                                 " values, which are totally ordered: expected order=TOTAL (PARTIAL is for ",
+                                 "floating-point values)"));
+  instruction.comparison_type = IsSignedInteger(type) ? ComparisonType::kSigned : ComparisonType::kUnsigned;
+}
+
 void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos, bool allow_attributes) {
-  std::bitset<static_cast<size_t>(Attr::kCount)> seen;
+  AttributeSet seen;
   CalledSlots called;
   Opcode opcode = instruction.opcode();
-  const auto& table = AttributeTable();
   while (allow_attributes) {
     size_t before = scanner_.pos();  // so the caller can see what follows on this line
     if (!scanner_.TryConsume(',')) {
@@ -321,9 +179,9 @@ void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos, 
     size_t name_pos = scanner_.pos();
     std::string_view name = scanner_.ReadName("an attribute name");
     scanner_.Expect('=', What("'=' after attribute ", name));
-    auto it = table.find(name);
-    bool typed = it != table.end() && AttributeApplies(it->second, opcode);
-    if (!typed && it == table.end() && !IsKnownXlaAttribute(name))
+    const AttributeInfo* info = FindAttribute(name);
+    bool typed = info != nullptr && AttributeApplies(info->attr, opcode);
+    if (info == nullptr)
       scanner_.ErrorAt(name_pos, StrCat("unknown attribute '", name, "' on ", OpcodeName(opcode),
                                         ": expected an attribute XLA defines (such as sharding=, metadata=, ",
                                         "dimensions=)"));
@@ -335,8 +193,12 @@ void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos, 
       instruction.mutable_extra_attributes().emplace_back(std::string(name), std::string(value));
       continue;
     }
-    Attr attr = it->second;
+    Attr attr = info->attr;
     if (seen[static_cast<size_t>(attr)]) scanner_.ErrorAt(name_pos, StrCat("duplicate attribute ", name));
+    bool second_comparison_type = (attr == Attr::kType && seen[static_cast<size_t>(Attr::kOrder)]) ||
+                                  (attr == Attr::kOrder && seen[static_cast<size_t>(Attr::kType)]);
+    if (second_comparison_type)
+      scanner_.ErrorAt(name_pos, "compare takes type= or order= (two spellings of its comparison type), not both");
     seen[static_cast<size_t>(attr)] = true;
     auto read_int = [&] { return scanner_.ReadInt(What("an integer value for ", name)); };
     auto read_computation = [&] {
@@ -412,6 +274,7 @@ void ModuleParser::ParseAttributes(Instruction& instruction, size_t opcode_pos, 
         break;
       case Attr::kDirection: instruction.comparison_direction = ParseComparisonDirection(scanner_); break;
       case Attr::kType: instruction.comparison_type = ParseComparisonType(scanner_); break;
+      case Attr::kOrder: ParseComparisonOrderAttribute(instruction); break;
       case Attr::kIsStable: instruction.is_stable = ParseBool(scanner_); break;
       case Attr::kK: instruction.k = read_int(); break;
       case Attr::kLargest: instruction.largest = ParseBool(scanner_); break;

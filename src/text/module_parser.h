@@ -52,6 +52,7 @@ class ModuleParser {
   void ParseAttributes(Instruction& instruction, size_t opcode_pos, bool allow_attributes);
   void ParseShardingAttribute(Instruction& instruction);
   void ParseReplicaGroupsAttribute(Instruction& instruction);
+  void ParseComparisonOrderAttribute(Instruction& instruction);
   std::vector<Computation*> ParseComputationList();
   std::string_view ReadShapedLiteralText();
   void ReadShapedLiteral(int depth);

@@ -80,6 +80,17 @@ class AttributeList {
   std::string& out_;
 };
 
+// compare's type as order= spells it: PARTIAL for IEEE comparison of floats (and complex
+// numbers), TOTAL for the float total order and for integers.
+std::string_view ComparisonOrderName(const Instruction& compare) {
+  ComparisonType type = compare.comparison_type;
+  if (type == ComparisonType::kDefault && compare.operand_count() > 0 && compare.operand(0)->shape().IsArray()) {
+    ElementType element = compare.operand(0)->shape().element_type();
+    if (IsFloatingPoint(element) || IsComplex(element)) type = ComparisonType::kFloat;
+  }
+  return type == ComparisonType::kFloat ? "PARTIAL" : "TOTAL";
+}
+
 void AddCollectiveBase(AttributeList& attrs, const Instruction& instruction) {
   if (instruction.channel_id) attrs.AddInt("channel_id", *instruction.channel_id);
   if (instruction.opcode() == Opcode::kCollectivePermute) return;
@@ -161,7 +172,9 @@ void AddOpcodeAttributes(AttributeList& attrs, const Instruction& instruction) {
     }
     case Opcode::kCompare:
       attrs.Add("direction", ComparisonDirectionName(instruction.comparison_direction));
-      if (instruction.comparison_type != ComparisonType::kDefault)
+      if (instruction.comparison_written_as_order)
+        attrs.Add("order", ComparisonOrderName(instruction));
+      else if (instruction.comparison_type != ComparisonType::kDefault)
         attrs.Add("type", ComparisonTypeName(instruction.comparison_type));
       return;
     case Opcode::kCustomCall:

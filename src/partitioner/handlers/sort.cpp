@@ -5,6 +5,7 @@
 // dim likewise takes the local top-k of every shard, all-gathers those k candidates (values
 // and global indices) and takes the top-k of the candidates.
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <optional>
 #include <type_traits>
@@ -46,8 +47,15 @@ std::optional<Sharding> MoveDimAxes(SpmdContext& context, const Sharding& shardi
 }
 
 // The value that never wins a top-k: -inf / the lowest integer for the largest k, else the
-// highest.
-Instruction* LosingValue(HloBuilder& b, ElementType type, bool largest) {
+// highest. In the float total order (TopK, or a TOTALORDER comparator) -NaN lies below -inf, so
+// the loser is the NaN with every bit set (below every other value), or with all but the sign.
+Instruction* LosingValue(HloBuilder& b, ElementType type, bool largest, bool total_order) {
+  if (IsFloatingPoint(type) && total_order) {
+    Literal literal(Shape(type, {}));
+    std::memset(literal.raw(), 0xff, static_cast<size_t>(ElementByteSize(type)));
+    if (!largest) literal.raw()[ElementByteSize(type) - 1] = 0x7f;  // little-endian: the sign byte
+    return b.Constant(std::move(literal));
+  }
   if (IsFloatingPoint(type))
     return b.ScalarConstant(type, largest ? -std::numeric_limits<double>::infinity()
                                           : std::numeric_limits<double>::infinity());
@@ -217,7 +225,8 @@ class SortPartitioner {
         std::vector<int64_t> only_dim(rank_, -1);
         only_dim[dim_] = dim_;
         operand = MaskPadding(b_, context_, operand, OperandShape(0), shape_ops::RemapSharding(own, only_dim),
-                              LosingValue(b_, OperandShape(0).element_type(), *last_is_lowest));
+                              LosingValue(b_, OperandShape(0).element_type(), *last_is_lowest,
+                                          sort_.to_apply()->root()->comparison_type == ComparisonType::kTotalOrder));
       }
       operands.push_back(operand);
       shapes.push_back(operand->shape());
@@ -362,7 +371,7 @@ class TopKPartitioner {
     std::vector<int64_t> last_only(rank_, -1);
     last_only[last_] = last_;
     operand = MaskPadding(b_, context_, operand, info_.operand_shape, shape_ops::RemapSharding(own, last_only),
-                          LosingValue(b_, value_type, info_.largest));
+                          LosingValue(b_, value_type, info_.largest, /*total_order=*/true));
 
     std::vector<int64_t> local_dims = operand->shape().dims();
     local_dims[last_] = info_.k;
