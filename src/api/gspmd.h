@@ -1,7 +1,8 @@
-// The library's one public entry: load a program, propagate, partition, report, lint, show,
-// simulate, evaluate and run it. Options go in structs, results come back as values, and bad
-// input is a located, typed UserError (support/diagnostic.h). The CLI's subcommands and the
-// Python package are thin layers over these functions.
+// The library's one public entry: load a program, annotate, propagate, partition, report, lint,
+// show, simulate, evaluate and run it; write a model's training step and train it. Options go in
+// structs, results come back as values, and bad input is a located, typed UserError
+// (support/diagnostic.h). The CLI's subcommands and the Python package are thin layers over
+// these functions.
 //
 //   gspmd::api::Program program = gspmd::api::Program::Load("pre.hlo");
 //   gspmd::api::Partitioned p = gspmd::api::Partition(program, {.devices = 8});
@@ -10,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,8 +22,12 @@
 #include "ir/literal.h"
 #include "ir/module.h"
 #include "lint/lint.h"
+#include "models/model_config.h"
 #include "propagation/propagation.h"
+#include "sharding/mesh.h"
 #include "simulate/simulator.h"
+#include "support/diagnostic.h"
+#include "train/trainer.h"
 
 namespace gspmd::api {
 
@@ -156,5 +162,93 @@ std::vector<Literal> Run(const Program& program, const std::vector<Literal>& inp
 // input, the parameter and both shapes). `input_names` (optional) name the inputs in messages.
 void CheckInputs(const Program& program, const std::vector<Literal>& inputs,
                  const std::vector<std::string>& input_names = {});
+
+// Writes `text` to the file `path` (UserError of kind kResource naming the path and the reason
+// when it cannot be written).
+void WriteTextFile(const std::string& path, const std::string& text);
+
+// How one entry parameter is split over a named mesh, in JAX's vocabulary (PartitionSpec):
+// one entry per leading dim, listing the mesh axes that dim is tiled over, major first (an
+// empty entry is JAX's None: the dim stays whole); dims past the end are not split. Mesh axes
+// no dim uses replicate the parameter (last_tile_dim_replicate), as JAX does.
+//   {.name = "w", .dims = {{}, {"model"}}}     f32[16,32] -> devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate
+struct ParameterSpec {
+  std::optional<int64_t> index;  // the parameter number, or
+  std::string name;              // its name (with or without '%')
+  std::vector<std::vector<std::string>> dims;
+};
+// The program with the given parameters' shardings set (any they had is replaced) and
+// num_partitions set to the mesh's device count; mesh devices are in iota order. Unknown
+// parameters or axes, an axis used twice and more dims than the parameter has are UserErrors
+// of kind kSharding naming the parameter.
+Program Annotate(const Program& program, const std::vector<ParameterSpec>& specs, const Mesh& mesh);
+
+// A model's training step (models/model_catalog.h), carrying only the user's annotations.
+struct ModelOptions {
+  std::string name;                   // a model (dense_lm, gshard_moe, pipelined_lm) or
+  std::string preset;                 // a preset (gshard-128e-12l, ...): exactly one of them
+  std::vector<std::string> settings;  // "KEY=VALUE", applied in order
+  std::string mesh;                   // "AXIS=N,..."; "": the model's or the preset's
+};
+// The configuration the options describe (unknown names, keys and values are UserErrors that
+// list the known ones).
+ModelConfig ModelConfigFor(const ModelOptions& options);
+Program Model(const ModelOptions& options);
+
+// Training: a step compiled once and run again and again on simulated devices (threads), its
+// carried outputs fed back as the next step's inputs (train/trainer.h).
+struct TrainOptions {
+  std::string carry;                     // "OUT:IN,..." ("": the module's, else inferred)
+  std::string data_dir;                  // batches DIR/<input>.npy ("": the module's task)
+  std::vector<Literal> inputs;           // the first step's inputs (empty: the module's inits)
+  std::vector<std::string> input_names;  // name the inputs in messages (optional)
+  bool check = false;                    // run every step on one device too and compare
+  double rtol = 1e-4;
+  double atol = 1e-6;
+  uint64_t seed = 0;
+};
+
+class Training {
+ public:
+  // Propagates and partitions the step for `devices` (0: num_partitions) once.
+  explicit Training(const Program& step, int64_t devices = 0);
+  ~Training();
+  Training(Training&&) noexcept;
+  Training& operator=(Training&&) noexcept;
+
+  // The partitioner's warnings, the device count and the per-device program.
+  const std::vector<std::string>& warnings() const;
+  int64_t num_devices() const;
+  const Program& per_device() const;
+  const Program& step() const;
+  // Takes the first inputs, carry, batches and check settings (UserError when they do not fit
+  // the step). Called once, before Step.
+  void Start(TrainOptions options);
+  const StepSignature& signature() const;
+  // The outputs shown per step: the step's metric names, or "loss" for a float scalar output 0.
+  std::vector<std::string> metric_names() const;
+  int64_t tokens_per_step() const;
+  // Runs the next step. With `check`, a result that differs from one device has `mismatch`
+  // set; MismatchError says so.
+  StepResult Step();
+  UserError MismatchError(const StepResult& result) const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// What Train tells its callback after each step.
+struct TrainedStep {
+  int64_t step = 0;                        // 0-based
+  std::vector<std::string> metric_names;   // as Training::metric_names
+  std::vector<double> metrics;             // their values this step
+  double seconds = 0;                      // the sharded run
+  double check_seconds = 0;                // the one-device run (check)
+};
+// Runs `steps` steps (>= 1) and returns the last step's outputs; a checked step that differs
+// from one device is a UserError. The callback runs after each step.
+std::vector<Literal> Train(const Program& step, int64_t steps, TrainOptions options, int64_t devices = 0,
+                           const std::function<void(const TrainedStep&)>& on_step = nullptr);
 
 }  // namespace gspmd::api

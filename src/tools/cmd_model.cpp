@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "api/gspmd.h"
 #include "models/model_catalog.h"
 #include "support/diagnostic.h"
-#include "text/printer.h"
 #include "tools/commands.h"
 #include "tools/tool_util.h"
 
@@ -55,26 +55,12 @@ void RunModelCommand(const ModelCommandOptions& options) {
     PrintList();
     return;
   }
-  if (options.name.empty() == options.preset.empty())
-    GSPMD_USER_ERROR("gspmd model: error: expected a model NAME or --preset NAME (see gspmd model --list)");
-  const ModelEntry* model = nullptr;
-  ModelConfig config = [&] {
-    if (!options.preset.empty()) {
-      const ModelPreset& preset = FindModelPreset(options.preset);
-      model = &FindTrainingModel(preset.model);
-      return PresetConfig(preset);
-    }
-    model = &FindTrainingModel(options.name);
-    return model->config();
-  }();
-  for (const std::string& setting : options.settings) config.SetAssignment(setting);
-  if (!options.mesh.empty()) config.SetMesh(options.mesh);
+  const api::ModelOptions model{options.name, options.preset, options.settings, options.mesh};
   if (options.keys) {
-    PrintKeys(config);
+    PrintKeys(api::ModelConfigFor(model));
     return;
   }
-  std::unique_ptr<Module> module = model->build(config);
-  WriteText(options.out, PrintModule(*module));
+  WriteText(options.out, api::Model(model).Text());
 }
 
 }  // namespace

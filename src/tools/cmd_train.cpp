@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "analysis/comm_report.h"
+#include "api/gspmd.h"
 #include "runtime/comm/mpi/mpi_communicator.h"
 #include "runtime/comm/mpi/mpi_session.h"
 #include "runtime/spmd/like_module.h"
@@ -132,36 +133,48 @@ class LossCurve {
   std::vector<double> values_;
 };
 
+// The threads backend: api::Training compiles the step once and runs it; this shows it.
 void TrainOnThreads(const TrainCommandOptions& options, int64_t steps, int64_t requested) {
-  CompiledStep step = Compile(options, requested, true);
-  const Module& per_device = *step.partition.partitioned.module;
-  Trainer trainer = WithFileContext(options.file, [&] {
-    return Trainer(*step.original, ThreadsRunner(per_device, step.run_options), SettingsFrom(options, *step.original));
-  });
+  const api::Program program = api::Program::Load(options.file);
+  api::Training training(program, requested);
+  PrintWarnings(options.file, training.warnings());
+  api::TrainOptions train_options;
+  train_options.carry = options.carry;
+  train_options.data_dir = options.data;
+  train_options.check = options.check;
+  train_options.rtol = options.rtol;
+  train_options.atol = options.atol;
+  train_options.seed = options.seed;
+  if (!options.inputs.empty()) {
+    train_options.inputs = ReadInputs(options.inputs);
+    CheckInputShapes(program.module(), options.file, train_options.inputs, options.inputs);
+    train_options.input_names = options.inputs;
+  }
+  training.Start(std::move(train_options));
+  const std::string model = ModuleFrontendAttribute(program.module(), "gspmd.model");
+  const Module& per_device = training.per_device().module();
   if (options.progress != "quiet")
-    PrintTrainHeader(options.file, ModuleFrontendAttribute(*step.original, "gspmd.model"), step.partition.num_devices,
-                     "", trainer.signature(), AnalyzeCommunication(per_device));
-  const std::vector<std::string> metrics = ShownMetrics(trainer.signature());
+    PrintTrainHeader(options.file, model, training.num_devices(), "", training.signature(),
+                     AnalyzeCommunication(per_device));
+  const std::vector<std::string> metrics = training.metric_names();
   LossCurve curve(options, metrics);
-  StepDisplay display(options.progress, steps, trainer.tokens_per_step(), metrics);
+  StepDisplay display(options.progress, steps, training.tokens_per_step(), metrics);
   StepResult last;
   for (int64_t i = 0; i < steps; ++i) {
-    StepResult result = WithFileContext(options.file, [&] { return trainer.Step(); });
+    StepResult result = training.Step();
     std::vector<double> values;
     for (size_t k = 0; k < metrics.size(); ++k) values.push_back(result.outputs[k].GetAsDouble(0));
     display.Show(result.step, values, result.seconds, result.check_seconds, result.mismatch);
     curve.Add(values);
     if (!result.mismatch.empty()) {
       display.EndLine();
-      GSPMD_USER_ERROR(options.file, ": error: step ", i + 1, " on ", step.partition.num_devices,
-                       " devices differs from one device: ", result.mismatch, " (rtol ", options.rtol, ", atol ",
-                       options.atol, ")");
+      throw training.MismatchError(result);
     }
     last = std::move(result);
   }
   display.Finish(options.check);
   if (!options.save.empty()) WriteOutputs(options.save, last.outputs);
-  curve.Write(ModuleFrontendAttribute(*step.original, "gspmd.model"), step.partition.num_devices);
+  curve.Write(model, training.num_devices());
 }
 
 uint64_t Fingerprint(const std::string& text) {
