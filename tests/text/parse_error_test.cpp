@@ -393,14 +393,16 @@ TEST(ParseErrorTest, NeitherHeaderNorComputation) {
             "t.hlo:1:1: error: expected 'HloModule' at the start of the module, or a computation, found '='");
 }
 
-TEST(ParseErrorTest, SignatureDisagreesWithParameters) {
+TEST(ParseErrorTest, SignatureResultDisagreesWithRoot) {
+  // Only the result is checked, as XLA does; the parameters are the body's
+  // (SyntaxRoundTripTest.SignatureParametersAreTheBodys).
   EXPECT_EQ(ParseError(R"hlo(HloModule m
 
-ENTRY %main (a: f32[3]) -> f32[2] {
+ENTRY %main (a: f32[2]) -> f32[3] {
   ROOT %a = f32[2]{0} parameter(0)
 }
 )hlo"),
-            "t.hlo:3:13: error: signature parameter 0 (a) of main has shape f32[3], but parameter(0) is f32[2]");
+            "t.hlo:3:13: error: signature of main returns f32[3], but the ROOT a is f32[2]");
 }
 
 TEST(ParseErrorTest, MissingCommaBetweenAttributes) {

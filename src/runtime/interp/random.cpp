@@ -50,7 +50,9 @@ double UniformFloat(uint64_t bits, ElementType type, int bit_width, double low, 
 Literal EvaluateRngBitGenerator(const Instruction& instruction, const Literal& state) {
   std::string_view name = ExtraAttribute(instruction, "algorithm");
   BitAlgorithm algorithm = name == "rng_three_fry" ? BitAlgorithm::kThreeFry : BitAlgorithm::kPhilox;
-  const Shape& output_shape = instruction.shape().tuple_shape(1);
+  // (new state, bits), or the bits alone when the result is written as a plain array.
+  bool with_state = instruction.shape().IsTuple();
+  const Shape& output_shape = with_state ? instruction.shape().tuple_shape(1) : instruction.shape();
   int width = BitWidth(output_shape.element_type());
   if (width != 8 && width != 16 && width != 32 && width != 64)
     GSPMD_USER_ERROR(DescribeInstruction(instruction), ": cannot generate ", ElementTypeName(output_shape.element_type()),
@@ -58,10 +60,11 @@ Literal EvaluateRngBitGenerator(const Instruction& instruction, const Literal& s
   std::vector<uint64_t> words(static_cast<size_t>(state.element_count()));
   std::memcpy(words.data(), state.raw(), words.size() * sizeof(uint64_t));
   RandomBits bits = GenerateRandomBits(algorithm, words, output_shape.dims(), width);
-  Literal new_state(Shape(ElementType::kU64, state.shape().dims()));
-  std::memcpy(new_state.raw(), bits.new_state.data(), bits.new_state.size() * sizeof(uint64_t));
   Literal values(Shape(output_shape.element_type(), output_shape.dims()));
   StoreBits(values, bits.values);
+  if (!with_state) return values;
+  Literal new_state(Shape(ElementType::kU64, state.shape().dims()));
+  std::memcpy(new_state.raw(), bits.new_state.data(), bits.new_state.size() * sizeof(uint64_t));
   std::vector<Literal> elements;
   elements.push_back(std::move(new_state));
   elements.push_back(std::move(values));
