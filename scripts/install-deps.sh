@@ -3,6 +3,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build git python3 python3-numpy
+  python3-venv python3-dev  # the Python package's venv (.venv/) and its extension module
   libdnnl-dev          # GEMM and convolution kernels for the interpreter
   libmimalloc-dev      # the process allocator (see CMakeLists.txt)
   ocl-icd-opencl-dev opencl-c-headers  # Debian's dnnl CMake config requires OpenCL to be findable
@@ -24,3 +25,5 @@ if [ ${#missing[@]} -gt 0 ]; then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
+# The Python package's venv (.venv/: numpy, ml_dtypes, pytest, nanobind, scikit-build-core, JAX).
+bash "$(dirname "$0")/install-python.sh"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite, then the fuzzers. Every test runs once:
-#  1. Release (build/): the MPI tests (gspmd_mpi_tests; they start mpirun, 4-8 ranks a case).
+#  1. Release (build/): the MPI tests (gspmd_mpi_tests; they start mpirun, 4-8 ranks a case),
+#     then the Python package's tests (pytest tests/python, on build/python/gspmd).
 #  2. clang AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/): every other test
 #     (gspmd_tests), spread over one GoogleTest shard per core at a time.
 #  3. the libFuzzer targets of the sanitizer build, side by side for 60 s (scripts/fuzz.sh;
@@ -15,15 +16,33 @@ jobs="${GSPMD_JOBS:-$(nproc)}"
 if [ ! -f build/build.ninja ]; then
   bash scripts/build.sh
 fi
+# The Python package's tests, on the module build/ holds (scripts/install-python.sh makes .venv/);
+# JAX is required there, so the tests that compare with XLA run rather than skip.
+run_python_tests() {
+  if [ ! -x .venv/bin/python ]; then
+    echo "== Python tests: skipped (no .venv/: scripts/install-deps.sh runs scripts/install-python.sh) =="
+    return 0
+  fi
+  if ! ls build/python/gspmd/_gspmd*.so >/dev/null 2>&1; then
+    echo "build/python/gspmd has no extension module: configure build/ with .venv/ (rm build/CMakeCache.txt; scripts/build.sh)"
+    return 1
+  fi
+  echo "== Python tests (pytest tests/python, build/python/gspmd) =="
+  PYTHONPATH="$PWD/build/python" GSPMD_REQUIRE_JAX=1 GSPMD_CLI="$PWD/build/gspmd" \
+    .venv/bin/python -m pytest tests/python -q -p no:cacheprovider
+}
 if [ "${GSPMD_SKIP_SANITIZERS:-0}" = "1" ]; then
   cmake --build build
   echo "== ctest (Release, build/, every test; sanitizers skipped: GSPMD_SKIP_SANITIZERS=1) =="
   ctest --test-dir build --output-on-failure -j "$jobs"
+  run_python_tests
   exit 0
 fi
 cmake --build build --target gspmd_release_suite
 echo "== MPI tests (Release, build/) =="
 ctest --test-dir build --output-on-failure -j "$jobs" -L '^gspmd_mpi_tests$'
+run_python_tests
+
 
 echo "== ASan/UBSan + libFuzzer build (clang, build-asan/) =="
 # One clang build serves both: the test binary under AddressSanitizer and UBSan, and the

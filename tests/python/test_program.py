@@ -1,0 +1,73 @@
+"""Program's reading side: text, propagate (explain), show and its HTML, lint findings, simulate, save."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+import gspmd
+from conftest import CORPUS
+
+MLP = CORPUS / "gspmd" / "megatron_mlp" / "pre.hlo"
+
+
+def test_load_text_and_file_agree():
+    from_file = gspmd.load(MLP)
+    from_string = gspmd.load(MLP.read_text())
+    assert from_file.text() == from_string.text()
+    assert from_file.name == str(MLP) and from_string.name == "<text>"
+    assert [p.name for p in from_file.parameters][:1] == ["x.1"]
+    assert "gspmd.Program" in repr(from_file)
+
+
+def test_propagate_explains_origins():
+    program = gspmd.load(MLP)
+    assert program.needs_propagation
+    propagated = program.propagate()
+    assert not propagated.needs_propagation
+    explained = program.propagate(explain=True).text()
+    assert "/* from %" in explained and "/* from %" not in propagated.text()
+
+
+def test_show_text_and_html():
+    shown = gspmd.load(MLP).show()
+    assert isinstance(shown, str) and shown.startswith("mesh: 8 devices")
+    assert "\x1b[" not in shown
+    page = shown._repr_html_()
+    assert page.startswith("<pre") and "background:" in page and "0,4" in page and "\x1b" not in page
+    assert gspmd.load(MLP)._repr_html_() == page
+    single = gspmd.load(MLP).show(["w1.1"])
+    assert "%w1.1" in single and "parameter 0" not in single
+    with pytest.raises(gspmd.InputError, match="no instruction named %nope"):
+        gspmd.load(MLP).show(["nope"])
+
+
+def test_lint_findings_carry_location_kind_bytes_and_fix(cli):
+    path = CORPUS / "gspmd" / "reshard_variety" / "pre.hlo"
+    findings = gspmd.load(path).lint()
+    expected = json.loads(subprocess.run([cli, "lint", str(path), "--json"], capture_output=True, text=True).stdout)
+    assert len(findings) == len(expected["findings"])
+    for finding, entry in zip(findings, expected["findings"]):
+        assert finding.location.startswith(str(path) + ":")
+        assert finding.kind == entry["check"] and finding.message == entry["message"]
+        assert finding.bytes == entry["bytes_per_device"]
+        assert finding.fix == (entry.get("fix") or {}).get("text", "")
+        assert str(finding).startswith(finding.location)
+
+
+def test_simulate_equals_the_cli(cli):
+    program = gspmd.load(MLP)
+    report = program.simulate("tpu-v4", breakdown="layer")
+    expected = json.loads(subprocess.run([cli, "simulate", str(MLP), "--chip", "tpu-v4", "--breakdown", "layer",
+                                          "--json"], check=True, capture_output=True, text=True).stdout)
+    assert report == expected
+
+
+def test_save_round_trips(tmp_path):
+    program = gspmd.load(MLP).partition()
+    path = tmp_path / "per_device.hlo"
+    program.save(path)
+    assert gspmd.load(path).text() == program.text()
+    assert gspmd.load(path).is_per_device
