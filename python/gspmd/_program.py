@@ -229,8 +229,9 @@ class Program:
         the grids in colour.
         """
         values = list(values or [])
-        return Shown(_gspmd.show(self._core, values, _devices(devices), False),
-                     _gspmd.show(self._core, values, _devices(devices), True))
+        count = _devices(devices)
+        return Shown(_gspmd.show(self._core, values, count, False),
+                     lambda: _gspmd.show(self._core, values, count, True))
 
     def _repr_html_(self) -> str:
         return self.show()._repr_html_()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from typing import Callable, Union
 
 __all__ = ["Shown"]
 
@@ -40,14 +41,15 @@ def _html_of_ansi(text: str) -> str:
 class Shown(str):
     """The text of ``gspmd show`` (a ``str``); in a notebook it draws the grids in colour."""
 
-    def __new__(cls, text: str, colored: str = "") -> "Shown":
+    def __new__(cls, text: str, colored: Union[str, Callable[[], str], None] = None) -> "Shown":
         shown = super().__new__(cls, text)
-        shown._colored = colored or text
+        shown._colored = colored  # the coloured text, or how to make it (only a notebook asks)
         return shown
 
     def _repr_html_(self) -> str:
+        colored = self._colored() if callable(self._colored) else self._colored
         return ('<pre style="font-family:monospace;line-height:1.25;background:#fff;color:#000">'
-                + _html_of_ansi(self._colored) + "</pre>")
+                + _html_of_ansi(colored or str(self)) + "</pre>")
 
     def __repr__(self) -> str:
         return str(self)
