@@ -9,6 +9,7 @@ packages=(
   ocl-icd-opencl-dev opencl-c-headers  # Debian's dnnl CMake config requires OpenCL to be findable
   libcli11-dev         # command-line parsing
   nlohmann-json3-dev   # JSON reports
+  zlib1g-dev           # gzip-compressed IOPDDL problems (gspmd autoshard --iopddl)
   libgtest-dev libgmock-dev  # tests
   libbenchmark-dev     # benchmarks
   libopenmpi-dev openmpi-bin  # the MPI backend (gspmd run --backend mpi) and its mpirun tests

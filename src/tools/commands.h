@@ -20,5 +20,6 @@ void AddTrainCommand(CLI::App& app);
 void AddSimulateCommand(CLI::App& app);
 void AddShowCommand(CLI::App& app);
 void AddLintCommand(CLI::App& app);
+void AddAutoshardCommand(CLI::App& app);
 
 }  // namespace gspmd::tools

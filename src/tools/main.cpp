@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   gspmd::tools::AddCompareCommand(app);
   gspmd::tools::AddModelCommand(app);
   gspmd::tools::AddTrainCommand(app);
+  gspmd::tools::AddAutoshardCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& done) {
