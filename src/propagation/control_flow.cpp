@@ -226,9 +226,11 @@ void AppendLinks(const Instruction& instruction, std::vector<LeafLink>& links) {
         LinkAllLeaves(&instruction, instruction.operand(0), LinkKind::kPassThrough, links);
         LinkManualConversion(instruction, links);
       } else if (IsShardBarrier(instruction) && LeafCount(instruction.shape()) == LeafCount(instruction.operand(0)->shape())) {
+        // A ShardBarrierTo's own sharding goes back too: it is its operand's, or the replicated
+        // one it takes when a user proposes something (Driver::Backward), as in XLA.
         const bool from = IsShardBarrierFrom(instruction);
         for (int64_t leaf = 0; leaf < LeafCount(instruction.shape()); ++leaf)
-          links.push_back({&instruction, leaf, instruction.operand(0), leaf, LinkKind::kBarrier, from, !from});
+          links.push_back({&instruction, leaf, instruction.operand(0), leaf, LinkKind::kBarrier, true, !from});
       }
       return;
     default:

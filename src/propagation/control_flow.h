@@ -31,7 +31,8 @@ enum class LinkKind {
   kForwardOnly,      // xla.sdy.PropagationBarrier FORWARD: operand -> result only
   kBackwardOnly,     // xla.sdy.PropagationBarrier BACKWARD: result -> operand only
   kShardGroup,       // members of one shard_as / shard_like / xla.sdy.ShardingGroup group
-  kBarrier,          // ShardBarrierFrom (result -> operand only) / ShardBarrierTo (operand -> result)
+  kBarrier,          // ShardBarrierFrom (result -> operand only) / ShardBarrierTo (both ways: its
+                     // users' shardings never reach it, only a replicated one in their place)
   kManualConversion, // a Sharding annotation with open dims <-> the SPMDFullToShardShape /
                      // SPMDShardToFullShape it feeds: the open dims are refined on both sides
 };

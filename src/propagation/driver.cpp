@@ -61,6 +61,7 @@ PropagationResult Driver::Run() {
   // shard_as members end with one sharding; a ShardBarrierFrom member hands it to its
   // operand, and what that changes propagates once more.
   if (AlignShardAsGroups()) Drain(kMaxPriorityLevel);
+  while (CompletePartlyShardedTuples()) Drain(kMaxPriorityLevel);
   FillDefaults();
   MakeGroupsConsistent();
   MakeLoopsConsistent();
@@ -316,6 +317,7 @@ RuleName Driver::Intern(std::string text) {
 void Driver::Fix(int64_t s, Sharding sharding, RuleName rule) {
   Slot& slot = slots_[s];
   slot.sharding = std::move(sharding);
+  slot.unreached = false;
   slot.fixed = true;
   slot.priority = kUserPriority;
   slot.rule = rule;
@@ -377,6 +379,7 @@ bool Driver::Improve(int64_t s, Sharding proposal, int priority, int32_t source,
 bool Driver::Set(int64_t s, Sharding sharding, int priority, int32_t source, const RuleName& rule) {
   Slot& slot = slots_[s];
   slot.sharding = std::move(sharding);
+  slot.unreached = false;
   slot.priority = std::max(priority, 0);
   slot.source = source;
   slot.rule = rule;
@@ -420,6 +423,11 @@ void Driver::PropagateLinks() {
       const Slot& from = slots_[s];
       if (kind == LinkKind::kManualConversion) {
         OfferAcrossManualBoundary(s, t);
+        continue;
+      }
+      if (nodes_[slot_node_[t]].barrier_to && kind != LinkKind::kBarrier) {
+        // A user reaching a ShardBarrierTo through a link (tuple, loop, ...) is blocked too.
+        Improve(t, Sharding::Replicated(), std::max(from.priority, 0), -1, RuleName{kBarrierToRule});
         continue;
       }
       Improve(t, *from.sharding, std::max(from.priority, 0), from.source, RuleName{LinkRuleName(kind)});
@@ -524,7 +532,7 @@ void Driver::Forward(int32_t n, int level) {
 
 void Driver::Backward(int32_t n, int level) {
   Node& node = nodes_[n];
-  if (AllFixed(node) || node.barrier_to) return;
+  if (AllFixed(node)) return;
   const int32_t users_begin = node.users_begin, users_end = node.users_end;
   for (int32_t k = users_begin; k < users_end; ++k) {
     const int32_t u = user_nodes_[k];
@@ -541,6 +549,11 @@ void Driver::Backward(int32_t n, int level) {
       OperandShardings(u, operands);
       std::optional<Proposal> proposal = InferOperandSharding(*user, i, *user_sharding, operands, lookup_);
       if (!proposal) continue;
+      if (node.barrier_to) {
+        // A ShardBarrierTo blocks what its users propose: XLA replicates it instead.
+        Apply(n, ReplicatedFor(node.instruction->shape()), priority, -1, RuleName{kBarrierToRule});
+        continue;
+      }
       Sharding sharding = proposal->sharding;  // user_sharding may move when n changes
       Apply(n, sharding, priority, SourceOf(u), proposal->rule);
     }

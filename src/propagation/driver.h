@@ -25,6 +25,12 @@ namespace gspmd::propagation::driver {
 
 constexpr int kUserPriority = -1;
 constexpr int kUnsetPriority = 1 << 20;
+// The --explain text of a value nothing reached (it keeps no sharding).
+// The --explain text of a ShardBarrierTo replicated because its users proposed a sharding.
+constexpr const char* kBarrierToRule = "replicated: a ShardBarrierTo blocks its users' sharding";
+// The --explain text of a tuple leaf replicated because its other leaves are sharded.
+constexpr const char* kTupleElementRule = "replicated: a tuple element beside sharded ones";
+constexpr const char* kUnreachedRule = "no sharding: none reached it (partitioned as replicated)";
 
 // What propagation knows about one leaf of one value.
 struct Slot {
@@ -40,6 +46,8 @@ struct Slot {
   bool closed = false;            // a boundary value propagation may not set (stays replicated)
   bool even_only = false;         // a boundary value propagated on request (--propagate-to-*=true):
                                   // as in XLA, it splits evenly or stays replicated
+  bool unreached = false;         // no annotation or rule gave it a sharding: replicated inside
+                                  // the driver, written back as none (see FillDefaults)
 };
 
 // The driver keeps its own compact copy of what the worklists read (neighbours as node
@@ -215,6 +223,16 @@ class Driver {
 
   // ---------------- Finishing ----------------
 
+  // A tuple with some leaves sharded has them all (XLA's tuple shardings are whole): the
+  // unreached leaves are offered replicated (manual in a manual region), which then flows on
+  // like any sharding (a loop counter beside a sharded loop value, its compare, ...). True when
+  // a slot changed; the rules then run again.
+  bool CompletePartlyShardedTuples();
+
+  // A slot nothing reached is replicated for the steps that follow and marked unreached. As in
+  // XLA, an instruction none of whose leaves was reached is written back without a sharding
+  // (XLA's partitioner then replicates it, and so does ours); a tuple with some leaves reached
+  // gets replicated ones for the rest. Inside a manual region the default is manual.
   void FillDefaults();
 
   // shard_as members end with one sharding: the most specific one a member has (a user's
@@ -238,6 +256,9 @@ class Driver {
   // A while's body parameter, body root and condition parameter take the loop's sharding, so
   // the loop carries its value without resharding.
   void MakeLoopsConsistent();
+
+  // Every leaf of the node unreached (and nothing written on it): it keeps no sharding.
+  bool LeftUnsharded(const Node& node) const;
 
   ShardingOrigin OriginOf(const Node& node) const;
 

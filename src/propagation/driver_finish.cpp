@@ -10,6 +10,24 @@
 
 namespace gspmd::propagation::driver {
 
+bool Driver::CompletePartlyShardedTuples() {
+  bool changed = false;
+  for (const Node& node : nodes_) {
+    if (!node.is_tuple) continue;
+    bool any = false;
+    for (int64_t leaf = 0; leaf < node.leaf_count && !any; ++leaf) any = slots_[node.first_slot + leaf].sharding.has_value();
+    if (!any) continue;
+    for (int64_t leaf = 0; leaf < node.leaf_count; ++leaf) {
+      const int64_t s = node.first_slot + leaf;
+      if (slots_[s].sharding || !SlotShape(s).IsArray()) continue;
+      const Sharding whole = node.manual != nullptr ? node.manual->Template(SlotShape(s).rank()) : Sharding::Replicated();
+      changed |= Improve(s, whole, kMaxPriorityLevel, -1, RuleName{kTupleElementRule});
+    }
+  }
+  if (changed) PropagateLinks();
+  return changed;
+}
+
 void Driver::FillDefaults() {
   for (int64_t s = 0; s < static_cast<int64_t>(slots_.size()); ++s) {
     Slot& slot = slots_[s];
@@ -21,7 +39,8 @@ void Driver::FillDefaults() {
       slot.rule = Intern("manual region of %" + node.manual->source);
     } else {
       slot.sharding = Sharding::Replicated();
-      slot.rule = RuleName{"default (replicated)"};
+      slot.rule = RuleName{kUnreachedRule};
+      slot.unreached = true;
     }
   }
 }
@@ -74,6 +93,7 @@ bool Driver::AlignGroups(bool propagate) {
           continue;
         }
         slot.sharding = chosen;
+        slot.unreached = slots_[best].unreached;
         slot.source = source;
         slot.rule = RuleName{LinkRuleName(LinkKind::kShardGroup)};
       }
@@ -112,9 +132,18 @@ void Driver::MakeLoopsConsistent() {
     Slot& target = slots_[tied];
     if (target.fixed || *target.sharding == *slots_[loop].sharding) continue;
     target.sharding = slots_[loop].sharding;
+    target.unreached = slots_[loop].unreached;
     target.source = slots_[loop].source;
     target.rule = RuleName{LinkRuleName(LinkKind::kWhileValue)};
   }
+}
+
+bool Driver::LeftUnsharded(const Node& node) const {
+  // A value written {unknown} is replicated when nothing reaches it, as XLA does.
+  if (node.leaf_count == 0 || node.instruction->sharding()) return false;
+  for (int64_t leaf = 0; leaf < node.leaf_count; ++leaf)
+    if (!slots_[node.first_slot + leaf].unreached) return false;
+  return true;
 }
 
 ShardingOrigin Driver::OriginOf(const Node& node) const {
@@ -144,6 +173,10 @@ PropagationResult Driver::WriteBack() {
       all_fixed &= slots_[node.first_slot + leaf].fixed;
     }
     if (fixed != annotations_.fixed.end() && fixed->second.written && !refined && all_fixed) continue;  // as written
+    if (LeftUnsharded(node)) {
+      instruction->set_sharding(std::nullopt);
+      continue;
+    }
     std::vector<const Sharding*> leaves;
     for (int64_t leaf = 0; leaf < node.leaf_count; ++leaf) leaves.push_back(&*slots_[node.first_slot + leaf].sharding);
     size_t next = 0;

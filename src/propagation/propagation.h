@@ -1,4 +1,4 @@
-// Sharding propagation: from a few user annotations to a sharding on every instruction.
+// Sharding propagation: from a few user annotations to a sharding on every instruction they reach.
 #pragma once
 
 #include <cstdint>
@@ -23,7 +23,8 @@ struct PropagationOptions {
   // one per parameter (or per element of a single tuple parameter) / per result element.
   //   true   propagated, as XLA does: a sharding written there is only where propagation
   //          starts, and a value that would split some dim unevenly stays replicated
-  //   false  a written sharding is kept; an unwritten one stays replicated and constrains nothing
+  //   false  a written sharding is kept; an unwritten one stays without one (the partitioner
+  //          replicates it, as XLA's does) and constrains nothing
   // Empty: the module's own allow_spmd_sharding_propagation_to_* attribute when it has one,
   // else the default: written shardings are kept and unwritten ones propagated (what JAX asks
   // for when it leaves in_shardings / out_shardings unspecified; it writes every one it is
@@ -46,9 +47,11 @@ struct PropagationResult {
   std::map<std::string, ShardingOrigin> origins;
 };
 
-// Assigns a sharding to every instruction of `module`, in place, keeping every user
-// annotation (entry parameter/result shardings, Sharding custom-calls, xla.sdy.* attributes
-// and custom-calls) as written. Sets the module's num_partitions. The result is ready for
+// Assigns a sharding to every instruction of `module` that an annotation reaches, in place,
+// keeping every user annotation (entry parameter/result shardings, Sharding custom-calls,
+// xla.sdy.* attributes and custom-calls) as written. As in XLA, an instruction nothing reaches
+// keeps no sharding (a tuple with some elements reached gets replicated ones for the rest);
+// PartitionModule replicates it. Sets the module's num_partitions. The result is ready for
 // PartitionModule. Malformed annotations are UserErrors naming the instruction.
 PropagationResult PropagateShardings(Module& module, const PropagationOptions& options = {});
 

@@ -34,11 +34,14 @@ TEST(PropagationBoundaryTest, ByDefaultUnannotatedParametersArePropagatedAndAnno
   EXPECT_EQ(p.Of("p1"), "{devices=[4]<=[4]}");
 }
 
+// XLA's PropagateToParametersNotEnabled1/3: an unannotated parameter propagation may not
+// choose keeps no sharding (the partitioner takes it replicated); a written one is kept.
 TEST(PropagationBoundaryTest, FalseKeepsParametersAsTheyAre) {
   Propagated p = Propagate(kTwoParameters, Boundary({false}));
   EXPECT_EQ(p.Of("p0"), "{replicated}");
-  EXPECT_EQ(p.Of("p1"), "{replicated}");
-  EXPECT_EQ(p.Origin("p1"), "default (replicated)");
+  EXPECT_EQ(p.Of("p1"), "");
+  EXPECT_EQ(p.Origin("p1"), propagation_test::kUnreached);
+  EXPECT_EQ(propagation_test::ExpectPartitionsAndComputesTheSame(p), 0);
 }
 
 TEST(PropagationBoundaryTest, TrueRefinesEvenAnnotatedParameters) {
@@ -50,7 +53,7 @@ TEST(PropagationBoundaryTest, TrueRefinesEvenAnnotatedParameters) {
 TEST(PropagationBoundaryTest, OneValuePerParameter) {
   Propagated p = Propagate(kTwoParameters, Boundary({true, false}));
   EXPECT_EQ(p.Of("p0"), "{devices=[4]<=[4]}");
-  EXPECT_EQ(p.Of("p1"), "{replicated}");
+  EXPECT_EQ(p.Of("p1"), "");
 }
 
 // With one tuple parameter, one value per tuple element.
@@ -77,9 +80,12 @@ ENTRY %e {
   Propagated open = Propagate(hlo);
   EXPECT_EQ(open.Of("add"), "{devices=[4,1]<=[4]}");
   EXPECT_EQ(open.Of("y"), "{devices=[4,1]<=[4]}");
+  // Closed and unannotated, the result and %y keep no sharding, as in XLA: both are replicated
+  // when partitioned.
   Propagated closed = Propagate(hlo, Boundary({false}, {false}));
-  EXPECT_EQ(closed.Of("add"), "{replicated}");
-  EXPECT_EQ(closed.Of("y"), "{replicated}");
+  EXPECT_EQ(closed.Of("add"), "");
+  EXPECT_EQ(closed.Of("y"), "");
+  propagation_test::ExpectPartitionsAndComputesTheSame(closed);
 }
 
 TEST(PropagationBoundaryTest, OutputsTrueRefinesAnAnnotatedReplicatedResult) {

@@ -95,7 +95,7 @@ ENTRY %main (x: f32[16,8]) -> f32[16,8] {
   EXPECT_EQ(p.Of("r"), "{devices=[4,2]<=[8] last_tile_dim_replicate}");
   EXPECT_EQ(p.Of("bc"), "{devices=[4,2]<=[8]}");
   EXPECT_EQ(p.Of("q"), "{devices=[4,2]<=[8]}");
-  EXPECT_EQ(p.Of("zero"), "{replicated}");
+  EXPECT_EQ(p.Of("zero"), "");  // the init value: nothing reaches it (XLA leaves it unsharded too)
   // Reducers get a sharding too.
   EXPECT_EQ(p.Of("s"), "{replicated}");
   ExpectPartitionsAndComputesTheSame(p);
@@ -153,7 +153,8 @@ ENTRY %main (v: f32[16], y: f32[16,8]) -> f32[16,8] {
   ExpectPartitionsAndComputesTheSame(p);
 }
 
-TEST(PropagationDriverTest, UnreachedValuesAreReplicated) {
+// As in XLA, a value no annotation reaches keeps no sharding; the partitioner replicates it.
+TEST(PropagationDriverTest, UnreachedValuesKeepNoShardingAndArePartitionedReplicated) {
   Propagated p = Propagate(R"(HloModule m, num_partitions=4
 ENTRY %main (x: f32[8]) -> f32[8] {
   %x = f32[8]{0} parameter(0)
@@ -163,8 +164,10 @@ ENTRY %main (x: f32[8]) -> f32[8] {
 )");
   ExpectCompleteAndAnnotationsKept(p);
   EXPECT_EQ(p.module->num_partitions(), 4);
-  EXPECT_EQ(p.Of("a"), "{replicated}");
-  EXPECT_EQ(p.Origin("a"), "default (replicated)");
+  EXPECT_EQ(p.Of("a"), "");
+  EXPECT_EQ(p.Of("x"), "");
+  EXPECT_EQ(p.Origin("a"), propagation_test::kUnreached);
+  EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 0);
 }
 
 // A two-device module whose parameter is annotated and whose root is not.

@@ -394,23 +394,19 @@ std::string SparseAnnotations(const RandomProgram& program, const SparseOptions&
 
 // See random_annotations.h.
 std::string CheckAnnotations(const Module& propagated, const KeptAnnotations& kept, int64_t num_devices) {
-  for (const auto& computation : propagated.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      if (!instruction->sharding()) return "no sharding on %" + instruction->name() + " in " + computation->name();
-    }
-  }
+  // A value nothing reached keeps no sharding (as in XLA); the partitioner replicates it.
   const Computation* entry = propagated.entry();
   for (const auto& [number, sharding] : kept.parameters) {
     const Instruction* parameter = entry->parameter(number);
-    if (!(*parameter->sharding() == sharding))
+    if (!parameter->sharding() || !(*parameter->sharding() == sharding))
       return "entry parameter " + std::to_string(number) + " annotated " + sharding.ToString() + " became " +
              ShardingText(parameter->sharding());
   }
-  if (kept.root && !(*entry->root()->sharding() == *kept.root))
+  if (kept.root && (!entry->root()->sharding() || !(*entry->root()->sharding() == *kept.root)))
     return "root annotated " + kept.root->ToString() + " became " + ShardingText(entry->root()->sharding());
   std::optional<Sharding> group_sharding;
   for (const std::string& member : kept.group) {
-    Sharding sharding = *entry->FindInstruction(member)->sharding();
+    Sharding sharding = entry->FindInstruction(member)->sharding().value_or(Sharding::Replicated());
     sharding.set_shard_group(std::nullopt);
     if (!group_sharding) group_sharding = sharding;
     if (!(sharding == *group_sharding))
@@ -421,6 +417,7 @@ std::string CheckAnnotations(const Module& propagated, const KeptAnnotations& ke
     const Computation* computation = propagated.FindComputation(constraint.computation);
     const Instruction* call = computation ? computation->FindInstruction(constraint.name) : nullptr;
     if (call == nullptr) return "annotation custom-call %" + constraint.name + " disappeared";
+    if (!call->sharding()) return "annotation custom-call %" + constraint.name + " lost its sharding";
     const Sharding& got = *call->sharding();
     bool same = constraint.open_dims.empty()
                     ? got == constraint.sharding

@@ -56,8 +56,8 @@ struct KeptAnnotations {
 std::string SparseAnnotations(const random_program::RandomProgram& program, const SparseOptions& options,
                               KeptAnnotations* kept);
 
-// "" when every instruction of the propagated module has a sharding and every kept annotation
-// survived (open dims may be refined; shard_as members share one sharding); else what broke.
+// "" when every kept annotation survived propagation (open dims may be refined; shard_as
+// members share one sharding); else what broke. Values nothing reached may keep no sharding.
 std::string CheckAnnotations(const Module& propagated, const KeptAnnotations& kept, int64_t num_devices);
 
 }  // namespace gspmd::random_propagation

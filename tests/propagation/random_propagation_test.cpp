@@ -1,8 +1,8 @@
 // Randomized test of propagation (issue 4): random programs (tests/partitioner/random_program.h)
 // keep a random sparse subset of their shardings as user annotations (random_annotations.h: entry
 // parameters, the root, Sharding custom-calls with or without unspecified dims, shard_as groups;
-// GSPMD or Shardy form). Propagation must terminate, give every instruction a sharding and keep
-// every annotation; the partitioned program must compute the interpreter's numbers (also with
+// GSPMD or Shardy form). Propagation must terminate and keep every annotation (a value nothing
+// reached keeps no sharding, as in XLA, and is partitioned as replicated); the partitioned program must compute the interpreter's numbers (also with
 // garbage in the padding of uneven argument shards) and, over prime-power device counts without
 // shuffled device orders, without involuntary full rematerialization.
 // CI runs 1000 cases from a fixed seed; soak runs set

@@ -241,6 +241,22 @@ std::optional<Sharding> MergeInOrder(const std::vector<std::optional<Sharding>>&
   return MergeAll(candidates, shape);
 }
 
+// Folds `proposals` in order: a later one refines the result where it is compatible and is
+// dropped where it is not, so an incompatible split, however many tiles it has, does not
+// displace an earlier one (XLA improves a scatter result one source at a time this way).
+std::optional<Sharding> RefineInOrder(const std::vector<std::optional<Sharding>>& proposals, const Shape& shape) {
+  std::optional<Sharding> result;
+  for (const auto& p : proposals) {
+    if (!p) continue;
+    if (!result) {
+      result = *p;
+      continue;
+    }
+    if (std::optional<Sharding> merged = MergeShardings(*result, *p, shape)) result = std::move(*merged);
+  }
+  return result;
+}
+
 }  // namespace
 
 // ---- gather(operand, indices) ----
@@ -272,28 +288,34 @@ std::optional<Proposal> GatherBackward(const Instruction& user, int64_t operand_
 
 // ---- scatter(operands..., indices, updates...) ----
 
+// Result i of a variadic scatter follows its own operand i, then its updates i, then the
+// indices (shared by all); as in XLA, one result's sharding does not flow into another's, and
+// a split the indices bring later does not displace the one the updates gave.
 std::optional<Proposal> ScatterForward(const Instruction& instruction, const Operands& operands,
                                        const ShardingLookup& lookup) {
   const int64_t n = ScatterCount(instruction);
   if (n < 1) return std::nullopt;
   const IndexedDims dims = ScatterDims(instruction);
   const Shape& element_shape = instruction.operand(0)->shape();
-  std::vector<std::optional<Sharding>> proposals;
-  for (int64_t i = 0; i < n; ++i)
-    if (const Sharding* s = UsableAt(operands, i)) proposals.push_back(*s);
+  std::optional<Sharding> from_indices;
   if (const Sharding* indices = UsableAt(operands, n)) {
-    proposals.push_back(Project(dims, Role::kIndices, Role::kOperand, *indices,
-                                /*with_passthrough=*/false, /*with_index_batch=*/false));
+    from_indices = Project(dims, Role::kIndices, Role::kOperand, *indices,
+                           /*with_passthrough=*/false, /*with_index_batch=*/false);
   }
+  std::vector<Sharding> results;
+  bool any = false;
   for (int64_t i = 0; i < n; ++i) {
+    std::vector<std::optional<Sharding>> proposals;
+    if (const Sharding* s = UsableAt(operands, i)) proposals.push_back(*s);
     if (const Sharding* update = UsableAt(operands, n + 1 + i))
       proposals.push_back(Project(dims, Role::kValue, Role::kOperand, *update));
+    proposals.push_back(from_indices);
+    std::optional<Sharding> merged = RefineInOrder(proposals, element_shape);
+    any |= merged.has_value();
+    results.push_back(merged ? std::move(*merged) : Sharding::Unknown());  // unknown: no proposal
   }
-  std::optional<Sharding> merged = MergeInOrder(proposals, element_shape);
-  if (!merged) return std::nullopt;
-  Sharding result = instruction.shape().IsTuple()
-                        ? Sharding::Tuple(std::vector<Sharding>(n, *merged))
-                        : *merged;
+  if (!any) return std::nullopt;
+  Sharding result = instruction.shape().IsTuple() ? Sharding::Tuple(std::move(results)) : std::move(results[0]);
   return Named(std::move(result), "scatter", true);
 }
 
