@@ -155,10 +155,16 @@ std::pair<LocalCommunicator::Rendezvous*, int64_t> LocalCommunicator::Join(
   auto [it, inserted] = pending_.try_emplace({sequence, leader});
   Rendezvous& rendezvous = it->second;
   if (inserted) {
-    rendezvous.signature = signature;
-    rendezvous.sequence = sequence;
-    rendezvous.members.resize(static_cast<size_t>(group_size));
-    rendezvous.arrived.assign(static_cast<size_t>(group_size), false);
+    try {
+      rendezvous.signature = signature;
+      rendezvous.sequence = sequence;
+      rendezvous.members.resize(static_cast<size_t>(group_size));
+      rendezvous.arrived.assign(static_cast<size_t>(group_size), false);
+    } catch (...) {
+      // Out of memory: no member may find it half made (this device's failure aborts the rest).
+      pending_.erase(it);
+      throw;
+    }
   } else if (rendezvous.error.empty() && !(rendezvous.signature == signature)) {
     rendezvous.error = StrCat("device ", device, " issued collective #", sequence, " over ",
                               GroupText(signature.group), " but device ",

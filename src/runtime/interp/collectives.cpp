@@ -11,6 +11,7 @@
 #include "runtime/comm/reduction.h"
 #include "runtime/interp/evaluator.h"
 #include "runtime/interp/kernels.h"
+#include "support/allocation.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -177,6 +178,11 @@ std::span<uint8_t> Bytes(Literal& literal) {
   return {literal.raw(), static_cast<size_t>(literal.byte_size())};
 }
 
+// A buffer the data passes through on its way (packed chunks, gathered copies to reduce).
+std::vector<uint8_t> Scratch(int64_t bytes) {
+  return AllocateZeroed(static_cast<uint64_t>(bytes), "the collective's scratch buffer");
+}
+
 int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t product = 1;
   for (size_t i = begin; i < end; ++i) product *= dims[i];
@@ -268,7 +274,7 @@ Literal AllReduce(const Instruction& instruction, Operands operands, const Parti
       group.communicator->AllReduce(group.device, group.group, type, reducer, Bytes(input),
                                     Bytes(result));
     } else {
-      std::vector<uint8_t> gathered(static_cast<size_t>(input.byte_size() * group.size()));
+      std::vector<uint8_t> gathered = Scratch(input.byte_size() * group.size());
       group.communicator->AllGather(group.device, group.group, Bytes(input), gathered);
       GenericReduce(instruction, evaluator, type, gathered.data(), group.size(),
                     input.element_count(), result.raw());
@@ -301,7 +307,7 @@ Literal AllGather(const Instruction& instruction, Operands operands, const Parti
     if (rows.outer == 1) {
       group.communicator->AllGather(group.device, group.group, Bytes(input), Bytes(result));
     } else {
-      std::vector<uint8_t> gathered(static_cast<size_t>(result.byte_size()));
+      std::vector<uint8_t> gathered = Scratch(result.byte_size());
       group.communicator->AllGather(group.device, group.group, Bytes(input), gathered);
       // gathered is [member][outer][row]; the result is [outer][member][row].
       MergeRows(gathered.data(), result.raw(), rows.outer, n, rows.row_bytes);
@@ -342,7 +348,7 @@ Literal ReduceScatter(const Instruction& instruction, Operands operands,
     std::vector<uint8_t> packed;
     std::span<const uint8_t> send = Bytes(input);
     if (rows.outer != 1) {
-      packed.resize(static_cast<size_t>(input.byte_size()));
+      packed = Scratch(input.byte_size());
       SplitRows(input.raw(), packed.data(), rows.outer, n, rows.row_bytes / n);
       send = packed;
     }
@@ -352,7 +358,7 @@ Literal ReduceScatter(const Instruction& instruction, Operands operands,
     } else {
       // Every member sends chunk j to member j, then folds what it got in group order.
       const size_t chunk = static_cast<size_t>(result.byte_size());
-      std::vector<uint8_t> received(chunk * static_cast<size_t>(n));
+      std::vector<uint8_t> received = Scratch(static_cast<int64_t>(chunk) * n);
       std::vector<std::span<const uint8_t>> send_list;
       std::vector<std::span<uint8_t>> recv_list;
       for (int64_t j = 0; j < n; ++j) {
@@ -392,8 +398,8 @@ Literal AllToAllArrays(const Instruction& instruction, const std::vector<const L
     std::span<const uint8_t> send = Bytes(input);
     std::span<uint8_t> recv = Bytes(result);
     if (rows.outer != 1) {
-      packed_send.resize(chunk * static_cast<size_t>(n));
-      packed_recv.resize(chunk * static_cast<size_t>(n));
+      packed_send = Scratch(static_cast<int64_t>(chunk) * n);
+      packed_recv = Scratch(static_cast<int64_t>(chunk) * n);
       SplitRows(input.raw(), packed_send.data(), rows.outer, n, piece);
       send = packed_send;
       recv = packed_recv;

@@ -2,7 +2,9 @@
 // their last use, handles control flow and pass-through ops, and dispatches the rest to kernels.
 #include "runtime/interp/evaluator.h"
 
+#include <cstdio>
 #include <cstring>
+#include <new>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -13,6 +15,7 @@
 #include "runtime/interp/eval_elementwise.h"
 #include "runtime/interp/kernels.h"
 #include "runtime/interp/random.h"
+#include "support/allocation.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -160,6 +163,15 @@ Plan BuildPlan(const Computation& computation) {
   return plan;
 }
 
+// "while evaluating it (its result, f32[8,1024], is 32.00 KiB)": the context of a failed
+// allocation inside an instruction (the message is located at the instruction).
+std::string WhileEvaluating(const Instruction& instruction) {
+  const std::optional<int64_t> bytes = instruction.shape().CheckedByteSize();
+  if (!bytes) return "while evaluating it";
+  return StrCat("while evaluating it (its result, ", instruction.shape().ToString(false), ", is ",
+                ByteCountText(static_cast<uint64_t>(*bytes)), ")");
+}
+
 [[noreturn]] void RefuseManualRegion(const Instruction& instruction, const Literal& operand) {
   GSPMD_USER_ERROR(DescribeInstruction(instruction),
                    ": manual (shard_map) regions cannot run on one device; the operand is ",
@@ -290,7 +302,17 @@ Literal Evaluator::State::Run(Evaluator& self, const Computation& computation,
     operands.clear();
     for (int32_t k = plan.operand_begin[i]; k < plan.operand_begin[i + 1]; ++k)
       operands.push_back(frame.value[plan.operand_slots[k]]);
-    WithInstructionContext(*plan.order[i], [&] { EvaluateInto(self, plan, frame, slot, operands); });
+    WithInstructionContext(*plan.order[i], [&] {
+      try {
+        EvaluateInto(self, plan, frame, slot, operands);
+      } catch (const std::bad_alloc& failure) {
+        // A kernel's scratch or a copied value (values fail in AllocateZeroed with a UserError),
+        // or a UserError whose message found no memory: name the instruction either way.
+        char prefix[128];
+        std::snprintf(prefix, sizeof(prefix), "%%%s: ", plan.order[i]->name().c_str());
+        ThrowOutOfMemory(failure, [&] { return WhileEvaluating(*plan.order[i]); }, prefix);
+      }
+    });
     for (int32_t k = plan.operand_begin[i]; k < plan.operand_begin[i + 1]; ++k)
       frame.Release(plan.operand_slots[k]);
   }
@@ -431,7 +453,9 @@ Literal Evaluator::Run(std::span<const Literal> arguments) {
     }
     pointers.push_back(&argument);
   }
-  return state_->Run(*this, *entry, pointers, {});
+  // Allocations outside any instruction (frames, a result copied out of a parameter).
+  return ReportingOutOfMemory(StrCat("while running the entry computation '", entry->name(), "'"),
+                              [&] { return state_->Run(*this, *entry, pointers, {}); });
 }
 
 Literal Evaluator::Call(const Computation& computation, std::span<const Literal* const> arguments) {

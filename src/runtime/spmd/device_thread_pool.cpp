@@ -1,6 +1,8 @@
 // DeviceThreadPool: device threads kept from run to run (see the header for why).
 #include "runtime/spmd/device_thread_pool.h"
 
+#include <system_error>
+
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -19,19 +21,73 @@ DeviceThreadPool::~DeviceThreadPool() {
   for (std::thread& thread : threads_) thread.join();
 }
 
+namespace {
+
+// A thread that could not be started (no memory for its stack, or the process's thread limit
+// reached) is a UserError: the devices of a run cannot share threads.
+[[noreturn]] void FailToStart(size_t index, size_t count, const std::system_error& error) {
+  throw UserError(StrCat("cannot start the thread of device ", index, " of ", count, ": ", error.what(),
+                         " (out of memory for its stack, or the process's thread limit; every simulated "
+                         "device needs a thread of its own)"),
+                  UserErrorKind::kResource);
+}
+
+// The busy pool's fallback: fresh threads that start the task only once all of them exist, so
+// that a thread that cannot be started leaves no device waiting in a collective for it.
+void RunOnFreshThreads(size_t count, const std::function<void(size_t)>& task) {
+  std::mutex mutex;
+  std::condition_variable started;
+  bool go = false, cancelled = false;
+  std::vector<std::thread> threads;
+  threads.reserve(count);
+  auto release = [&](bool cancel) {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      go = true;
+      cancelled = cancel;
+    }
+    started.notify_all();
+  };
+  for (size_t i = 0; i < count; ++i) {
+    try {
+      threads.emplace_back([&, i] {
+        {
+          std::unique_lock<std::mutex> lock(mutex);
+          started.wait(lock, [&] { return go; });
+          if (cancelled) return;
+        }
+        task(i);
+      });
+    } catch (const std::system_error& error) {
+      release(/*cancel=*/true);
+      for (std::thread& thread : threads) thread.join();
+      FailToStart(i, count, error);
+    }
+  }
+  release(/*cancel=*/false);
+  for (std::thread& thread : threads) thread.join();
+}
+
+}  // namespace
+
 void DeviceThreadPool::Run(size_t count, const std::function<void(size_t)>& task) {
   if (count == 0) return;
   std::unique_lock<std::mutex> run_lock(run_mutex_, std::try_to_lock);
   if (!run_lock.owns_lock()) {
     // Busy: the same work on threads of its own.
-    std::vector<std::thread> threads;
-    threads.reserve(count);
-    for (size_t i = 0; i < count; ++i) threads.emplace_back(task, i);
-    for (std::thread& thread : threads) thread.join();
+    RunOnFreshThreads(count, task);
     return;
   }
   std::unique_lock<std::mutex> lock(mutex_);
-  while (threads_.size() < count) threads_.emplace_back(&DeviceThreadPool::Work, this, threads_.size());
+  // Every thread exists before any task starts; a thread that cannot be started ends the run
+  // before it begins (those started wait, idle, for the next).
+  while (threads_.size() < count) {
+    try {
+      threads_.emplace_back(&DeviceThreadPool::Work, this, threads_.size(), generation_);
+    } catch (const std::system_error& error) {
+      FailToStart(threads_.size(), count, error);
+    }
+  }
   task_ = &task;
   count_ = count;
   running_ = count;
@@ -41,8 +97,7 @@ void DeviceThreadPool::Run(size_t count, const std::function<void(size_t)>& task
   task_ = nullptr;
 }
 
-void DeviceThreadPool::Work(size_t index) {
-  uint64_t seen = 0;
+void DeviceThreadPool::Work(size_t index, uint64_t seen) {
   std::unique_lock<std::mutex> lock(mutex_);
   while (true) {
     work_ready_.wait(lock, [&] { return generation_ != seen || stopping_; });

@@ -26,7 +26,8 @@ class DeviceThreadPool {
 
   // Runs task(0) .. task(count - 1) at the same time, each on its own thread, and returns when
   // all have returned. `task` must not throw. A Run while another is under way (another caller
-  // thread, or a task that runs devices itself) uses fresh threads instead of waiting.
+  // thread, or a task that runs devices itself) uses fresh threads instead of waiting. When a
+  // thread cannot be started (no memory for its stack), no task runs and Run throws a UserError.
   void Run(size_t count, const std::function<void(size_t)>& task);
 
   DeviceThreadPool() = default;
@@ -35,7 +36,8 @@ class DeviceThreadPool {
   DeviceThreadPool& operator=(const DeviceThreadPool&) = delete;
 
  private:
-  void Work(size_t index);
+  // A worker's loop; `seen` is the run under way when it was started (it waits for the next).
+  void Work(size_t index, uint64_t seen);
 
   std::mutex run_mutex_;  // held for a whole Run: one at a time on the pool's threads
   std::mutex mutex_;      // guards what follows

@@ -7,6 +7,7 @@
 
 #include "io/npy.h"
 #include "runtime/spmd/spmd_executor.h"
+#include "support/allocation.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -109,8 +110,21 @@ std::vector<std::string> WriteResultsFromAllDevices(const SpmdPlan& plan, const 
     for (size_t i = 0; i < plan.results.size(); ++i) {
       std::vector<const Literal*> shards;
       for (const std::vector<Literal>& leaves : results) shards.push_back(&leaves[i]);
-      WriteNpyInPlace(files.Add(GlobalResultPath(out_dir, i)),
-                      AssembleGlobal(shards, plan.results[i].sharding, plan.results[i].global));
+      const std::string path = GlobalResultPath(out_dir, i);
+      Literal global;
+      try {
+        global = ReportingOutOfMemory(StrCat("for ", plan.results[i].global.ToString(false)), [&] {
+          return AssembleGlobal(shards, plan.results[i].sharding, plan.results[i].global);
+        });
+      } catch (const UserError& error) {
+        // Memory for the global array: the message says which output needed it.
+        if (error.HasLocation()) throw;
+        ThrowUserErrorAt(SourceLocation{path, 0, 0},
+                         StrCat(error.what(), " (assembling the global result from the devices' shards; "
+                                              "--sharded-output writes the shards without assembling them)"),
+                         error.kind());
+      }
+      WriteNpyInPlace(files.Add(path), global);
     }
   }
   files.Commit();

@@ -21,6 +21,7 @@
 #include "runtime/interp/kernel_dnnl.h"
 #include "runtime/spmd/device_runner.h"
 #include "runtime/spmd/result_files.h"
+#include "support/allocation.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -111,15 +112,25 @@ class Runner {
     DeviceRunHooks hooks;
     hooks.arguments = [&](int64_t device) { return ReadDeviceArguments(plan_, arguments_, device); };
     hooks.on_first_error = [&](std::exception_ptr error) { EndJob(error); };
-    Write(RunDevicesOnThreads(module_, plan_, communicator, devices_, hooks));
+    std::vector<std::vector<Literal>> results;
+    try {
+      results = RunDevicesOnThreads(module_, plan_, communicator, devices_, hooks);
+    } catch (...) {
+      // Not a device's error (those end the job from on_first_error): its threads could not
+      // start. Ending the job here keeps the other ranks from waiting for this one.
+      EndJob(std::current_exception());
+    }
+    Write(std::move(results));
   }
 
   // Writes this rank's devices' results (results[j] of devices_[j]).
   void Write(std::vector<std::vector<Literal>> results) {
     results_ = std::move(results);
     try {
-      if (options_.sharded_output) WriteSharded();
-      else WriteGlobal();
+      ReportingOutOfMemory("while writing the results", [&] {
+        if (options_.sharded_output) WriteSharded();
+        else WriteGlobal();
+      });
     } catch (...) {
       files_.Discard();
       EndJob(std::current_exception());
@@ -183,7 +194,7 @@ class Runner {
       }
       std::vector<uint8_t> window_bytes, piece;
       for (const Window& window : FileWindows(leaf.global, kOutputWindowBytes)) {
-        if (writer) window_bytes.assign(static_cast<size_t>(window.bytes), 0);
+        if (writer) window_bytes = AllocateZeroed(static_cast<uint64_t>(window.bytes), StrCat("a window of ", path));
         for (size_t k = 0; k < shards.owners.size(); ++k) {
           const Box& tile = shards.index.shards[k].box;
           std::optional<Box> common = IntersectBoxes(window.box, tile);

@@ -1,6 +1,7 @@
 // PlanSpmdRun and reading each device's shards of the arguments.
 #include "runtime/spmd/spmd_plan.h"
 
+#include <new>
 #include <set>
 
 #include "ir/computation.h"
@@ -256,8 +257,21 @@ std::vector<Literal> ReadDeviceArguments(const SpmdPlan& plan, std::span<const G
   std::vector<Literal> values;
   for (size_t p = 0; p < plan.arguments.size(); ++p) {
     std::vector<Literal> leaves;
-    for (size_t i = 0; i < plan.arguments[p].size(); ++i)
-      leaves.push_back(ReadShard(*arguments[p].leaves[i], plan.arguments[p][i].sharding, device));
+    for (size_t i = 0; i < plan.arguments[p].size(); ++i) {
+      const ArraySource& source = *arguments[p].leaves[i];
+      try {
+        leaves.push_back(ReadShard(source, plan.arguments[p][i].sharding, device));
+      } catch (const UserError& error) {
+        // Errors of the file name it; one that does not (memory running out) says what it read
+        // (unless there is no memory left to say it).
+        if (error.HasLocation()) throw;
+        try {
+          throw error.Reworded(StrCat(error.what(), " (the device's shard of parameter ", p, ", ", source.name(), ")"));
+        } catch (const std::bad_alloc&) {
+          throw error;
+        }
+      }
+    }
     size_t next = 0;
     values.push_back(RebuildTuple(plan.parameter_shapes[p], leaves, next));
   }
