@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <utility>
 
 #include "io/array_source.h"
 #include "runtime/spmd/device_runner.h"
 #include "runtime/spmd/spmd_executor.h"
+#include "support/allocation.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -51,6 +53,10 @@ ShardedTrainer::ShardedTrainer(const Module& global, const Module& per_device, c
       devices_(std::move(local_devices)), communicators_(std::move(communicators)),
       on_first_error_(std::move(on_first_error)) {
   GSPMD_CHECK(!settings_.check, "ShardedTrainer does not check against one device");
+  ReportingOutOfMemory("while making the first step's inputs", [&] { MakeFirstArguments(run_options); });
+}
+
+void ShardedTrainer::MakeFirstArguments(const SpmdRunOptions& run_options) {
   const bool draw_task = settings_.first_inputs.empty();
   batches_ = std::make_unique<BatchSource>(signature_, settings_.data_dir, settings_.seed, draw_task);
   std::vector<Literal> first = FirstInputs(signature_, settings_, *batches_);
@@ -62,7 +68,7 @@ ShardedTrainer::ShardedTrainer(const Module& global, const Module& per_device, c
     arguments.push_back({value.shape(), {sources.back().get()}});
     global_shapes_.push_back(value.shape());
   }
-  plan_ = PlanSpmdRun(per_device, arguments, run_options);
+  plan_ = PlanSpmdRun(per_device_, arguments, run_options);
   for (const CarryPair& pair : signature_.carry) {
     const SpmdLeaf& out = plan_.results[pair.output];
     const SpmdLeaf& in = plan_.arguments[pair.input][0];
@@ -75,18 +81,30 @@ ShardedTrainer::ShardedTrainer(const Module& global, const Module& per_device, c
   for (int64_t device : devices_) arguments_.push_back(ReadDeviceArguments(plan_, arguments, device));
 }
 
+template <typename Fn>
+void ShardedTrainer::OutsideDevices(std::string_view context, Fn&& fn) {
+  try {
+    ReportingOutOfMemory(context, std::forward<Fn>(fn));
+  } catch (...) {
+    if (on_first_error_) on_first_error_(std::current_exception());  // MPI ends the job here
+    throw;
+  }
+}
+
 ShardedStepResult ShardedTrainer::Step() {
   ShardedStepResult result;
   result.step = next_step_;
   const size_t n = signature_.inputs.size();
   if (next_step_ > 0) {
-    std::vector<Literal> batch(n);
-    batches_->Fill(next_step_, batch);
-    for (size_t i = 0; i < n; ++i) {
-      if (!batches_->Feeds(static_cast<int64_t>(i))) continue;
-      for (size_t j = 0; j < devices_.size(); ++j)
-        arguments_[j][i] = ShardOfGlobal(batch[i], plan_.arguments[i][0].sharding, devices_[j]);
-    }
+    OutsideDevices("while making the step's batch shards", [&] {
+      std::vector<Literal> batch(n);
+      batches_->Fill(next_step_, batch);
+      for (size_t i = 0; i < n; ++i) {
+        if (!batches_->Feeds(static_cast<int64_t>(i))) continue;
+        for (size_t j = 0; j < devices_.size(); ++j)
+          arguments_[j][i] = ShardOfGlobal(batch[i], plan_.arguments[i][0].sharding, devices_[j]);
+      }
+    });
   }
   std::vector<bool> carried(n, false);
   for (const CarryPair& pair : signature_.carry) carried[pair.input] = true;
@@ -105,8 +123,10 @@ ShardedStepResult ShardedTrainer::Step() {
   results_ = RunDevicesOnThreads(per_device_, plan_, *communicator, devices_, hooks);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  for (size_t j = 0; j < devices_.size(); ++j)
-    for (const CarryPair& pair : signature_.carry) arguments_[j][pair.input] = results_[j][pair.output];
+  OutsideDevices("while carrying the outputs to the next step", [&] {
+    for (size_t j = 0; j < devices_.size(); ++j)
+      for (const CarryPair& pair : signature_.carry) arguments_[j][pair.input] = results_[j][pair.output];
+  });
   const size_t metrics = signature_.metrics.empty() ? 1 : signature_.metrics.size();
   for (size_t k = 0; k < metrics && k < results_[0].size(); ++k)
     if (results_[0][k].shape().IsArray() && results_[0][k].element_count() == 1)

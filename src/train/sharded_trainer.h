@@ -8,6 +8,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "ir/module.h"
@@ -41,11 +42,19 @@ class ShardedTrainer {
   int64_t tokens_per_step() const { return batches_->tokens_per_step(); }
   const std::vector<int64_t>& local_devices() const { return devices_; }
 
+  // Runs the next step. Memory running out is a UserError saying so; under MPI,
+  // `on_first_error` ends the job with it (also outside the devices: the batch, the carry).
   ShardedStepResult Step();
   // The last step's result leaves of each local device (per_device[j] for local_devices()[j]).
   const std::vector<std::vector<Literal>>& last_results() const { return results_; }
 
  private:
+  void MakeFirstArguments(const SpmdRunOptions& run_options);
+  // Runs fn (work of this process between the devices' runs); an error (memory running out
+  // as a UserError) goes to on_first_error_ first, as a device's would.
+  template <typename Fn>
+  void OutsideDevices(std::string_view context, Fn&& fn);
+
   const Module& per_device_;
   TrainSettings settings_;
   StepSignature signature_;

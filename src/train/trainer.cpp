@@ -6,6 +6,7 @@
 
 #include "analysis/literal_compare.h"
 #include "runtime/interp/evaluator.h"
+#include "support/allocation.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -118,19 +119,23 @@ Trainer::Trainer(const Module& global, std::unique_ptr<StepRunner> runner, Train
 StepResult Trainer::Step() {
   StepResult result;
   result.step = next_step_;
-  batches_->Fill(next_step_, inputs_);
+  ReportingOutOfMemory("while making the step's batch", [&] { batches_->Fill(next_step_, inputs_); });
   auto start = std::chrono::steady_clock::now();
-  result.outputs = runner_->Run(inputs_);
+  result.outputs = ReportingOutOfMemory("while running the step", [&] { return runner_->Run(inputs_); });
   result.seconds = SecondsSince(start);
   if (result.outputs.size() != signature_.outputs.size())
     GSPMD_USER_ERROR("the step returned ", result.outputs.size(), " outputs, expected ", signature_.outputs.size());
   if (settings_.check) {
     start = std::chrono::steady_clock::now();
-    std::vector<Literal> expected = FlattenTuple(EvaluateModule(global_, inputs_));
+    std::vector<Literal> expected = ReportingOutOfMemory("while checking the step on one device", [&] {
+      return FlattenTuple(EvaluateModule(global_, inputs_));
+    });
     result.check_seconds = SecondsSince(start);
     result.mismatch = CompareStepOutputs(result.outputs, expected, signature_, settings_.rtol, settings_.atol);
   }
-  for (const CarryPair& pair : signature_.carry) inputs_[pair.input] = result.outputs[pair.output];
+  ReportingOutOfMemory("while carrying the outputs to the next step", [&] {
+    for (const CarryPair& pair : signature_.carry) inputs_[pair.input] = result.outputs[pair.output];
+  });
   ++next_step_;
   return result;
 }
