@@ -71,3 +71,18 @@ def test_save_round_trips(tmp_path):
     program.save(path)
     assert gspmd.load(path).text() == program.text()
     assert gspmd.load(path).is_per_device
+
+
+def test_stubs_cover_the_extension_module():
+    import ast
+    import pathlib
+
+    from gspmd import _gspmd
+
+    stub = ast.parse((pathlib.Path(gspmd.__file__).parent / "_gspmd.pyi").read_text())
+    stubbed = {node.name for node in stub.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    exported = {name for name in dir(_gspmd) if not name.startswith("_")}
+    assert exported == stubbed
+    methods = {node.name for node in next(n for n in stub.body if getattr(n, "name", "") == "Program").body
+               if isinstance(node, ast.FunctionDef)}
+    assert {name for name in dir(_gspmd.Program) if not name.startswith("_")} == methods
