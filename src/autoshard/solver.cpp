@@ -26,6 +26,10 @@ namespace {
 
 // TRW-S passes per Lagrangian round (each: a forward and a backward sweep).
 constexpr int kPassesPerRound = 10;
+// Rounds without a better assignment after which the search stops before its budget.
+constexpr int kStallRounds = 1000;
+// Reduced problems with at most this many assignments are enumerated.
+constexpr int64_t kEnumerateLimit = 1 << 16;
 
 class Driver {
  public:
@@ -134,6 +138,38 @@ std::vector<double> PricedCosts(const ReducedProblem& problem, const std::vector
   return costs;
 }
 
+// Tries every assignment when there are at most kEnumerateLimit, odometer order (each step
+// changes the first few nodes); updates best when it finds a better valid one. Returns
+// whether it ran (and so proved the best optimal).
+bool Enumerate(const ReducedProblem& problem, std::vector<int>& best, WideCost& best_cost, bool& best_feasible,
+               Driver& driver) {
+  int64_t count = 1;
+  for (const ReducedProblem::Node& node : problem.nodes) {
+    count *= node.strategy_count();
+    if (count > kEnumerateLimit) return false;
+  }
+  const int n = static_cast<int>(problem.nodes.size());
+  SearchState state(problem, std::vector<int>(n, 0));
+  std::vector<int> x(n, 0);
+  while (true) {
+    if (state.Feasible() && (!best_feasible || state.cost() < best_cost)) {
+      best = state.assignment();
+      best_cost = state.cost();
+      best_feasible = true;
+    }
+    int i = 0;
+    while (i < n && x[i] + 1 == problem.nodes[i].strategy_count()) {
+      x[i] = 0;
+      state.Set(i, 0);
+      ++i;
+    }
+    if (i == n) break;
+    state.Set(i, ++x[i]);
+  }
+  driver.Spend(state);
+  return true;
+}
+
 }  // namespace
 
 SolveResult SolveStrategyProblem(const StrategyProblem& input, const SolveOptions& options) {
@@ -159,13 +195,18 @@ SolveResult SolveStrategyProblem(const StrategyProblem& input, const SolveOption
   WideCost best_cost = state.cost();
   bool best_feasible = state.Feasible();
 
-  // Lagrangian rounds.
+  // A reduced problem small enough to enumerate is solved exactly.
+  if (Enumerate(problem, best, best_cost, best_feasible, driver) && best_feasible) bound = best_cost + problem.constant;
+  const bool exact = best_feasible && bound == best_cost + problem.constant;
+
+  // Lagrangian rounds, until the budget is spent or kStallRounds rounds find nothing better.
   MessagePassing passing(problem);
   std::vector<double> prices(problem.horizon, 0.0);
   double best_dual = -1e300;
   double step_scale = 1.0;
   int since_dual_gain = 0;
-  for (int round = 0; !driver.OutOfWork(); ++round) {
+  int stalled = 0;
+  for (int round = 0; !exact && stalled < kStallRounds && !driver.OutOfWork(); ++round) {
     passing.SetNodeCosts(PricedCosts(problem, prices));
     work = 0;
     for (int i = 0; i < kPassesPerRound; ++i) passing.Iterate(work);
@@ -199,10 +240,12 @@ SolveResult SolveStrategyProblem(const StrategyProblem& input, const SolveOption
       if (guided.cost() < best_cost + best_cost / 50) driver.LocalSearch(guided, MoveMode::kFeasible, false);
     }
     driver.Spend(guided);
+    ++stalled;
     if (guided.Feasible() && (!best_feasible || guided.cost() < best_cost)) {
       best = guided.assignment();
       best_cost = guided.cost();
       best_feasible = true;
+      stalled = 0;
     }
     const double target = static_cast<double>(best_cost + problem.constant);
     if (norm > 0) {
@@ -218,7 +261,7 @@ SolveResult SolveStrategyProblem(const StrategyProblem& input, const SolveOption
   }
   // A last polish of the best with the block moves.
   SearchState final_state(problem, best);
-  if (final_state.Feasible()) {
+  if (!exact && final_state.Feasible()) {
     driver.LocalSearch(final_state, MoveMode::kFeasible, true);
     if (final_state.cost() < best_cost) {
       best = final_state.assignment();
