@@ -395,7 +395,15 @@ void Driver::OnChanged(int64_t s) {
   const bool manual = slots_[s].sharding && slots_[s].sharding->IsManual();
   for (int32_t k = node.users_begin; k < node.users_end; ++k) {
     int32_t u = user_nodes_[k];
-    if (u >= 0 && nodes_[u].rule_op) PushForward(u);
+    if (u >= 0 && nodes_[u].rule_op) {
+      PushForward(u);
+      // A sharded user's rule for its other operands may read this one (a scatter's indices
+      // follow its updates, a dot's operand the other operand): they are asked again.
+      if (ShardingOf(u) != nullptr) {
+        for (int32_t j = nodes_[u].operands_begin; j < nodes_[u].operands_end; ++j)
+          if (operand_nodes_[j] >= 0 && operand_nodes_[j] != n) PushBackward(operand_nodes_[j]);
+      }
+    }
     if (u >= 0 && manual && nodes_[u].whole) pending_manual_.push_back(u);
   }
   if (node.rule_op) {
