@@ -1,0 +1,76 @@
+"""Program.run from Python against the in-process run the CLI does, on an already-partitioned step.
+
+Both sides run the same per-device program (partitioned once) on the same inputs, the C++ side
+as `gspmd run --spmd --like` does it (bench_python_run.cpp: api::Run timed in-process), the
+Python side as ``per_device.run(*arrays)``: numpy arrays in, numpy arrays out. Rounds alternate
+between the two so both see the same machine; the ratio of medians is the Python overhead.
+
+    PYTHONPATH=build/python .venv/bin/python benchmarks/bench_python_run.py \\
+        [--program .../transformer_train_32l/pre.hlo] [--rounds 5] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pathlib
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+import gspmd
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+DEFAULT = pathlib.Path("/work/shared/corpus/bench/transformer_train_32l/pre.hlo")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--program", type=pathlib.Path, default=DEFAULT)
+    parser.add_argument("--baseline", type=pathlib.Path, default=REPO / "build" / "benchmarks" / "bench_python_run")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+
+    program = gspmd.load(args.program)
+    per_device = program.partition()
+    rng = np.random.default_rng(0)
+    arrays = [(rng.standard_normal(p.shape) * 0.02).astype(p.dtype) for p in program.parameters]
+    print(f"{args.program}: {len(arrays)} inputs, {sum(a.nbytes for a in arrays) / 2**20:.1f} MiB; "
+          f"{per_device.num_partitions} devices")
+
+    python_times: list[float] = []
+    cpp_times: list[float] = []
+    with tempfile.TemporaryDirectory() as inputs:
+        for i, array in enumerate(arrays):
+            np.save(f"{inputs}/in{i}.npy", array)
+        per_device.run(*arrays)  # warm-up
+        for round_ in range(args.rounds):
+            result = subprocess.run([str(args.baseline), str(args.program), inputs, str(args.repeats)],
+                                    check=True, capture_output=True, text=True)
+            cpp = json.loads(result.stdout)["seconds"]
+            py = []
+            for _ in range(args.repeats):
+                start = time.perf_counter()
+                per_device.run(*arrays)
+                py.append(time.perf_counter() - start)
+            cpp_times += cpp
+            python_times += py
+            print(f"round {round_ + 1}: C++ median {statistics.median(cpp) * 1e3:.1f} ms, "
+                  f"Python median {statistics.median(py) * 1e3:.1f} ms")
+    cpp_median = statistics.median(cpp_times)
+    py_median = statistics.median(python_times)
+    print(f"C++ (api::Run in-process): median {cpp_median * 1e3:.1f} ms, min {min(cpp_times) * 1e3:.1f} ms "
+          f"over {len(cpp_times)} runs")
+    print(f"Python (Program.run):      median {py_median * 1e3:.1f} ms, min {min(python_times) * 1e3:.1f} ms "
+          f"over {len(python_times)} runs")
+    print(f"ratio Python / C++: {py_median / cpp_median:.3f} (medians), {min(python_times) / min(cpp_times):.3f} (minima)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
