@@ -3,10 +3,12 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
+#include <iterator>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "support/allocation.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -119,9 +121,11 @@ ShardIndex ParseShardIndex(const std::string& text, const std::string& path) {
 ShardIndex ReadShardIndex(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) ThrowUserErrorAt(SourceLocation{path, 0, 0}, "cannot open file (expected a readable shard index)");
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return ParseShardIndex(buffer.str(), path);
+  // Not `stream << in.rdbuf()`: it swallows a failed allocation and leaves the text cut short.
+  const std::string text = ReportingOutOfMemory(StrCat("while reading the shard index ", path), [&] {
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  });
+  return ParseShardIndex(text, path);
 }
 
 std::string ShardFilePath(const std::string& index_path, const ShardIndex::Shard& shard) {

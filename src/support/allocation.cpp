@@ -111,6 +111,11 @@ AddressSpace CurrentAddressSpace() {
   return {static_cast<uint64_t>(limit.rlim_cur), static_cast<uint64_t>(pages) * static_cast<uint64_t>(page_size)};
 }
 
+// Whether a request of `bytes` leaves the reserve of `space` free (always, without a limit).
+bool LeavesReserve(const AddressSpace& space, uint64_t bytes) {
+  return space.limit == 0 || (space.used < space.limit && space.limit - space.used >= bytes + kAddressSpaceReserve);
+}
+
 // "1.50 GiB", "96 bytes".
 std::string ShortByteCount(uint64_t bytes) {
   const std::string text = ByteCountText(bytes);
@@ -130,8 +135,10 @@ OutOfMemory::OutOfMemory(uint64_t bytes, std::string_view context) : bytes_(byte
 
 OutOfMemory OutOfMemory::Prefixed(std::string_view prefix) const {
   OutOfMemory prefixed = *this;
-  std::snprintf(prefixed.text_, sizeof(prefixed.text_), "%.*s%s", static_cast<int>(prefix.size()), prefix.data(),
-                text_);
+  // Cut at the buffer's end when too long (the return value says by how much; nothing to do).
+  if (std::snprintf(prefixed.text_, sizeof(prefixed.text_), "%.*s%s", static_cast<int>(prefix.size()), prefix.data(),
+                    text_) < 0)
+    prefixed.text_[0] = '\0';
   return prefixed;
 }
 
@@ -200,8 +207,7 @@ std::vector<uint8_t> AllocateZeroed(uint64_t bytes, std::string_view what) {
     if (RefusedForTesting(bytes)) throw OutOfMemory(bytes);
     if (bytes >= kCheckedRequestBytes) {
       space = CurrentAddressSpace();
-      if (space.limit > 0 && (space.used >= space.limit || space.limit - space.used < bytes + kAddressSpaceReserve))
-        throw OutOfMemory(bytes);
+      if (!LeavesReserve(space, bytes)) throw OutOfMemory(bytes);
     }
     if (bytes > std::vector<uint8_t>().max_size()) throw OutOfMemory(bytes);
     return std::vector<uint8_t>(static_cast<size_t>(bytes), 0);
@@ -235,12 +241,20 @@ std::vector<uint8_t> AllocateZeroed(uint64_t bytes, std::string_view what) {
 // mimalloc's, which free what mi_malloc returns.
 namespace {
 
+// Large requests (a kernel's index lists, copies of values) keep the address-space reserve
+// free too, as AllocateZeroed's do.
+bool LargeRequestRefused(std::size_t size) {
+  return size >= gspmd::kCheckedRequestBytes && !gspmd::LeavesReserve(gspmd::CurrentAddressSpace(), size);
+}
+
 void* NewOrThrow(std::size_t size) {
+  if (LargeRequestRefused(size)) throw gspmd::OutOfMemory(size);
   if (void* memory = mi_malloc(size)) return memory;
   throw gspmd::OutOfMemory(size);
 }
 
 void* AlignedNewOrThrow(std::size_t size, std::align_val_t alignment) {
+  if (LargeRequestRefused(size)) throw gspmd::OutOfMemory(size);
   if (void* memory = mi_malloc_aligned(size, static_cast<std::size_t>(alignment))) return memory;
   throw gspmd::OutOfMemory(size);
 }

@@ -4,8 +4,10 @@
 
 #include <cstdio>
 #include <exception>
+#include <new>
 
 #include "gspmd_version.h"  // generated at build time by cmake/git_revision.cmake
+#include "support/allocation.h"
 #include "support/diagnostic.h"
 #include "tools/cli_errors.h"
 #include "tools/commands.h"
@@ -41,6 +43,12 @@ int main(int argc, char** argv) {
   } catch (const gspmd::UserError& error) {
     std::fflush(stdout);
     std::fprintf(stderr, "%s\n", error.what());
+    return 1;
+  } catch (const std::bad_alloc& error) {
+    // Memory ran out where nothing closer said so (an OutOfMemory's text has the bytes).
+    std::fflush(stdout);
+    std::fprintf(stderr, "gspmd: error: %s\n",
+                 dynamic_cast<const gspmd::OutOfMemory*>(&error) != nullptr ? error.what() : "out of memory");
     return 1;
   } catch (const std::exception& error) {
     // Not the input's fault: a bug in gspmd. Still one line on stderr and a failing exit code.

@@ -185,6 +185,43 @@ ENTRY main {
   ExpectNoOutput(Path("out"));
 }
 
+// The values (operand, source, result: 200 MB) fit a 520 MB limit; the kernel's own index
+// lists (240 MB) do not: the failure inside the kernel is located at the instruction too.
+TEST_F(OutOfMemoryCliTest, KernelScratchUnderAddressLimit) {
+#ifdef GSPMD_TEST_ASAN
+  GTEST_SKIP() << "AddressSanitizer cannot run under a small RLIMIT_AS";
+#endif
+  const std::string program = WriteFile("select_and_scatter.hlo", R"(HloModule select_and_scatter
+
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = pred[] compare(a, b), direction=GE
+}
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+
+ENTRY main {
+  p = f32[] parameter(0)
+  operand = f32[20000000] iota(), iota_dimension=0
+  source = f32[10000000] broadcast(p), dimensions={}
+  zero = f32[] constant(0)
+  ROOT s = f32[20000000] select-and-scatter(operand, source, zero), window={size=2 stride=2}, select=ge, scatter=add
+}
+)");
+  const LimitedResult result =
+      RunGspmd(dir_, {"eval", program, "-i", Path("two.npy"), "-o", Path("out")}, uint64_t{520} << 20);
+  ExpectOutOfMemoryError(result, "[0-9]+");
+  EXPECT_TRUE(std::regex_search(result.err, std::regex(":20:8: error: %s: out of memory: cannot allocate [^\n]* "
+                                                       "while evaluating it \\(its result, f32\\[20000000\\]")))
+      << result.err;
+  ExpectNoOutput(Path("out"));
+}
+
 // A training step whose parameters alone (two 1 GiB weight matrices) exceed the limit.
 TEST_F(OutOfMemoryCliTest, TrainUnderAddressLimit) {
 #ifdef GSPMD_TEST_ASAN
@@ -217,6 +254,22 @@ TEST_F(OutOfMemoryCliTest, DeviceThreadsThatCannotStart) {
   EXPECT_TRUE(std::regex_search(result.err, std::regex("error: cannot start the thread of device [0-9]+ of 64: ")))
       << result.err;
   ExpectNoOutput(Path("out"));
+}
+
+// Memory running out outside the runtime (here while `gspmd model` builds a paper-sized
+// training step) has no instruction or device to name; main's last resort still says it, with
+// the bytes, exit 1.
+TEST_F(OutOfMemoryCliTest, ModelUnderAddressLimit) {
+#ifdef GSPMD_TEST_ASAN
+  GTEST_SKIP() << "AddressSanitizer cannot run under a small RLIMIT_AS";
+#endif
+  const LimitedResult result = RunGspmd(
+      dir_, {"model", "--preset", "gshard-2048e-36l", "-o", Path("big.hlo")}, uint64_t{128} << 20);
+  EXPECT_EQ(result.signal, 0) << result.err;
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_TRUE(std::regex_search(result.err, std::regex("^gspmd: error: out of memory: cannot allocate [0-9]+ bytes")))
+      << result.err;
+  EXPECT_FALSE(fs::exists(Path("big.hlo")));
 }
 
 // ---- injected failures (every build, AddressSanitizer included) ----
