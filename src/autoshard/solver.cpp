@@ -14,7 +14,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 
 #include "autoshard/lower_bound.h"
 #include "autoshard/reduce.h"
@@ -41,6 +40,10 @@ class Driver {
   void LocalSearch(SearchState& state, MoveMode mode, bool blocks);
   // Single-node moves only, until none improves.
   void NodeSearch(SearchState& state, MoveMode mode);
+  // Brings `state` within the memory limit: a few times, memory at the time points still over
+  // the limit gets a steeper price and the priced local search runs (it moves whole subtrees,
+  // where single changes would break edges); then Repair's greedy finishes.
+  void PricedRepair(SearchState& state, double cost_scale);
   std::vector<int> LeastMemoryAssignment() const;
   bool OutOfWork(int64_t pending = 0) {
     if (spent_ + pending >= budget_) return true;
@@ -121,6 +124,23 @@ void Driver::NodeSearch(SearchState& state, MoveMode mode) {
   }
 }
 
+void Driver::PricedRepair(SearchState& state, double cost_scale) {
+  const int64_t horizon = problem_.horizon;
+  std::vector<double> prices(horizon, 0.0);
+  for (int attempt = 0; attempt < 6 && !state.Feasible() && !OutOfWork(state.work()); ++attempt) {
+    const std::vector<int64_t> usage = state.memory().Values();
+    int64_t over = 0;
+    for (int64_t t = 0; t < horizon; ++t) over += usage[t] > problem_.usage_limit ? 1 : 0;
+    const double unit = cost_scale / (static_cast<double>(problem_.usage_limit) * static_cast<double>(std::max<int64_t>(over, 1)));
+    for (int64_t t = 0; t < horizon; ++t)
+      if (usage[t] > problem_.usage_limit) prices[t] = prices[t] > 0 ? prices[t] * 4 : unit;
+    state.SetPrices(prices);
+    NodeSearch(state, MoveMode::kPenalized);
+    LocalSearch(state, MoveMode::kPenalized, false);
+  }
+  state.Repair(static_cast<int64_t>(problem_.nodes.size()) * 4);
+}
+
 // Node costs plus memory x price: per (node, strategy), the strategy's usage in each segment
 // times the sum of the prices of the segment's time points.
 std::vector<double> PricedCosts(const ReducedProblem& problem, const std::vector<double>& prices) {
@@ -180,7 +200,6 @@ SolveResult SolveStrategyProblem(const StrategyProblem& input, const SolveOption
   Reduction reduction = Reduce(input);
   const ReducedProblem& problem = reduction.problem;
   result.reduction = reduction.stats;
-  const bool debug = std::getenv("GSPMD_AUTOSHARD_DEBUG") != nullptr;
   Driver driver(problem, options, budget);
   int64_t work = 0;
   WideCost bound = SpanningForestLowerBound(problem, work);
@@ -202,9 +221,10 @@ SolveResult SolveStrategyProblem(const StrategyProblem& input, const SolveOption
   // Lagrangian rounds, until the budget is spent or kStallRounds rounds find nothing better.
   MessagePassing passing(problem);
   std::vector<double> prices(problem.horizon, 0.0);
-  double best_dual = -1e300;
+  double best_dual = -1e300;       // the best valid bound (TRW-S's, priced)
+  double best_lagrangian = -1e300;  // the best Lagrangian value of a decoded assignment
   double step_scale = 1.0;
-  int since_dual_gain = 0;
+  int since_gain = 0;
   int stalled = 0;
   for (int round = 0; !exact && stalled < kStallRounds && !driver.OutOfWork(); ++round) {
     passing.SetNodeCosts(PricedCosts(problem, prices));
@@ -215,25 +235,30 @@ SolveResult SolveStrategyProblem(const StrategyProblem& input, const SolveOption
       dual += prices[t] * static_cast<double>(problem.baseline[t] - problem.usage_limit);
     SearchState guided(problem, passing.Decode(work));
     driver.Spend(work);
-    if (dual > best_dual + 1e-9 * std::abs(best_dual)) {
-      best_dual = dual;
-      since_dual_gain = 0;
-    } else if (++since_dual_gain >= 5) {
-      step_scale = std::max(step_scale / 2, 1e-4);
-      since_dual_gain = 0;
-    }
+    best_dual = std::max(best_dual, dual);
     // Subgradient step on the prices.
     std::vector<double> gradient(problem.horizon);
     double norm = 0;
     const std::vector<int64_t> usage = guided.memory().Values();
     driver.Spend(4 * problem.horizon + static_cast<int64_t>(problem.nodes.size()));
+    const WideCost guided_cost = guided.cost();
+    // The decoded assignment's Lagrangian value: cost + sum of price x (memory - limit), an
+    // estimate of the dual function at these prices; the step length follows it.
+    double lagrangian = static_cast<double>(guided_cost + problem.constant);
     for (int64_t t = 0; t < problem.horizon; ++t) {
       gradient[t] = static_cast<double>(usage[t] - problem.usage_limit);
+      lagrangian += prices[t] * gradient[t];
       if (prices[t] > 0 || gradient[t] > 0) norm += gradient[t] * gradient[t];
     }
-    const WideCost guided_cost = guided.cost();
+    if (lagrangian > best_lagrangian + 1e-9 * std::abs(best_lagrangian)) {
+      best_lagrangian = lagrangian;
+      since_gain = 0;
+    } else if (++since_gain >= 5) {
+      step_scale = std::max(step_scale / 2, 1e-3);
+      since_gain = 0;
+    }
     const bool fits = guided.Feasible();
-    guided.Repair(static_cast<int64_t>(problem.nodes.size()) * 4);
+    driver.PricedRepair(guided, static_cast<double>(best_cost + problem.constant));
     if (guided.Feasible()) {
       driver.NodeSearch(guided, MoveMode::kFeasible);
       // The subtree moves only for candidates close to the best.
@@ -249,11 +274,11 @@ SolveResult SolveStrategyProblem(const StrategyProblem& input, const SolveOption
     }
     const double target = static_cast<double>(best_cost + problem.constant);
     if (norm > 0) {
-      const double step = step_scale * std::max(target - dual, 0.01 * std::abs(target)) / norm;
+      const double step = step_scale * std::max(target - lagrangian, 0.001 * std::abs(target)) / norm;
       for (int64_t t = 0; t < problem.horizon; ++t) prices[t] = std::max(0.0, prices[t] + step * gradient[t]);
     }
     result.rounds = round + 1;
-    if (debug)
+    if (options.trace)
       std::fprintf(stderr, "round %d dual %.6g decoded %s%s -> %s best %s step %.3g\n", round, dual,
                    WideToString(guided_cost + problem.constant).c_str(), fits ? " (fits)" : "",
                    WideToString(guided.cost() + problem.constant).c_str(),

@@ -21,6 +21,8 @@ struct SolveOptions {
   // answer depends only on the input and this budget, as long as the clock does not stop the
   // search first (then `stopped_by_clock` says so).
   int64_t work_budget = 0;
+  // Print one line per Lagrangian round on stderr (prices' step, decoded and repaired costs).
+  bool trace = false;
 };
 
 struct SolveResult {

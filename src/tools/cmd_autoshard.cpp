@@ -24,6 +24,7 @@ struct AutoshardOptions {
   bool json = false;
   uint64_t seed = 1;
   int64_t work_budget = 0;
+  bool trace = false;
 };
 
 // Time kept back from the limit for expanding, checking and printing the answer.
@@ -42,6 +43,7 @@ void RunAutoshard(const AutoshardOptions& options) {
   solve.start = start;
   solve.time_limit_seconds = SearchSeconds(options.time_limit);
   solve.seed = options.seed;
+  solve.trace = options.trace;
   solve.work_budget = options.work_budget > 0 ? options.work_budget
                                               : static_cast<int64_t>(SearchSeconds(options.time_limit) *
                                                                      autoshard::kNominalWorkPerSecond);
@@ -78,7 +80,10 @@ void RunAutoshard(const AutoshardOptions& options) {
     std::printf("initial cost: %s\n", autoshard::WideToString(result.initial_cost).c_str());
     std::printf("best cost: %s (%s)\n", cost.c_str(),
                 result.feasible ? "feasible" : "NOT feasible: memory over the limit or a forbidden choice");
-    std::printf("lower bound: %s (gap %.2f%%, memory limit ignored)\n", bound.c_str(), 100.0 * gap);
+    if (result.feasible && result.lower_bound == result.cost)
+      std::printf("lower bound: %s (the answer is optimal)\n", bound.c_str());
+    else
+      std::printf("lower bound: %s (gap %.2f%% of the best cost)\n", bound.c_str(), 100.0 * gap);
     std::printf("time: %.2f s (reading %.2f s), %d rounds, work %lld of %lld%s\n", result.seconds, read_seconds,
                 result.rounds, static_cast<long long>(result.work), static_cast<long long>(result.work_budget),
                 result.stopped_by_clock ? ", stopped by the time limit" : "");
@@ -99,6 +104,7 @@ void AddAutoshardCommand(CLI::App& app) {
   command->add_option("--seed", options->seed, "the search's random seed")->capture_default_str();
   command->add_option("--work-budget", options->work_budget,
                       "inner-loop steps the search may do (default: from --time-limit)");
+  command->add_flag("--trace", options->trace, "print one line per Lagrangian round of the search on stderr");
   command->callback([options] { RunAutoshard(*options); });
 }
 
