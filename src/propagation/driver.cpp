@@ -3,6 +3,7 @@
 #include "propagation/driver.h"
 
 #include <algorithm>
+#include <string_view>
 
 #include "ir/known_custom_calls.h"
 #include "propagation/manual_conversion.h"
@@ -438,7 +439,11 @@ void Driver::PropagateLinks() {
         Improve(t, Sharding::Replicated(), std::max(from.priority, 0), -1, RuleName{kBarrierToRule});
         continue;
       }
-      Improve(t, *from.sharding, std::max(from.priority, 0), from.source, RuleName{LinkRuleName(kind)});
+      // The operand of a ShardBarrierTo replicated in its users' place says so.
+      const bool barrier_replicated =
+          kind == LinkKind::kBarrier && std::string_view(from.rule.base) == kBarrierToRule;
+      Improve(t, *from.sharding, std::max(from.priority, 0), from.source,
+              barrier_replicated ? from.rule : RuleName{LinkRuleName(kind)});
     }
   }
 }

@@ -63,6 +63,7 @@ ENTRY %e {
                                   XlaDefaults());
   ExpectCompleteAndAnnotationsKept(backward);
   EXPECT_EQ(backward.Of("wn"), "{replicated}");
+  EXPECT_EQ(backward.Origin("wn"), "replicated: a ShardBarrierTo blocks its users' sharding");
   EXPECT_EQ(backward.Of("w"), "");
   EXPECT_EQ(backward.module->entry()->FindInstruction("to"), nullptr);
   ExpectPartitionsAndComputesTheSame(backward);
