@@ -218,23 +218,32 @@ bool SearchState::ImproveTree(int root, int max_nodes, int64_t max_work, MoveMod
       std::vector<int>& choice = choice_[i];
       choice.assign(ku, 0);
       const std::vector<Cost>& table = table_[i];
+      std::vector<Cost>& parent_table = table_[p];
+      // Only v's strategies still allowed, for the parent's strategies still allowed.
+      std::vector<int>& candidates = scratch_candidates_;
+      candidates.clear();
+      for (int sv = 0; sv < kv; ++sv)
+        if (table[sv] < kForbiddenCost) candidates.push_back(sv);
+      int64_t live_parents = 0;
       for (int su = 0; su < ku; ++su) {
         Cost best = kForbiddenCost;
         int best_s = x_[v];
-        for (int sv = 0; sv < kv; ++sv) {
-          const Cost edge_cost = v_is_a ? edge.costs[static_cast<size_t>(sv) * columns + su]
-                                        : edge.costs[static_cast<size_t>(su) * columns + sv];
-          const Cost c = AddCost(table[sv], edge_cost);
-          if (c < best) {
-            best = c;
-            best_s = sv;
+        if (parent_table[su] < kForbiddenCost) {
+          ++live_parents;
+          for (int sv : candidates) {
+            const Cost edge_cost = v_is_a ? edge.costs[static_cast<size_t>(sv) * columns + su]
+                                          : edge.costs[static_cast<size_t>(su) * columns + sv];
+            const Cost c = AddCost(table[sv], edge_cost);
+            if (c < best) {
+              best = c;
+              best_s = sv;
+            }
           }
         }
         message[su] = best;
         choice[su] = best_s;
       }
-      work_ += static_cast<int64_t>(ku) * kv;
-      std::vector<Cost>& parent_table = table_[p];
+      work_ += ku + kv + live_parents * static_cast<int64_t>(candidates.size());
       for (int su = 0; su < ku; ++su) parent_table[su] = AddCost(parent_table[su], message[su]);
     }
     const std::vector<Cost>& root_table = table_[0];

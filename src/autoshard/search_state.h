@@ -93,7 +93,7 @@ class SearchState {
   std::vector<std::vector<Cost>> table_;
   std::vector<std::vector<int>> choice_;  // per block node: best own strategy per parent strategy
   std::vector<Cost> choice_cost_;
-  std::vector<int> scratch_proposal_;
+  std::vector<int> scratch_proposal_, scratch_candidates_;
   std::vector<int> local_;  // node -> its index in block_ (ImproveBlock)
 };
 

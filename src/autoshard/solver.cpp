@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 #include "autoshard/lower_bound.h"
 #include "autoshard/reduce.h"
@@ -23,8 +24,10 @@
 namespace gspmd::autoshard {
 namespace {
 
-// TRW-S passes per Lagrangian round (each: a forward and a backward sweep).
-constexpr int kPassesPerRound = 10;
+// Price steps per Lagrangian round, and TRW-S passes per price step (each pass: a forward
+// and a backward sweep).
+constexpr int kPriceStepsPerRound = 5;
+constexpr int kPassesPerStep = 3;
 // Rounds without a better assignment after which the search stops before its budget.
 constexpr int kStallRounds = 1000;
 // Reduced problems with at most this many assignments are enumerated.
@@ -44,6 +47,8 @@ class Driver {
   // the limit gets a steeper price and the priced local search runs (it moves whole subtrees,
   // where single changes would break edges); then Repair's greedy finishes.
   void PricedRepair(SearchState& state, double cost_scale);
+  // One subtree move (up to `size` nodes) from every node, in index order.
+  void TreeSweep(SearchState& state, MoveMode mode, int size);
   std::vector<int> LeastMemoryAssignment() const;
   bool OutOfWork(int64_t pending = 0) {
     if (spent_ + pending >= budget_) return true;
@@ -124,6 +129,13 @@ void Driver::NodeSearch(SearchState& state, MoveMode mode) {
   }
 }
 
+void Driver::TreeSweep(SearchState& state, MoveMode mode, int size) {
+  for (int v = 0; v < static_cast<int>(problem_.nodes.size()); ++v) {
+    if (OutOfWork(state.work())) return;
+    state.ImproveTree(v, size, 4'000'000, mode, random_);
+  }
+}
+
 void Driver::PricedRepair(SearchState& state, double cost_scale) {
   const int64_t horizon = problem_.horizon;
   std::vector<double> prices(horizon, 0.0);
@@ -136,7 +148,7 @@ void Driver::PricedRepair(SearchState& state, double cost_scale) {
       if (usage[t] > problem_.usage_limit) prices[t] = prices[t] > 0 ? prices[t] * 4 : unit;
     state.SetPrices(prices);
     NodeSearch(state, MoveMode::kPenalized);
-    LocalSearch(state, MoveMode::kPenalized, false);
+    TreeSweep(state, MoveMode::kPenalized, 32);
   }
   state.Repair(static_cast<int64_t>(problem_.nodes.size()) * 4);
 }
@@ -227,37 +239,57 @@ SolveResult SolveStrategyProblem(const StrategyProblem& input, const SolveOption
   int since_gain = 0;
   int stalled = 0;
   for (int round = 0; !exact && stalled < kStallRounds && !driver.OutOfWork(); ++round) {
-    passing.SetNodeCosts(PricedCosts(problem, prices));
-    work = 0;
-    for (int i = 0; i < kPassesPerRound; ++i) passing.Iterate(work);
-    double dual = passing.LowerBound(work);
-    for (int64_t t = 0; t < problem.horizon; ++t)
-      dual += prices[t] * static_cast<double>(problem.baseline[t] - problem.usage_limit);
-    SearchState guided(problem, passing.Decode(work));
-    driver.Spend(work);
-    best_dual = std::max(best_dual, dual);
-    // Subgradient step on the prices.
-    std::vector<double> gradient(problem.horizon);
-    double norm = 0;
-    const std::vector<int64_t> usage = guided.memory().Values();
-    driver.Spend(4 * problem.horizon + static_cast<int64_t>(problem.nodes.size()));
-    const WideCost guided_cost = guided.cost();
-    // The decoded assignment's Lagrangian value: cost + sum of price x (memory - limit), an
-    // estimate of the dual function at these prices; the step length follows it.
-    double lagrangian = static_cast<double>(guided_cost + problem.constant);
-    for (int64_t t = 0; t < problem.horizon; ++t) {
-      gradient[t] = static_cast<double>(usage[t] - problem.usage_limit);
-      lagrangian += prices[t] * gradient[t];
-      if (prices[t] > 0 || gradient[t] > 0) norm += gradient[t] * gradient[t];
+    // Several cheap price steps (message passing and decoding), then the expensive repair and
+    // local search on the most promising decoded assignment: the cheapest that fits, else the
+    // one that overflows least.
+    std::optional<SearchState> chosen;
+    int64_t chosen_overflow = 0;
+    double dual = 0;
+    for (int step_index = 0; step_index < kPriceStepsPerRound; ++step_index) {
+      passing.SetNodeCosts(PricedCosts(problem, prices));
+      work = 0;
+      for (int i = 0; i < kPassesPerStep; ++i) passing.Iterate(work);
+      dual = passing.LowerBound(work);
+      for (int64_t t = 0; t < problem.horizon; ++t)
+        dual += prices[t] * static_cast<double>(problem.baseline[t] - problem.usage_limit);
+      best_dual = std::max(best_dual, dual);
+      SearchState guided(problem, passing.Decode(work));
+      driver.Spend(work);
+      const std::vector<int64_t> usage = guided.memory().Values();
+      driver.Spend(4 * problem.horizon + static_cast<int64_t>(problem.nodes.size()));
+      // The decoded assignment's Lagrangian value: cost + sum of price x (memory - limit), an
+      // estimate of the dual function at these prices; the step length follows it.
+      std::vector<double> gradient(problem.horizon);
+      double lagrangian = static_cast<double>(guided.cost() + problem.constant);
+      double norm = 0;
+      int64_t overflow = 0;
+      for (int64_t t = 0; t < problem.horizon; ++t) {
+        gradient[t] = static_cast<double>(usage[t] - problem.usage_limit);
+        lagrangian += prices[t] * gradient[t];
+        if (prices[t] > 0 || gradient[t] > 0) norm += gradient[t] * gradient[t];
+        overflow += std::max<int64_t>(0, usage[t] - problem.usage_limit);
+      }
+      if (lagrangian > best_lagrangian + 1e-9 * std::abs(best_lagrangian)) {
+        best_lagrangian = lagrangian;
+        since_gain = 0;
+      } else if (++since_gain >= 5) {
+        step_scale = std::max(step_scale / 2, 1e-3);
+        since_gain = 0;
+      }
+      const double target = static_cast<double>(best_cost + problem.constant);
+      if (norm > 0) {
+        const double step = step_scale * std::max(target - lagrangian, 0.001 * std::abs(target)) / norm;
+        for (int64_t t = 0; t < problem.horizon; ++t) prices[t] = std::max(0.0, prices[t] + step * gradient[t]);
+      }
+      const bool better = !chosen.has_value() || overflow < chosen_overflow ||
+                          (overflow == chosen_overflow && guided.cost() < chosen->cost());
+      if (better) {
+        chosen_overflow = overflow;
+        chosen.emplace(std::move(guided));
+      }
     }
-    if (lagrangian > best_lagrangian + 1e-9 * std::abs(best_lagrangian)) {
-      best_lagrangian = lagrangian;
-      since_gain = 0;
-    } else if (++since_gain >= 5) {
-      step_scale = std::max(step_scale / 2, 1e-3);
-      since_gain = 0;
-    }
-    const bool fits = guided.Feasible();
+    SearchState& guided = *chosen;
+    const WideCost decoded_cost = guided.cost();
     driver.PricedRepair(guided, static_cast<double>(best_cost + problem.constant));
     if (guided.Feasible()) {
       driver.NodeSearch(guided, MoveMode::kFeasible);
@@ -272,16 +304,11 @@ SolveResult SolveStrategyProblem(const StrategyProblem& input, const SolveOption
       best_feasible = true;
       stalled = 0;
     }
-    const double target = static_cast<double>(best_cost + problem.constant);
-    if (norm > 0) {
-      const double step = step_scale * std::max(target - lagrangian, 0.001 * std::abs(target)) / norm;
-      for (int64_t t = 0; t < problem.horizon; ++t) prices[t] = std::max(0.0, prices[t] + step * gradient[t]);
-    }
     result.rounds = round + 1;
     if (options.trace)
-      std::fprintf(stderr, "round %d dual %.6g decoded %s%s -> %s best %s step %.3g\n", round, dual,
-                   WideToString(guided_cost + problem.constant).c_str(), fits ? " (fits)" : "",
-                   WideToString(guided.cost() + problem.constant).c_str(),
+      std::fprintf(stderr, "round %d: bound %.6g, decoded %s (over the limit by %lld in all) -> %s, best %s, step %.3g\n",
+                   round, dual, WideToString(decoded_cost + problem.constant).c_str(),
+                   static_cast<long long>(chosen_overflow), WideToString(guided.cost() + problem.constant).c_str(),
                    WideToString(best_cost + problem.constant).c_str(), step_scale);
   }
   // A last polish of the best with the block moves.
