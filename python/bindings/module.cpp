@@ -11,6 +11,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -18,6 +19,10 @@
 #include <vector>
 
 #include "api/gspmd.h"
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -101,6 +106,22 @@ std::vector<OutputArray> ToArrays(std::vector<Literal> literals) {
   return arrays;
 }
 
+// The CLI runs with mimalloc, which keeps freed memory for a while; in a Python process the
+// module allocates with the process's malloc (see allocation_without_mimalloc.cpp). glibc's
+// defaults hand blocks over 128 KiB back to the system and get fresh zeroed pages on every run
+// (about 3,000 page faults per run of the 32-layer step); keeping blocks under 32 MiB in the
+// heap, and up to 64 MiB of free heap top, leaves about 50 (docs/performance.md, l). Settings
+// the user gave glibc (MALLOC_*_ environment variables, GLIBC_TUNABLES) or
+// GSPMD_SYSTEM_MALLOC=1 leave malloc as it is.
+void KeepFreedMemoryForReuse() {
+#ifdef __GLIBC__
+  for (const char* name : {"GSPMD_SYSTEM_MALLOC", "GLIBC_TUNABLES", "MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_"})
+    if (std::getenv(name) != nullptr) return;
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
+}
+
 api::BoundaryOptions Boundary(std::string to_parameters, std::string to_outputs) {
   return api::BoundaryOptions{std::move(to_parameters), std::move(to_outputs)};
 }
@@ -131,6 +152,7 @@ NB_MODULE(_gspmd, m) {
   using namespace gspmd::python;
   m.doc() = "gspmd's library API (src/api/gspmd.h); use the `gspmd` package, not this module.";
   nb::register_exception_translator(TranslateErrors);
+  KeepFreedMemoryForReuse();
 
   nb::class_<Program>(m, "Program")
       .def_static("load", [](const std::string& path, const std::string& format) {
