@@ -51,30 +51,39 @@ def _ml_dtypes():
     return ml_dtypes
 
 
+_DTYPE_OF_TYPE: dict[str, np.dtype] = {}   # filled on first use (ml_dtypes is imported only then)
+_TYPE_OF_DTYPE: dict[np.dtype, str] = {}
+
+
+def _fill_tables() -> None:
+    for name, numpy_type in _NUMPY_TYPES.items():
+        _DTYPE_OF_TYPE[name] = np.dtype(numpy_type)
+    ml_dtypes = _ml_dtypes()
+    if ml_dtypes is not None:
+        for name, attribute in _ML_DTYPES.items():
+            if hasattr(ml_dtypes, attribute):
+                _DTYPE_OF_TYPE[name] = np.dtype(getattr(ml_dtypes, attribute))
+    for name, dtype in _DTYPE_OF_TYPE.items():
+        _TYPE_OF_DTYPE[dtype] = name
+
+
 def numpy_dtype(type_name: str) -> np.dtype:
     """The numpy dtype of an HLO element type (``"f32"`` -> ``float32``, ``"bf16"`` -> bfloat16)."""
-    if type_name in _NUMPY_TYPES:
-        return np.dtype(_NUMPY_TYPES[type_name])
+    if not _DTYPE_OF_TYPE:
+        _fill_tables()
+    dtype = _DTYPE_OF_TYPE.get(type_name)
+    if dtype is not None:
+        return dtype
     if type_name in _ML_DTYPES:
-        ml_dtypes = _ml_dtypes()
-        if ml_dtypes is None or not hasattr(ml_dtypes, _ML_DTYPES[type_name]):
-            raise InputError(f"gspmd: error: {type_name} arrays need the ml_dtypes package (pip install ml_dtypes)")
-        return np.dtype(getattr(ml_dtypes, _ML_DTYPES[type_name]))
+        raise InputError(f"gspmd: error: {type_name} arrays need the ml_dtypes package (pip install ml_dtypes)")
     raise InputError(f"gspmd: error: no numpy dtype for the element type {type_name}")
 
 
 def hlo_type(dtype: np.dtype) -> str | None:
     """The HLO element type of a numpy dtype, or None when there is none."""
-    dtype = np.dtype(dtype)
-    for name, numpy_type in _NUMPY_TYPES.items():
-        if dtype == np.dtype(numpy_type):
-            return name
-    ml_dtypes = _ml_dtypes()
-    if ml_dtypes is not None:
-        for name, attribute in _ML_DTYPES.items():
-            if hasattr(ml_dtypes, attribute) and dtype == np.dtype(getattr(ml_dtypes, attribute)):
-                return name
-    return None
+    if not _TYPE_OF_DTYPE:
+        _fill_tables()
+    return _TYPE_OF_DTYPE.get(np.dtype(dtype))
 
 
 class Parameter(NamedTuple):
@@ -104,6 +113,8 @@ def to_inputs(arrays: Sequence[Any], parameters: Sequence[Parameter], where: str
             array = np.asarray(value, dtype=parameter.dtype)
         else:
             array = np.asarray(value)
+        if not array.dtype.isnative:
+            array = array.astype(array.dtype.newbyteorder("="))  # big-endian data: one copy
         type_name = hlo_type(array.dtype)
         if type_name is None:
             raise InputError(

@@ -107,3 +107,11 @@ ENTRY e {
 }""")
     out = program.eval(np.zeros((0, 3), np.float32))[0]
     assert out.shape == (0, 3) and out.dtype == np.float32
+
+
+def test_big_endian_arrays_are_converted():
+    program = gspmd.from_text(ELEMENTWISE.format(t="f32", op="add"))
+    x = np.arange(24, dtype=">f4").reshape(4, 6)
+    out = program.run(x, x)[0]
+    assert out.dtype == np.float32
+    np.testing.assert_array_equal(out, 2 * x.astype(np.float32))
