@@ -6,7 +6,7 @@
 #   bash scripts/iopddl_eval.sh [DIR] [SCALE]
 # DIR holds asplos-2025-iopddl-*.json.gz and best.tsv (default ../shared/iopddl); SCALE
 # multiplies every time limit (default 1; e.g. 0.25 while developing). GSPMD selects the
-# binary (default build/gspmd).
+# binary (default build/gspmd); ANSWERS=DIR keeps each run's output as DIR/NAME.out.
 set -euo pipefail
 here="$(cd "$(dirname "$0")/.." && pwd)"
 dir="${1:-$here/../shared/iopddl}"
@@ -18,6 +18,7 @@ tail -n +2 "$dir/best.tsv" | while IFS=$'\t' read -r name best team limit; do
   seconds=$(python3 -c "print($limit * $scale)")
   output=$("$gspmd" autoshard --iopddl "$file" --time-limit "$seconds" --json)
   json="${output%%$'\n'*}"
+  if [ -n "${ANSWERS:-}" ]; then mkdir -p "$ANSWERS" && printf '%s\n' "$output" > "$ANSWERS/$name.out"; fi
   python3 - "$name" "$best" "$seconds" "$json" <<'PY'
 import json, sys
 name, best, limit, line = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
