@@ -110,7 +110,7 @@ std::vector<OutputArray> ToArrays(std::vector<Literal> literals) {
 // module allocates with the process's malloc (see allocation_without_mimalloc.cpp). glibc's
 // defaults hand blocks over 128 KiB back to the system and get fresh zeroed pages on every run
 // (about 3,000 page faults per run of the 32-layer step); keeping blocks under 32 MiB in the
-// heap, and up to 64 MiB of free heap top, leaves about 50 (docs/performance.md, l). Settings
+// heap, and up to 64 MiB of free heap top, leaves about 50 (docs/performance.md, m). Settings
 // the user gave glibc (MALLOC_*_ environment variables, GLIBC_TUNABLES) or
 // GSPMD_SYSTEM_MALLOC=1 leave malloc as it is.
 void KeepFreedMemoryForReuse() {
