@@ -237,15 +237,17 @@ class Program:
         return self.show()._repr_html_()
 
     # Running.
-    def run(self, *arrays: Any, devices: Optional[int] = None) -> list[np.ndarray]:
+    def run(self, *arrays: Any, devices: Optional[int] = None, like: Optional["Program"] = None) -> list[np.ndarray]:
         """Runs on simulated devices (threads): global numpy arrays in, global arrays out.
 
         A global program is partitioned first; a per-device one (from :meth:`partition`)
-        runs as it is. One array per entry parameter, of its dtype and shape.
+        runs as it is. One array per entry parameter, of its dtype and shape. ``like`` is the
+        global program a per-device one read from a file came from (XLA's ``propagated.hlo``
+        for its ``partitioned.hlo``): it gives the shardings and global shapes the file lacks.
         """
-        inputs = self._inputs(arrays, self._like or self)
-        like = self._like._core if self._like is not None else None
-        return from_outputs(_gspmd.run(self._core, inputs, _devices(devices), like))
+        like = like or self._like
+        inputs = self._inputs(arrays, like or self)
+        return from_outputs(_gspmd.run(self._core, inputs, _devices(devices), like._core if like else None))
 
     def eval(self, *arrays: Any) -> list[np.ndarray]:
         """Runs a global program on one device with the reference interpreter."""

@@ -63,3 +63,10 @@ def test_eval_runs_on_one_device():
     case = CASES[0].parent / "dp_matmul"
     outputs = gspmd.load(case / "pre.hlo").eval(*inputs_of(case))
     assert_matches(outputs[0], outputs_of(case)[0])
+
+
+def test_xla_partitioned_program_runs_like_its_propagated_program():
+    case = CASES[0].parent / "megatron_mlp"
+    per_device = gspmd.load(case / "partitioned.hlo")
+    outputs = per_device.run(*inputs_of(case), like=gspmd.load(case / "propagated.hlo"))
+    assert_matches(outputs[0], outputs_of(case)[0])
