@@ -115,3 +115,32 @@ def test_big_endian_arrays_are_converted():
     out = program.run(x, x)[0]
     assert out.dtype == np.float32
     np.testing.assert_array_equal(out, 2 * x.astype(np.float32))
+
+
+NUMPY_ALONE = """
+import sys
+sys.modules["ml_dtypes"] = None   # import fails: as if only numpy were installed
+sys.modules["jax"] = None
+import numpy as np
+import gspmd
+program = gspmd.from_text('''
+HloModule m
+ENTRY e {
+  x = f32[3] parameter(0)
+  ROOT y = bf16[3] convert(x)
+}''')
+assert "jax" not in [m for m in sys.modules if sys.modules[m] is not None]
+try:
+    program.eval(np.ones(3, np.float32))
+except gspmd.InputError as error:
+    assert "ml_dtypes" in str(error), str(error)
+    print("ok")
+"""
+
+
+def test_works_with_numpy_alone():
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", NUMPY_ALONE], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == "ok", result.stderr[-2000:]
