@@ -1,18 +1,19 @@
 """Program.run from Python against the in-process run the CLI does, on an already-partitioned step.
 
 Both sides run the same per-device program (partitioned once) on the same inputs, the C++ side
-as `gspmd run --spmd --like` does it (bench_python_run.cpp: api::Run timed in-process), the
-Python side as ``per_device.run(*arrays)``: numpy arrays in, numpy arrays out. Rounds alternate
-between the two so both see the same machine; the ratio of medians is the Python overhead.
+as `gspmd run --spmd --like` does it (bench_python_run.cpp: api::Run timed in-process, one
+Google Benchmark repetition per run), the Python side as ``per_device.run(*arrays)``: numpy
+arrays in, numpy arrays out. Rounds alternate between the two so both see the same machine; the
+ratio of medians is the Python overhead.
 
-    PYTHONPATH=build/python .venv/bin/python benchmarks/bench_python_run.py \\
-        [--program .../transformer_train_32l/pre.hlo] [--rounds 5] [--repeats 5]
+    PYTHONPATH=build/python .venv/bin/python benchmarks/bench_python_run.py [--rounds 5] [--repeats 5]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import statistics
 import subprocess
@@ -25,7 +26,8 @@ import numpy as np
 import gspmd
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
-DEFAULT = pathlib.Path("/work/shared/corpus/bench/transformer_train_32l/pre.hlo")
+_SECONDS = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+DEFAULT = REPO / "benchmarks" / "data" / "transformer_train_32l" / "pre.hlo"
 
 
 def main() -> int:
@@ -50,9 +52,11 @@ def main() -> int:
             np.save(f"{inputs}/in{i}.npy", array)
         per_device.run(*arrays)  # warm-up
         for round_ in range(args.rounds):
-            result = subprocess.run([str(args.baseline), str(args.program), inputs, str(args.repeats)],
-                                    check=True, capture_output=True, text=True)
-            cpp = json.loads(result.stdout)["seconds"]
+            env = dict(os.environ, GSPMD_BENCH_HLO=str(args.program), GSPMD_BENCH_INPUTS=inputs)
+            result = subprocess.run([str(args.baseline), f"--benchmark_repetitions={args.repeats}",
+                                     "--benchmark_format=json"], check=True, capture_output=True, text=True, env=env)
+            cpp = [entry["real_time"] * _SECONDS[entry["time_unit"]] for entry in json.loads(result.stdout)["benchmarks"]
+                   if entry.get("run_type") == "iteration"]
             py = []
             for _ in range(args.repeats):
                 start = time.perf_counter()
