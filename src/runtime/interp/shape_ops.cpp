@@ -77,6 +77,19 @@ Literal Reshape(const Instruction& instruction, const Literal& operand) {
   return result;
 }
 
+// A reshape, or (as XLA's compiled programs write, e.g. the f32 -> s32 of a total-order
+// comparator) a reinterpretation of the same bytes as another element type.
+Literal Bitcast(const Instruction& instruction, const Literal& operand) {
+  const Shape& shape = instruction.shape();
+  if (shape.IsArray() && IsArrayType(operand.element_type()) && shape.element_type() != operand.element_type() &&
+      shape.CheckedByteSize() == operand.shape().CheckedByteSize()) {
+    Literal result(Shape(shape.element_type(), shape.dims()));
+    std::memcpy(result.raw(), operand.raw(), static_cast<size_t>(operand.byte_size()));
+    return result;
+  }
+  return Reshape(instruction, operand);
+}
+
 Literal Transpose(const Instruction& instruction, const Literal& operand) {
   const std::vector<int64_t>& perm = instruction.dimensions;
   int64_t rank = operand.shape().rank();
@@ -338,7 +351,7 @@ Literal EvaluateShapeOp(const Instruction& instruction, Operands operands) {
     case Opcode::kIota: return Iota(instruction);
     case Opcode::kBroadcast: ExpectOperands(instruction, operands, 1); return Broadcast(instruction, *operands[0]);
     case Opcode::kReshape:
-    case Opcode::kBitcast: ExpectOperands(instruction, operands, 1); return Reshape(instruction, *operands[0]);
+    case Opcode::kBitcast: ExpectOperands(instruction, operands, 1); return Bitcast(instruction, *operands[0]);
     case Opcode::kTranspose: ExpectOperands(instruction, operands, 1); return Transpose(instruction, *operands[0]);
     case Opcode::kCopy: ExpectOperands(instruction, operands, 1); return Copy(instruction, *operands[0]);
     case Opcode::kSlice: ExpectOperands(instruction, operands, 1); return Slice(instruction, *operands[0]);
