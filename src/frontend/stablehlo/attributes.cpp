@@ -10,10 +10,14 @@
 namespace gspmd::stablehlo {
 namespace {
 
+// `word` then `next` at the cursor, spaces allowed between them ("dense <[1, 2]>" is MLIR too).
 bool StartsWord(Cursor& cursor, std::string_view word, char next) {
   std::string_view text = cursor.text();
   size_t pos = cursor.pos();
-  return text.compare(pos, word.size(), word) == 0 && pos + word.size() < text.size() && text[pos + word.size()] == next;
+  if (text.compare(pos, word.size(), word) != 0) return false;
+  size_t after = pos + word.size();
+  while (after < text.size() && (text[after] == ' ' || text[after] == '\t')) ++after;
+  return after < text.size() && text[after] == next;
 }
 
 bool IsFloatText(std::string_view number) {

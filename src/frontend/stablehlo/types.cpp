@@ -25,6 +25,9 @@ ElementType ParseElementType(Cursor& cursor, size_t type_start) {
   std::string_view name = cursor.ReadBareId(Expected("an element type (", kSupportedElementTypes, ")"));
   std::optional<ElementType> type = ElementTypeFromName(name);
   if (type) return *type;
+  // MLIR's machine-word integer: only in attributes (a custom call's operand_layouts =
+  // [dense<> : tensor<0xindex>]), read as 64-bit.
+  if (name == "index") return ElementType::kS64;
   if (name == "complex") cursor.ErrorAt(start, "complex element types are not supported (expected real types)");
   cursor.ErrorAt(start, StrCat("element type ", name, " in ", cursor.text().substr(type_start, cursor.pos() - type_start),
                                "... is not supported (expected ", kSupportedElementTypes, ")"));
