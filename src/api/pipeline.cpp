@@ -95,6 +95,21 @@ bool NeedsPropagation(const Module& module) {
   return false;
 }
 
+namespace {
+
+// An instruction of a global program that runs per device: sharded {manual}, or manual in a
+// subgroup (XLA's whole-graph manual programs put collectives and partition-id there).
+bool IsManualSharded(const Instruction& instruction) {
+  if (!instruction.sharding()) return false;
+  const Sharding& sharding = *instruction.sharding();
+  if (sharding.IsManual()) return true;
+  for (Sharding::SubgroupType type : sharding.subgroup_types())
+    if (type == Sharding::SubgroupType::kManual) return true;
+  return false;
+}
+
+}  // namespace
+
 bool IsPerDeviceProgram(const Module& module) {
   if (module.entry() == nullptr) return false;
   // The SPMD partitioner's output: ours and XLA's name the entry "..._spmd"; ours records the
@@ -103,7 +118,8 @@ bool IsPerDeviceProgram(const Module& module) {
   if (module.Attribute("frontend_attributes").find("gspmd.global_result_shapes") != std::string::npos) return true;
   for (const auto& computation : module.computations())
     for (const auto& instruction : computation->instructions())
-      if (IsCollective(instruction->opcode()) || instruction->opcode() == Opcode::kPartitionId)
+      if ((IsCollective(instruction->opcode()) || instruction->opcode() == Opcode::kPartitionId) &&
+          !IsManualSharded(*instruction))
         return !HasManualRegion(module);
   return false;
 }

@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "api/pipeline.h"
 #include "hlo_text_test_util.h"
 #include "ir/verifier.h"
 #include "partitioner/partition_test_harness.h"
@@ -130,6 +131,39 @@ ENTRY %main (a: f32[4], w: f32[4,4]) -> f32[4] {
   ASSERT_EQ(e.extra_attributes().size(), 1u);
   EXPECT_EQ(e.extra_attributes()[0].first, "result_accuracy");
   EXPECT_EQ(e.extra_attributes()[0].second, "{mode=highest}");
+}
+
+// XLA's whole-graph manual tests put partition-id and collectives on values sharded {manual}
+// (or manual in a subgroup): still a global program to partition, not a per-device one.
+TEST(XlaTestSyntaxTest, ManualCollectivesLeaveTheProgramGlobal) {
+  const char* manual = R"(HloModule m, num_partitions=4
+
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %add = f32[] add(%a, %b)
+}
+
+ENTRY %entry (param: f32[2,2]) -> (u32[], f32[2,2]) {
+  %id = u32[] partition-id(), sharding={manual}
+  %param = f32[2,2]{1,0} parameter(0), sharding={devices=[2,1,2]0,2,1,3 last_tile_dims={manual}}
+  %sum.1 = f32[2,2]{1,0} all-reduce(%param), channel_id=1, replica_groups={{2,0},{1,3}}, use_global_device_ids=true, to_apply=%sum, sharding={devices=[2,1,2]0,2,1,3 last_tile_dims={manual}}
+  ROOT %t = (u32[], f32[2,2]{1,0}) tuple(%id, %sum.1), sharding={{manual}, {devices=[2,1,2]0,2,1,3 last_tile_dims={manual}}}
+}
+)";
+  std::unique_ptr<Module> module = ParseModule(manual);
+  EXPECT_FALSE(api::IsPerDeviceProgram(*module));
+  api::CompiledPartition compiled = api::PartitionGlobal(*module, "m.hlo", 4);
+  const Instruction* root = compiled.partitioned.module->entry()->root();
+  ASSERT_EQ(root->operand_count(), 2);
+  EXPECT_EQ(root->operand(1)->opcode(), Opcode::kAllReduce);
+  EXPECT_EQ(root->operand(1)->shape().dims(), (std::vector<int64_t>{1, 2}));
+
+  // The same all-reduce without a sharding reads as a per-device program's.
+  std::string unsharded = manual;
+  unsharded.replace(unsharded.find(", sharding={devices=[2,1,2]0,2,1,3 last_tile_dims={manual}}\n  ROOT"),
+                    std::string(", sharding={devices=[2,1,2]0,2,1,3 last_tile_dims={manual}}").size(), "");
+  EXPECT_TRUE(api::IsPerDeviceProgram(*ParseModule(unsharded)));
 }
 
 }  // namespace
