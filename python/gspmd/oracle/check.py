@@ -1,0 +1,354 @@
+"""The oracle's check: XLA compiles and runs a generated program, gspmd reads the same StableHLO,
+partitions and runs it, and the two must agree on results, result shardings and communication.
+
+What XLA did is kept as a :class:`Reference` (StableHLO text, inputs, XLA's outputs and compiled
+program), which a reproducer folder stores, so a saved failure is checked again without JAX::
+
+    ref = reference_from_jax(generate(17), "shardy")     # JAX lowers, compiles and runs it
+    result = check_reference(ref, CliBackend())          # equal / mismatch / crash / refused
+    Reference.load("tests/data/oracle/case")             # the same, from a folder
+
+Equal means: the same number of results, each of the same shape and type; f32 results within
+rtol 1e-5 (of the element, or of the result's largest magnitude, for the rounding of sums done in
+another order), bf16 or through-bf16 results within 2^-6 likewise, integers and booleans exactly;
+and every result whose sharding the user fixed (out_shardings) laid out as XLA laid it out.
+Communication (bytes sent per device, gspmd's one counter for both programs) is compared
+separately: ours must be at most XLA's.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import re
+import tempfile
+from dataclasses import dataclass, field
+from typing import Any, Optional, Sequence
+
+import numpy as np
+
+from . import hlo_text
+from .backend import load_npy
+from .generate import ProgramSpec, build
+
+__all__ = ["Reference", "ExportCheck", "ProgramCheck", "InvalidProgram", "reference_from_jax",
+           "check_reference", "check_program", "compare_arrays", "EXPORTS"]
+
+EXPORTS = ("shardy", "gspmd")
+F32_RTOL = 1e-5
+BF16_RTOL = 2.0 ** -6
+SEVERITY = {"crash": 4, "mismatch": 3, "refused": 2, "equal": 1, "invalid": 0}
+
+
+class InvalidProgram(Exception):
+    """JAX or XLA would not take the generated program (a generator bug, not gspmd's)."""
+
+
+@dataclass
+class Reference:
+    """What XLA did with one program in one export path."""
+    export: str
+    devices: int
+    mlir: str
+    inputs: list
+    outputs: list
+    lowp: list                              # result computed through bf16: compared at bf16's precision
+    fixed: list                             # XLA's sharding text of each user-fixed result, else None
+    xla_hlo: str                            # XLA's compiled per-device program
+    seed: Optional[int] = None
+    spec: Optional[ProgramSpec] = None
+
+    def save(self, folder: str) -> None:
+        os.makedirs(folder, exist_ok=True)
+        path = pathlib.Path(folder)
+        (path / "stablehlo.mlir").write_text(self.mlir)
+        (path / "xla.hlo").write_text(self.xla_hlo)
+        for k, a in enumerate(self.inputs):
+            np.save(path / f"in{k}.npy", a)
+        for k, a in enumerate(self.outputs):
+            np.save(path / f"xla_out{k}.npy", a)
+        meta = {"seed": self.seed, "export": self.export, "devices": self.devices, "lowp": self.lowp,
+                "fixed": self.fixed, "inputs": len(self.inputs), "outputs": len(self.outputs)}
+        old = path / "meta.json"
+        if old.exists():                                   # keep what --add-test wrote (xfail)
+            meta = {**json.loads(old.read_text()), **meta}
+        (path / "meta.json").write_text(json.dumps(meta, indent=1) + "\n")
+        if self.spec is not None:
+            (path / "spec.json").write_text(self.spec.to_json() + "\n")
+
+    @staticmethod
+    def load(folder: str) -> "Reference":
+        path = pathlib.Path(folder)
+        meta = json.loads((path / "meta.json").read_text())
+        spec = ProgramSpec.from_json((path / "spec.json").read_text()) if (path / "spec.json").exists() else None
+        return Reference(export=meta["export"], devices=meta["devices"], mlir=(path / "stablehlo.mlir").read_text(),
+                         inputs=[load_npy(str(path / f"in{k}.npy")) for k in range(meta["inputs"])],
+                         outputs=[load_npy(str(path / f"xla_out{k}.npy")) for k in range(meta["outputs"])],
+                         lowp=meta["lowp"], fixed=meta["fixed"], xla_hlo=(path / "xla.hlo").read_text(),
+                         seed=meta.get("seed"), spec=spec)
+
+
+@dataclass
+class ExportCheck:
+    export: str
+    status: str                             # equal, mismatch, crash, refused, invalid
+    reason: str = ""
+    comm_ours: Optional[float] = None
+    comm_xla: Optional[float] = None
+    notes: list = field(default_factory=list)
+    reference: Optional[Reference] = None   # kept for a reproducer
+    outputs: Optional[list] = None          # ours
+    value_problems: list = field(default_factory=list)
+    sharding_problems: list = field(default_factory=list)
+
+    @property
+    def comm_known(self) -> bool:
+        return self.comm_ours is not None and self.comm_xla is not None
+
+    @property
+    def comm_ok(self) -> bool:
+        return self.comm_known and self.comm_ours <= self.comm_xla
+
+    def line(self) -> str:
+        comm = f"comm {self.comm_ours:.0f}/{self.comm_xla:.0f}" if self.comm_known else "comm ?"
+        return f"{self.export}: {self.status}{': ' + self.reason if self.reason else ''} ({comm})"
+
+
+@dataclass
+class ProgramCheck:
+    seed: Optional[int]
+    spec: Optional[ProgramSpec]
+    exports: list
+
+    @property
+    def worst(self) -> ExportCheck:
+        return max(self.exports, key=lambda e: SEVERITY[e.status])
+
+    @property
+    def status(self) -> str:
+        return self.worst.status
+
+    @property
+    def comm_ok(self) -> bool:
+        """Ours at most XLA's in every export that was counted (and at least one was)."""
+        counted = [e for e in self.exports if e.comm_known]
+        return bool(counted) and all(e.comm_ok for e in counted)
+
+
+# ---------------------------------------------------------------------------------------------
+# XLA's side.
+
+def reference_from_jax(spec: ProgramSpec, export: str, jax: Any = None) -> Reference:
+    """Lower `spec` through `export` (shardy or gspmd), compile and run it with XLA."""
+    if jax is None:
+        import jax
+    if jax.device_count() < spec.devices:
+        raise RuntimeError(f"JAX sees {jax.device_count()} devices, the program needs {spec.devices} "
+                           f"(set XLA_FLAGS=--xla_force_host_platform_device_count before JAX starts)")
+    jax.config.update("jax_use_shardy_partitioner", export == "shardy")
+    try:
+        program = build(spec, jax)
+        jitted = jax.jit(program.fn, in_shardings=program.in_shardings, out_shardings=program.out_shardings,
+                         keep_unused=True)     # every input a parameter, as the inputs are given
+        lowered = jitted.lower(*program.args)
+        mlir = lowered.as_text()
+        compiled = lowered.compile()
+        placed = [jax.device_put(a, s) for a, s in zip(program.args, program.in_shardings)]
+        results = compiled(*placed)
+        outputs = [np.asarray(r) for r in results]
+        shardings = list(compiled.output_shardings)
+        fixed = [str(s._to_xla_hlo_sharding(o.ndim)) if f else None  # noqa: SLF001
+                 for s, o, f in zip(shardings, outputs, program.trace.fixed)]
+        xla_hlo = compiled.as_text()
+    except Exception as e:  # noqa: BLE001 - whatever JAX or XLA refuses, the generator made it
+        first = str(e).strip().splitlines()[0] if str(e).strip() else ""
+        raise InvalidProgram(f"{type(e).__name__}: {first[:300]}") from e
+    finally:
+        jax.config.update("jax_use_shardy_partitioner", True)
+    return Reference(export=export, devices=spec.devices, mlir=mlir, inputs=list(program.args), outputs=outputs,
+                     lowp=list(program.trace.lowp), fixed=fixed, xla_hlo=xla_hlo, seed=spec.seed, spec=spec)
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing.
+
+def _float_kind(a: np.ndarray) -> bool:
+    return np.issubdtype(a.dtype, np.floating) or a.dtype.name == "bfloat16"
+
+
+def compare_arrays(actual: np.ndarray, expected: np.ndarray, lowp: bool = False) -> str:
+    """'' when equal as the module doc says, else what differs (one line)."""
+    if actual.shape != expected.shape:
+        return f"shape {actual.shape} != XLA's {expected.shape}"
+    if actual.dtype != expected.dtype:
+        return f"type {actual.dtype} != XLA's {expected.dtype}"
+    if not _float_kind(expected):
+        bad = actual != expected
+        if not bad.any():
+            return ""
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+        return f"{int(bad.sum())} of {bad.size} elements differ, first at {at}: {actual[at]} != XLA's {expected[at]}"
+    a = actual.astype(np.float64)
+    e = expected.astype(np.float64)
+    rtol = BF16_RTOL if (lowp or expected.dtype.name == "bfloat16") else F32_RTOL
+    same_special = (np.isnan(a) & np.isnan(e)) | (np.isinf(e) & (a == e))
+    finite = np.isfinite(e)
+    scale = float(np.max(np.abs(e[finite]))) if finite.any() else 1.0
+    with np.errstate(invalid="ignore"):
+        close = np.abs(a - e) <= rtol * np.abs(e) + rtol * scale
+    bad = ~(close | same_special)
+    if not bad.any():
+        return ""
+    at = tuple(int(i) for i in np.argwhere(bad)[0])
+    err = float(np.nanmax(np.where(bad, np.abs(a - e), 0)))
+    return (f"{int(bad.sum())} of {bad.size} elements beyond rtol {rtol:g} (max abs error {err:.3g}, "
+            f"scale {scale:.3g}), first at {at}: {actual[at]} != XLA's {expected[at]}")
+
+
+def _comm(report: dict) -> float:
+    return float(report["comm_bytes_per_device"])
+
+
+def check_reference(ref: Reference, backend: Any) -> ExportCheck:
+    """gspmd's side of one reference: run, partition, count, compare."""
+    result = ExportCheck(ref.export, "equal", reference=ref)
+    with tempfile.TemporaryDirectory(prefix="gspmd_oracle_") as tmp:
+        program = os.path.join(tmp, "stablehlo.mlir")
+        pathlib.Path(program).write_text(ref.mlir)
+        run = backend.run(program, ref.inputs, ref.devices)
+        if not run.ok:
+            result.status, result.reason = run.status, f"run: {run.message}"
+            return result
+        part = backend.partition(program, ref.devices)
+    if not part.ok:
+        result.status, result.reason = part.status, f"partition: {part.message}"
+        return result
+    ours = backend.report(part.value)
+    if not ours.ok:
+        result.status, result.reason = ours.status, f"report of our program: {ours.message}"
+        return result
+    result.comm_ours = _comm(ours.value)
+    xla_text, rewritten = hlo_text.rewrite_for_reading(ref.xla_hlo)
+    if rewritten:
+        result.notes.append("parser gap: XLA's replica groups mesh[...], device_ids=(...) {...} rewritten as explicit groups")
+    xla = backend.report(xla_text)
+    if xla.status == "crash":
+        result.status, result.reason = "crash", f"report of XLA's program: {xla.message}"
+        return result
+    if xla.ok:
+        result.comm_xla = _comm(xla.value)
+    else:
+        result.notes.append(f"XLA's program unreadable: {xla.message}")
+
+    result.outputs = run.value
+    result.value_problems = _compare_outputs(run.value, ref.outputs, ref.lowp)
+    result.sharding_problems = _compare_shardings(part.value, ref)
+    if result.value_problems:
+        result.notes.append(_where_values_differ(ref, program_text=ref.mlir, ours=run.value, backend=backend))
+    _set_mismatch(result)
+    return result
+
+
+def _set_mismatch(result: ExportCheck) -> None:
+    problems = result.value_problems + result.sharding_problems
+    if not problems:
+        result.status, result.reason = "equal", ""
+        return
+    result.status = "mismatch"
+    result.reason = "; ".join(problems[:3]) + (" ..." if len(problems) > 3 else "")
+    where = [n for n in result.notes if n.startswith("[")]
+    if result.value_problems and where:
+        result.reason += " " + where[0]
+
+
+def _where_values_differ(ref: Reference, program_text: str, ours: list, backend: Any) -> str:
+    """Runs the interpreter on one device: is the difference made by partitioning or not?"""
+    with tempfile.TemporaryDirectory(prefix="gspmd_oracle_") as tmp:
+        program = os.path.join(tmp, "stablehlo.mlir")
+        pathlib.Path(program).write_text(program_text)
+        one = backend.eval(program, ref.inputs)
+    if not one.ok:
+        return f"[the interpreter on one device: {one.status}: {one.message}]"
+    if not _compare_outputs(one.value, ref.outputs, ref.lowp):
+        return "[the interpreter on one device agrees with XLA: partitioning differs]"
+    if not _compare_outputs(ours, one.value, ref.lowp):
+        return "[the interpreter on one device gives ours too: not partitioning]"
+    return "[the interpreter on one device differs from both]"
+
+
+def _compare_outputs(actual: Sequence[np.ndarray], expected: Sequence[np.ndarray], lowps: Sequence[bool]) -> list[str]:
+    if len(actual) != len(expected):
+        return [f"{len(actual)} results, XLA has {len(expected)}"]
+    problems = []
+    for k, (a, e) in enumerate(zip(actual, expected)):
+        lowp = lowps[k] if k < len(lowps) else False
+        what = compare_arrays(a, e, lowp)
+        if what:
+            problems.append(f"result {k}: {what}")
+    return problems
+
+
+def _compare_shardings(per_device: str, ref: Reference) -> list[str]:
+    wanted = [(k, s) for k, s in enumerate(ref.fixed) if s is not None]
+    if not wanted:
+        return []
+    ours = hlo_text.root_shardings(per_device, len(ref.outputs))
+    if ours is None:
+        return ["our per-device program's root has no sharding for its results"]
+    problems = []
+    for k, xla in wanted:
+        rank = ref.outputs[k].ndim
+        try:
+            same = hlo_text.layout(ours[k], rank, ref.devices) == hlo_text.layout(xla, rank, ref.devices)
+        except ValueError as e:
+            problems.append(f"result {k}: sharding not comparable ({e})")
+            continue
+        if not same:
+            problems.append(f"result {k}: sharding {ours[k]} != XLA's {xla}")
+    return problems
+
+
+def check_program(spec: ProgramSpec, backend: Any, exports: Sequence[str] = EXPORTS, jax: Any = None) -> ProgramCheck:
+    """Both sides of `spec` in each export path."""
+    checks = []
+    for export in exports:
+        try:
+            ref = reference_from_jax(spec, export, jax)
+        except InvalidProgram as e:
+            checks.append(ExportCheck(export, "invalid", str(e)))
+            continue
+        checks.append(check_reference(ref, backend))
+    _cross_check_xla(checks)
+    return ProgramCheck(spec.seed, spec, checks)
+
+
+def _cross_check_xla(checks: list) -> None:
+    """XLA's two exports of one program must agree too. Where they do not and ours matches the
+    other export's XLA result, the difference is XLA's: not counted as our mismatch, but noted."""
+    done = [c for c in checks if c.reference is not None]
+    if len(done) != 2:
+        return
+    a, b = done
+    lowp = [x or y for x, y in zip(a.reference.lowp, b.reference.lowp)]
+    if not _compare_outputs(a.reference.outputs, b.reference.outputs, lowp):
+        return
+    for mine, other in ((a, b), (b, a)):
+        note = f"XLA disagrees with itself: its {mine.export} export's results differ from its {other.export} export's"
+        if mine.outputs is not None and mine.value_problems and not _compare_outputs(mine.outputs, other.reference.outputs, lowp):
+            note += f", which ours match"
+            mine.value_problems = []
+            _set_mismatch(mine)
+        mine.notes.append(note)
+
+
+_NUMBERS = re.compile(r"[0-9]+")
+
+
+def failure_kind(check: ExportCheck) -> str:
+    """A failure's class and message with numbers and locations blurred: what must persist while a
+    reproducer is minimized (the same crash, the same refusal, a mismatch of the same kind)."""
+    reason = check.reason
+    if check.status == "mismatch":
+        reason = "sharding" if "sharding" in reason else ("shape" if "shape" in reason else "values")
+    return check.status + ": " + _NUMBERS.sub("#", re.sub(r"\S+\.(mlir|hlo)(:\d+)*", "FILE", reason))[:200]
