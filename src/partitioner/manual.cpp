@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 
+#include "ir/instruction_error.h"
 #include "partitioner/computation_partitioner.h"
 #include "support/diagnostic.h"
 
@@ -97,8 +98,43 @@ AxisSharding SplitManualAxesIntoPrimes(const AxisSharding& axes) {
 
 // A partially manual op written by the user (a collective over manual axes): runs on each
 // device's piece of the free axes, with the dims it gathers/scatters kept whole.
+// A partially manual all-reduce may only combine devices that differ in their manual index
+// alone (one tile of the data, as XLA checks): e.g. under {devices=[2,1,2]0,2,1,3
+// last_tile_dims={manual}} groups {0,2},{1,3} are fine and {0,1},{2,3} are an error.
+void CheckAllReduceStaysInManualSubgroups(const Instruction& instruction, const Sharding& sharding,
+                                          int64_t num_devices) {
+  // No groups written: XLA checks nothing either.
+  if (instruction.opcode() != Opcode::kAllReduce || !sharding.IsTiled() || instruction.replica_groups().empty()) return;
+  const TileAssignment& tiles = sharding.tile_assignment();
+  const int64_t data_rank = sharding.TiledDataRank();
+  const auto& types = sharding.subgroup_types();
+  auto tile_of = [&](int64_t device) -> std::optional<std::vector<int64_t>> {
+    std::optional<std::vector<int64_t>> index = tiles.IndexOf(device);
+    if (!index) return std::nullopt;
+    std::vector<int64_t> tile;
+    for (size_t d = 0; d < index->size(); ++d) {
+      bool manual = static_cast<int64_t>(d) >= data_rank &&
+                    types[d - static_cast<size_t>(data_rank)] == Sharding::SubgroupType::kManual;
+      if (!manual) tile.push_back((*index)[d]);
+    }
+    return tile;
+  };
+  for (const std::vector<int64_t>& group : instruction.replica_groups().Groups(num_devices)) {
+    if (group.empty()) continue;
+    std::optional<std::vector<int64_t>> first = tile_of(group[0]);
+    for (int64_t device : group) {
+      if (tile_of(device) == first) continue;
+      ThrowInstructionError(instruction, StrCat("all-reduce combines devices ", group[0], " and ", device,
+                                                ", which belong to different manual subgroups of ",
+                                                sharding.ToString(), ": expected each replica group to hold ",
+                                                "devices of one manual subgroup"));
+    }
+  }
+}
+
 bool PartitionManualSubgroupCollective(OpContext& op) {
   const Instruction& instruction = op.instruction();
+  CheckAllReduceStaysInManualSubgroups(instruction, op.sharding(), op.spmd().num_devices());
   if (instruction.operand_count() != 1 || !instruction.shape().IsArray()) return false;
   int64_t rank = instruction.shape().rank();
   const auto& axes = op.spmd().Axes(op.sharding(), rank);

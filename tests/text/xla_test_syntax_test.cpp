@@ -164,6 +164,20 @@ ENTRY %entry (param: f32[2,2]) -> (u32[], f32[2,2]) {
   unsharded.replace(unsharded.find(", sharding={devices=[2,1,2]0,2,1,3 last_tile_dims={manual}}\n  ROOT"),
                     std::string(", sharding={devices=[2,1,2]0,2,1,3 last_tile_dims={manual}}").size(), "");
   EXPECT_TRUE(api::IsPerDeviceProgram(*ParseModule(unsharded)));
+
+  // Groups that cross manual subgroups are an error, as XLA reports.
+  std::string crossing = manual;
+  crossing.replace(crossing.find("{{2,0},{1,3}}"), 13, "{{1,0},{2,3}}");
+  std::unique_ptr<Module> crossing_module = ParseModule(crossing, "m.hlo");
+  try {
+    api::PartitionGlobal(*crossing_module, "m.hlo", 4);
+    ADD_FAILURE() << "expected an error";
+  } catch (const UserError& error) {
+    EXPECT_NE(std::string(error.what()).find("m.hlo:12:3: error: %sum.1: all-reduce combines devices 1 and 0, which "
+                                             "belong to different manual subgroups"),
+              std::string::npos)
+        << error.what();
+  }
 }
 
 }  // namespace
