@@ -1,6 +1,9 @@
 // HLO text parser, attribute level: the ", name=value" list after an instruction's operands.
 // Attributes an opcode uses go into the typed fields of Instruction; any other attribute
 // (unknown, or not used by this opcode) is kept verbatim in extra_attributes.
+#include <algorithm>
+
+#include "ir/tuple_sharding.h"
 #include "ir/verifier.h"
 #include "sharding/sharding_text.h"
 #include "text/attribute_table.h"
@@ -60,6 +63,122 @@ std::string StripComments(std::string_view text, std::vector<size_t>& origin) {
 
 }  // namespace
 
+namespace {
+
+struct UnreducedWord {
+  std::string_view word;
+  Sharding::Reduction reduction;
+};
+constexpr UnreducedWord kUnreducedWords[] = {
+    {"unreduced_max", Sharding::Reduction::kMax}, {"unreduced_min", Sharding::Reduction::kMin},
+    {"unreduced_mul", Sharding::Reduction::kProduct}, {"unreduced_and", Sharding::Reduction::kAnd},
+    {"unreduced_or", Sharding::Reduction::kOr}, {"unreduced", Sharding::Reduction::kSum}};
+
+// A whole sharding leaf "{unreduced}" (or "{unreduced_max}", ...) at `open` (a '{' that is not
+// an attribute's value such as last_tile_dims={unreduced}): its length and reduction.
+std::optional<std::pair<size_t, Sharding::Reduction>> FullyUnreducedLeafAt(const std::string& text, size_t open) {
+  size_t before = open;
+  while (before > 0 && text[before - 1] == ' ') --before;
+  if (before > 0 && text[before - 1] == '=') return std::nullopt;
+  size_t p = open + 1;
+  while (p < text.size() && text[p] == ' ') ++p;
+  for (const UnreducedWord& candidate : kUnreducedWords) {
+    if (text.compare(p, candidate.word.size(), candidate.word) != 0) continue;
+    size_t q = p + candidate.word.size();
+    while (q < text.size() && text[q] == ' ') ++q;
+    if (q < text.size() && text[q] == '}') return std::make_pair(q + 1 - open, candidate.reduction);
+    return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+// Newer XLA writes {unreduced} for a value that is a partial sum over every device. Its
+// tiled form needs the value's rank and the device count, so such leaves read as {unknown}
+// (same text length, so errors keep their columns) and are remembered by flat leaf index: a
+// second parse with each one replaced by a maximal sharding on a device id past any real one
+// finds them. nullopt when the text has none.
+std::optional<Sharding> ModuleParser::ParseWithFullyUnreducedLeaves(const std::string& text) {
+  constexpr int64_t kMarker = int64_t{1} << 30;
+  std::string placeholder = text, marked;
+  std::vector<Sharding::Reduction> reductions;
+  size_t copied = 0;
+  for (size_t open = text.find('{'); open != std::string::npos; open = text.find('{', open + 1)) {
+    std::optional<std::pair<size_t, Sharding::Reduction>> leaf = FullyUnreducedLeafAt(text, open);
+    if (!leaf) continue;
+    placeholder.replace(open, leaf->first, "{unknown" + std::string(leaf->first - 9, ' ') + "}");
+    marked += text.substr(copied, open - copied);
+    marked += StrCat("{maximal device=", kMarker + static_cast<int64_t>(reductions.size()), "}");
+    copied = open + leaf->first;
+    reductions.push_back(leaf->second);
+  }
+  if (reductions.empty()) return std::nullopt;
+  marked += text.substr(copied);
+  Sharding sharding = ParseSharding(placeholder);  // errors are reported by the caller's try
+  Sharding flat = FlattenTupleSharding(ParseSharding(marked));
+  std::vector<Sharding> leaves = flat.IsTuple() ? flat.tuple_elements() : std::vector<Sharding>{flat};
+  for (size_t i = 0; i < leaves.size(); ++i)
+    if (leaves[i].IsMaximal() && leaves[i].maximal_device() >= kMarker)
+      pending_unreduced_.push_back({i, reductions[static_cast<size_t>(leaves[i].maximal_device() - kMarker)]});
+  return sharding;
+}
+
+namespace {
+
+void CollectLeafShapes(const Shape& shape, std::vector<const Shape*>& leaves) {
+  if (!shape.IsTuple()) {
+    leaves.push_back(&shape);
+    return;
+  }
+  for (const Shape& element : shape.tuple_shapes()) CollectLeafShapes(element, leaves);
+}
+
+}  // namespace
+
+// {unreduced} leaves become {devices=[1,...,1,N]<=[N] last_tile_dims={unreduced}} over the
+// module's N devices: num_partitions, else as many as its other shardings use, else 1.
+void ModuleParser::ResolveFullyUnreducedShardings() {
+  if (unreduced_instructions_.empty()) return;
+  int64_t devices = num_partitions_;
+  if (devices <= 0) {
+    for (const auto& computation : module_->computations())
+      for (const auto& instruction : computation->instructions()) {
+        if (!instruction->sharding()) continue;
+        Sharding flat = FlattenTupleSharding(*instruction->sharding());
+        std::vector<Sharding> leaves = flat.IsTuple() ? flat.tuple_elements() : std::vector<Sharding>{flat};
+        for (const Sharding& leaf : leaves) {
+          if (leaf.IsTiled()) devices = std::max(devices, leaf.RequiredDeviceCount());
+          if (leaf.IsMaximal()) devices = std::max(devices, leaf.maximal_device() + 1);
+        }
+      }
+  }
+  devices = std::max<int64_t>(devices, 1);
+  for (auto& [instruction, unreduced] : unreduced_instructions_) {
+    std::vector<const Shape*> shapes;
+    CollectLeafShapes(instruction->shape(), shapes);
+    Sharding flat = FlattenTupleSharding(*instruction->sharding());
+    // One sharding for a whole tuple stands for each of its leaves.
+    std::vector<Sharding> leaves = flat.IsTuple() ? flat.tuple_elements() : std::vector<Sharding>(shapes.size(), flat);
+    if (leaves.size() != shapes.size()) continue;  // the verifier has reported it
+    for (const UnreducedLeaf& u : unreduced) {
+      for (size_t i = 0; i < leaves.size(); ++i) {
+        if (flat.IsTuple() ? i != u.leaf : u.leaf != 0) continue;
+        if (!shapes[i]->IsArray()) continue;
+        std::vector<int64_t> dims(static_cast<size_t>(shapes[i]->rank()), 1);
+        dims.push_back(devices);
+        Sharding tiled = Sharding::Tiled(TileAssignment::Iota(dims), {Sharding::SubgroupType::kUnreduced});
+        tiled.set_partial_reduction(u.reduction);
+        leaves[i] = std::move(tiled);
+      }
+    }
+    Sharding rebuilt = leaves.size() == 1 && !instruction->shape().IsTuple() ? leaves.front()
+                                                                             : Sharding::Tuple(std::move(leaves));
+    std::optional<Sharding> nested = NestTupleSharding(rebuilt, instruction->shape());
+    if (nested) instruction->set_sharding(std::move(*nested));
+  }
+}
+
 // Called computations written as separate attributes, assembled once all are read.
 struct ModuleParser::CalledSlots {
   Computation* to_apply = nullptr;
@@ -96,6 +215,10 @@ void ModuleParser::ParseShardingAttribute(Instruction& instruction) {
   std::string_view raw = scanner_.ReadBalanced();
   std::vector<size_t> origin;
   std::string text = StripComments(raw, origin);
+  if (std::optional<Sharding> with_unreduced = ParseWithFullyUnreducedLeaves(text)) {
+    instruction.set_sharding(*with_unreduced);
+    return;
+  }
   // Many instructions repeat the same few shardings: parse each distinct text once.
   auto cached = sharding_cache_.find(text);
   if (cached != sharding_cache_.end()) {

@@ -1,6 +1,7 @@
 // HLO text parser, instruction level: "[ROOT] %name = shape opcode(operands), attrs",
 // operand resolution (including %tuple#i references) and per-instruction validation.
 #include <string>
+#include <utility>
 
 #include "ir/shape_inference.h"
 #include "ir/tuple_sharding.h"
@@ -161,6 +162,8 @@ Instruction* ModuleParser::ParseInstructionRhs(ComputationState& state, std::str
 
   Instruction* added = state.computation->AddInstruction(std::move(instruction));
   state.names.emplace(added->name(), added);
+  if (depth == 0 && !pending_unreduced_.empty())
+    unreduced_instructions_.emplace_back(added, std::exchange(pending_unreduced_, {}));
   return added;
 }
 

@@ -264,7 +264,14 @@ Literal ParseArrayLiteral(Scanner& scanner, const Shape& shape) {
   // Each element takes at least two characters of text, which bounds a sane reservation.
   size_t remaining = scanner.text().size() - scanner.pos();
   tokens.reserve(std::min(static_cast<size_t>(std::max<int64_t>(shape.element_count(), 0)), remaining / 2 + 1));
-  ReadArrayLevel(scanner, shape, 0, tokens);
+  scanner.SkipSpace();
+  if (shape.rank() > 0 && shape.element_count() > 0 && scanner.Peek() != '{' && !IsComplex(shape.element_type())) {
+    // f32[5,4] constant(1): XLA's parser takes one bare value for an array (its tests write
+    // this) and sets element 0 only; the others stay zero. So do we.
+    tokens.push_back(ReadElementToken(scanner));
+  } else {
+    ReadArrayLevel(scanner, shape, 0, tokens);
+  }
   Literal literal(shape);
   const char* base = scanner.text().data();
   if (IsStorageOnly(shape.element_type())) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -53,6 +54,8 @@ class ModuleParser {
   void ParseShardingAttribute(Instruction& instruction);
   void ParseReplicaGroupsAttribute(Instruction& instruction);
   void ParseComparisonOrderAttribute(Instruction& instruction);
+  std::optional<Sharding> ParseWithFullyUnreducedLeaves(const std::string& text);
+  void ResolveFullyUnreducedShardings();
   std::vector<Computation*> ParseComputationList();
   std::string_view ReadShapedLiteralText();
   void ReadShapedLiteral(int depth);
@@ -68,6 +71,15 @@ class ModuleParser {
   bool headerless_ = false;      // no "HloModule" line: named module_<entry> at the end
   size_t layout_pos_ = 0;        // where entry_computation_layout's value starts (0: none)      // where the current instruction's sharding= value starts
   std::unordered_map<std::string, Sharding> sharding_cache_;  // by comment-free text
+  // {unreduced} leaves (newer XLA: a partial sum over every device) of the instruction being
+  // read, then of every instruction: flat leaf index and reduction. They read as {unknown}
+  // until the module's device count is known, then become tiled unreduced shardings.
+  struct UnreducedLeaf {
+    size_t leaf = 0;
+    Sharding::Reduction reduction = Sharding::Reduction::kSum;
+  };
+  std::vector<UnreducedLeaf> pending_unreduced_;
+  std::vector<std::pair<Instruction*, std::vector<UnreducedLeaf>>> unreduced_instructions_;
 };
 
 }  // namespace gspmd::hlo_text

@@ -53,6 +53,7 @@ std::unique_ptr<Module> ModuleParser::Parse() {
     module_->AddComputation(std::move(computation), is_entry);
   }
   if (headerless_) module_->set_name(StrCat("module_", entry_->name()));
+  ResolveFullyUnreducedShardings();
   CheckEntryComputationLayout();
   VerifyModuleStructure(*module_);
   return std::move(module_);

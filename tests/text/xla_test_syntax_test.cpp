@@ -8,6 +8,7 @@
 
 #include "api/pipeline.h"
 #include "hlo_text_test_util.h"
+#include "ir/tuple_sharding.h"
 #include "ir/verifier.h"
 #include "partitioner/partition_test_harness.h"
 #include "runtime/interp/evaluator.h"
@@ -178,6 +179,48 @@ ENTRY %entry (param: f32[2,2]) -> (u32[], f32[2,2]) {
               std::string::npos)
         << error.what();
   }
+}
+
+// Newer XLA writes {unreduced} for a partial sum over every device: read as the tiled form
+// over the module's devices (num_partitions, else those its other shardings use), leaves of a
+// tuple sharding too; last_tile_dims={unreduced} stays what it was.
+TEST(XlaTestSyntaxTest, FullyUnreducedShardings) {
+  const char* text = R"(HloModule m
+
+ENTRY %entry (a: f32[8,64], b: f32[64,16]) -> (f32[8,16], f32[8,16]) {
+  %a = f32[8,64]{1,0} parameter(0), sharding={devices=[1,4]<=[4]}
+  %b = f32[64,16]{1,0} parameter(1), sharding={devices=[4,1]<=[4]}
+  %dot = f32[8,16]{1,0} dot(%a, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, sharding={ unreduced }
+  %max = f32[8,16]{1,0} copy(%dot), sharding={devices=[1,2,2]<=[4] last_tile_dims={unreduced_max}}
+  ROOT %t = (f32[8,16]{1,0}, f32[8,16]{1,0}) tuple(%dot, %max), sharding={{unreduced}, {unreduced_max}}
+}
+)";
+  std::unique_ptr<Module> module = ParseModule(text);
+  const Sharding& dot = *Find(*module, "dot").sharding();
+  EXPECT_EQ(dot.ToString(), "{devices=[1,1,4]<=[4] last_tile_dims={unreduced}}");
+  EXPECT_EQ(Find(*module, "max").sharding()->ToString(), "{devices=[1,2,2]<=[4] last_tile_dims={unreduced_max}}");
+  EXPECT_EQ(FlattenTupleSharding(*Find(*module, "t").sharding()).ToString(),
+            "{{devices=[1,1,4]<=[4] last_tile_dims={unreduced}}, {devices=[1,1,4]<=[4] last_tile_dims={unreduced_max}}}");
+  Canonical(text);
+  // The unreduced dot is returned as it is, each device with its partial sum (only the copy
+  // wanting partial maxima needs the sum completed first).
+  PartitionOptions options;
+  options.num_partitions = 4;
+  PartitionResult result = PartitionModule(*module, options);
+  const Instruction* root = result.module->entry()->root();
+  ASSERT_EQ(root->operand_count(), 2);
+  EXPECT_EQ(root->operand(0)->opcode(), Opcode::kDot) << PrintModule(*result.module);
+  EXPECT_EQ(partition_test::CountOf(*result.module, Opcode::kAllReduce), 1) << PrintModule(*result.module);
+}
+
+// XLA's parser takes one bare value for an array constant and sets its first element (the
+// rest stay zero), as some of its tests write.
+TEST(XlaTestSyntaxTest, BareValueForAnArrayConstant) {
+  std::unique_ptr<Module> module = ParseModule("HloModule m\nENTRY e {\n  ROOT c = s32[2,3] constant(7)\n}\n");
+  const Literal& literal = *Find(*module, "c").literal();
+  std::vector<int64_t> values;
+  for (int64_t i = 0; i < literal.element_count(); ++i) values.push_back(literal.GetAsInt64(i));
+  EXPECT_EQ(values, (std::vector<int64_t>{7, 0, 0, 0, 0, 0}));
 }
 
 }  // namespace
