@@ -148,8 +148,14 @@ Instruction* ModuleParser::ParseInstructionRhs(ComputationState& state, std::str
   if (error.empty()) error = CheckInstruction(*instruction, DeviceCounts{num_partitions_, replica_count_});
   if (!error.empty()) scanner_.ErrorAt(opcode_pos, StrCat("%", name, ": ", error));
   if (instruction->sharding()) {
-    // XLA writes a tuple sharding as one entry per leaf; the IR nests it like the shape.
-    std::optional<Sharding> nested = NestTupleSharding(*instruction->sharding(), instruction->shape());
+    // XLA writes a tuple sharding as one entry per leaf; the IR nests it like the shape. A
+    // value without leaves (shape ()) still takes one entry, as in XLA; kept as the sharding
+    // of every leaf it does not have.
+    Sharding written = *instruction->sharding();
+    if (CountShapeLeaves(instruction->shape()) == 0 && instruction->shape().IsTuple() && written.IsTuple() &&
+        FlattenTupleSharding(written).tuple_elements().size() == 1)
+      written = FlattenTupleSharding(written).tuple_elements().front();
+    std::optional<Sharding> nested = NestTupleSharding(written, instruction->shape());
     if (!nested)
       scanner_.ErrorAt(sharding_pos_, StrCat("%", name, ": tuple sharding has ",
                                              FlattenTupleSharding(*instruction->sharding()).tuple_elements().size(),

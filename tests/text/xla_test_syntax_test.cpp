@@ -223,5 +223,22 @@ TEST(XlaTestSyntaxTest, BareValueForAnArrayConstant) {
   EXPECT_EQ(values, (std::vector<int64_t>{7, 0, 0, 0, 0, 0}));
 }
 
+// A value of shape () takes a one-element tuple sharding in XLA (its tests write one on a
+// custom-call with no results); it prints back as that one sharding, which XLA reads too.
+TEST(XlaTestSyntaxTest, ShardingOfAValueWithoutLeaves) {
+  const char* text = R"(HloModule m
+
+ENTRY %main (a: s64[2]) -> s64[2] {
+  ROOT %a = s64[2] parameter(0)
+  %callback = () custom-call(%a), custom_call_target="host_callback", custom_call_has_side_effect=true, sharding={{maximal device=0}}
+}
+)";
+  std::string printed = Canonical(text);
+  EXPECT_NE(printed.find("custom_call_has_side_effect=true, sharding={maximal device=0}"), std::string::npos) << printed;
+  std::unique_ptr<Module> module = ParseModule(text);
+  VerifyModule(*module);
+  EXPECT_TRUE(Find(*module, "callback").sharding()->IsMaximal());
+}
+
 }  // namespace
 }  // namespace gspmd
