@@ -6,22 +6,32 @@
     python3 -m gspmd.oracle --add-test NAME DIR [--xfail REASON]         # DIR -> tests/data/oracle/NAME
     python3 -m gspmd.oracle --show SEED                                  # a program's spec and StableHLO
 
-Also runs as a script (python3 python/gspmd/oracle/__main__.py ...) where the package is not built.
+The programs run in a worker process (JAX and XLA stay loaded from one program to the next); if
+XLA itself aborts on a program, the worker dies, the program is listed as XLA's crash and a new
+worker goes on from the next seed. Also runs as a script (python3 python/gspmd/oracle/__main__.py
+...) where the package is not built.
 """
 
 from __future__ import annotations
 
 import argparse
-import collections
+import json
 import os
-import re
+import signal
+import subprocess
 import sys
+import tempfile
 import time
 from typing import Optional
 
 if __package__ in (None, ""):                     # run as a script: import this folder as `oracle`
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     __package__ = "oracle"
+
+from .tally import Tally  # noqa: E402
+
+RESULT = "@@result "
+START = "@@start "
 
 
 def _parse_seeds(text: str) -> tuple[int, Optional[int]]:
@@ -47,11 +57,17 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--add-test", nargs=2, metavar=("NAME", "DIR"), help="copy a reproducer to tests/data/oracle/NAME")
     p.add_argument("--xfail", help="with --add-test: the test expects the failure (strict), for this reason")
     p.add_argument("--show", type=int, metavar="SEED", help="print the spec and the StableHLO of SEED")
+    p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if sum(x is not None for x in (args.seeds, args.spec, args.replay, args.add_test, args.show)) != 1:
         p.error("give one of --seeds, --spec, --replay, --add-test, --show")
     if args.minimize and not args.out:
         p.error("--minimize needs --out DIR")
+    if args.seeds:
+        try:
+            _parse_seeds(args.seeds)
+        except ValueError:
+            p.error(f"--seeds {args.seeds}: expected START:END, START: or SEED")
     return args
 
 
@@ -61,6 +77,7 @@ def _start_jax(devices: int):
     if "xla_force_host_platform_device_count" not in flags:
         os.environ["XLA_FLAGS"] = (flags + f" --xla_force_host_platform_device_count={devices}").strip()
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")      # XLA's GSPMD deprecation warning, once per compile
     import jax
 
     if jax.device_count() < devices:
@@ -69,123 +86,14 @@ def _start_jax(devices: int):
     return jax
 
 
-class Tally:
-    """Counts and lists what the run found; prints the contract's summary line."""
+def _backend(args):
+    from .backend import CliBackend, make_backend
 
-    def __init__(self):
-        self.count = collections.Counter()
-        self.comm_ok = 0
-        self.failures: list[str] = []
-        self.refusals: collections.Counter = collections.Counter()
-        self.above: list[str] = []
-        self.unknown_comm: collections.Counter = collections.Counter()
-        self.invalid: list[str] = []
-        self.notes: collections.Counter = collections.Counter()
-        self.xla_inconsistent: list[str] = []
-
-    def add(self, result, seconds: float) -> None:
-        from .check import failure_kind
-
-        if result.status == "invalid":
-            self.invalid.append(f"seed {result.seed}: {result.worst.reason}")
-            return
-        self.count[result.status] += 1
-        self.comm_ok += result.comm_ok
-        for e in result.exports:
-            if e.status in ("mismatch", "crash", "refused"):
-                self.failures.append(f"seed {result.seed} {e.export}: {e.status}: {e.reason}")
-            if e.status == "refused":
-                self.refusals[failure_kind(e)] += 1
-            if e.comm_known and not e.comm_ok:
-                ratio = e.comm_ours / e.comm_xla if e.comm_xla else float("inf")
-                self.above.append(f"seed {result.seed} {e.export}: {e.comm_ours:.0f} vs XLA's {e.comm_xla:.0f} "
-                                  f"bytes ({ratio:.2f}x)")
-            elif e.status == "equal" and not e.comm_known:
-                why = next((n for n in e.notes if "unreadable" in n), "comm not counted")
-                self.unknown_comm[re.sub(r"\S+\.hlo:", "FILE:", why)[:160]] += 1
-            for n in e.notes:
-                if n.startswith("XLA disagrees"):
-                    self.xla_inconsistent.append(f"seed {result.seed} {e.export}: {n}")
-                elif "unreadable" not in n and not n.startswith("["):
-                    self.notes[n] += 1
-
-    @property
-    def total(self) -> int:
-        return sum(self.count.values())
-
-    def agreed(self) -> bool:
-        return self.total == self.count["equal"]
-
-    def summary(self) -> str:
-        lines = []
-        if self.failures:
-            lines.append(f"failures ({len(self.failures)}):")
-            lines += ["  " + f for f in self.failures]
-        if self.refusals:
-            lines.append("refusals by message:")
-            lines += [f"  {n} x {m}" for m, n in self.refusals.most_common()]
-        if self.above:
-            lines.append(f"communication above XLA's ({len(self.above)}):")
-            lines += ["  " + a for a in self.above]
-        if self.unknown_comm:
-            lines.append("equal programs whose communication was not compared:")
-            lines += [f"  {n} x {m}" for m, n in self.unknown_comm.most_common()]
-        if self.xla_inconsistent:
-            lines.append(f"XLA's own exports disagreeing ({len(self.xla_inconsistent)}; not counted against gspmd):")
-            lines += ["  " + x for x in self.xla_inconsistent]
-        if self.notes:
-            lines += [f"note: {n} x {m}" for m, n in self.notes.most_common()]
-        if self.invalid:
-            lines.append(f"not counted: {len(self.invalid)} programs JAX or XLA would not take (generator bugs):")
-            lines += ["  " + i for i in self.invalid[:20]]
-        c = self.count
-        lines.append(f"{self.total} programs: {c['equal']} equal, {c['mismatch']} mismatches, {c['crash']} crashes, "
-                     f"{c['refused']} refused, comm <= XLA on {self.comm_ok}")
-        return "\n".join(lines)
+    return CliBackend(timeout=args.timeout) if args.backend == "cli" else make_backend(args.backend)
 
 
-def _check_seeds(args, jax, backend) -> int:
-    from . import reduce
-    from .check import check_program
-    from .generate import ProgramSpec, generate
-
-    exports = [e.strip() for e in args.exports.split(",") if e.strip()]
-    if args.spec:
-        with open(args.spec) as f:
-            specs = iter([ProgramSpec.from_json(f.read())])
-    else:
-        start, end = _parse_seeds(args.seeds)
-        seeds = range(start, end) if end is not None else _forever(start)
-        specs = (generate(s, args.devices) for s in seeds)
-    tally = Tally()
-    began = time.time()
-    try:
-        for k, spec in enumerate(specs):
-            t = time.time()
-            result = check_program(spec, backend, exports, jax)
-            tally.add(result, time.time() - t)
-            failed = result.status not in ("equal", "invalid")
-            if failed or not args.quiet:
-                print(f"seed {spec.seed}: {result.status} [{time.time() - t:.1f}s] {spec.summary()}", flush=True)
-                for e in result.exports:
-                    print(f"  {e.line()}", flush=True)
-            if failed and args.out:
-                for e in result.exports:
-                    if e.status in ("equal", "invalid"):
-                        continue
-                    if args.minimize:
-                        small, check = reduce.minimize(spec, e.export, backend, jax, log=print)
-                        e = check or e
-                    folder = reduce.save(e, args.out)
-                    print(f"  reproducer: {folder}", flush=True)
-            if args.seeds and args.seeds.endswith(":") and (k + 1) % 50 == 0:
-                print(f"--- after {time.time() - began:.0f} s: " + tally.summary().splitlines()[-1], flush=True)
-    except KeyboardInterrupt:
-        print("stopped", flush=True)
-    print(f"({time.time() - began:.0f} s)")
-    print(tally.summary(), flush=True)
-    return 0 if tally.agreed() else 1
-
+# ---------------------------------------------------------------------------------------------
+# The worker: checks programs, one result line each.
 
 def _forever(start: int):
     seed = start
@@ -194,25 +102,150 @@ def _forever(start: int):
         seed += 1
 
 
-def _replay(args, backend) -> int:
-    from .check import Reference, check_reference
+def _work(args) -> int:
+    from . import reduce
+    from .check import check_program
+    from .generate import ProgramSpec, generate
 
+    jax = _start_jax(args.devices)
+    backend = _backend(args)
+    exports = [e.strip() for e in args.exports.split(",") if e.strip()]
+    if args.spec:
+        with open(args.spec) as f:
+            specs = iter([ProgramSpec.from_json(f.read())])
+    else:
+        start, end = _parse_seeds(args.seeds)
+        specs = (generate(s, args.devices) for s in (range(start, end) if end is not None else _forever(start)))
+    for spec in specs:
+        print(f"{START}{spec.seed}", flush=True)
+        t = time.time()
+        result = check_program(spec, backend, exports, jax)
+        data = result.to_dict()
+        data["seconds"] = round(time.time() - t, 2)
+        if args.out and result.status not in ("equal", "invalid"):
+            data["reproducers"] = []
+            for e in result.exports:
+                if e.status in ("equal", "invalid"):
+                    continue
+                if args.minimize:
+                    _, smaller = reduce.minimize(spec, e.export, backend, jax, log=lambda s: print(s, flush=True))
+                    e = smaller or e
+                data["reproducers"].append(str(reduce.save(e, args.out)))
+        print(RESULT + json.dumps(data), flush=True)
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# The supervisor: runs workers, restarts them past a program XLA aborted on, prints the summary.
+
+def _print_result(data: dict, quiet: bool) -> None:
+    failed = data["status"] not in ("equal", "invalid")
+    if quiet and not failed:
+        return
+    print(f"seed {data['seed']}: {data['status']} [{data.get('seconds', 0):.1f}s] {data['summary']}", flush=True)
+    for e in data["exports"]:
+        print(f"  {e['line']}", flush=True)
+    for folder in data.get("reproducers", []):
+        print(f"  reproducer: {folder}", flush=True)
+
+
+def _worker_command(args, seeds: Optional[str]) -> list[str]:
+    cmd = [sys.executable, os.path.abspath(__file__), "--worker", "--devices", str(args.devices),
+           "--exports", args.exports, "--backend", args.backend, "--timeout", str(args.timeout)]
+    cmd += ["--seeds", seeds] if seeds is not None else ["--spec", args.spec]
+    if args.out:
+        cmd += ["--out", args.out]
+    if args.minimize:
+        cmd.append("--minimize")
+    return cmd
+
+
+def _supervise(args) -> int:
+    tally = Tally()
+    start, end = _parse_seeds(args.seeds) if args.seeds else (None, None)
+    soak = bool(args.seeds) and end is None
+    began = time.time()
+    next_seed = start
+    proc = None
+    try:
+        while True:
+            seeds = None if args.spec else f"{next_seed}:{'' if end is None else end}"
+            with tempfile.TemporaryFile(mode="w+") as errors:
+                proc = subprocess.Popen(_worker_command(args, seeds), stdout=subprocess.PIPE, stderr=errors, text=True)
+                current = None
+                for line in proc.stdout:
+                    if line.startswith(START):
+                        current = int(line[len(START):])
+                    elif line.startswith(RESULT):
+                        data = json.loads(line[len(RESULT):])
+                        tally.add(data)
+                        _print_result(data, args.quiet)
+                        current = None
+                        next_seed = (data["seed"] or 0) + 1
+                        if soak and tally.total % 50 == 0 and tally.total:
+                            print(f"--- after {time.time() - began:.0f} s: {tally.last_line()}", flush=True)
+                    else:
+                        print(line, end="", flush=True)
+                code = proc.wait()
+                proc = None
+                errors.seek(0)
+                stderr = errors.read()
+            if current is not None:                         # the worker died on a program
+                tally.add_xla_crash(current, code, stderr)
+                print(f"seed {current}: the worker died ({_death(code)}): {_last_lines(stderr, 1)}", flush=True)
+                if args.spec:
+                    break
+                next_seed = current + 1
+                if end is not None and next_seed >= end:
+                    break
+                continue
+            if code != 0:
+                print(stderr[-3000:], file=sys.stderr)
+                print(f"error: the oracle's worker failed ({_death(code)}) before checking a program", file=sys.stderr)
+                return 2
+            break
+    except KeyboardInterrupt:
+        if proc is not None:
+            proc.kill()
+        print("stopped", flush=True)
+    print(f"({time.time() - began:.0f} s)")
+    print(tally.summary(), flush=True)
+    return 0 if tally.agreed() else 1
+
+
+def _death(code: int) -> str:
+    if code < 0:
+        return signal.Signals(-code).name
+    return f"exit code {code}"
+
+
+def _last_lines(text: str, count: int) -> str:
+    lines = [l for l in text.splitlines() if l.strip() and "GSPMD sharding propagation is going to be" not in l]
+    checks = [l for l in lines if "Check failed" in l or "F0" in l[:3]]
+    return " | ".join((checks or lines)[-count:])[:300]
+
+
+# ---------------------------------------------------------------------------------------------
+
+def _replay(args) -> int:
+    from .check import ProgramCheck, Reference, check_reference
+
+    backend = _backend(args)
     tally = Tally()
     for folder in args.replay:
         ref = Reference.load(folder)
         result = check_reference(ref, backend)
         print(f"{folder}: {result.line()}", flush=True)
-        from .check import ProgramCheck
-
-        tally.add(ProgramCheck(ref.seed, ref.spec, [result]), 0)
+        tally.add(ProgramCheck(ref.seed, ref.spec, [result]).to_dict())
     print(tally.summary())
     return 0 if tally.agreed() else 1
 
 
-def _show(args, jax) -> int:
+def _show(args) -> int:
     from .check import InvalidProgram, reference_from_jax
     from .generate import generate
 
+    jax = _start_jax(args.devices)
     spec = generate(args.show, args.devices)
     print(spec.to_json())
     try:
@@ -229,23 +262,15 @@ def main(argv: Optional[list[str]] = None) -> int:
     if args.add_test:
         from .reduce import add_test
 
-        dest = add_test(args.add_test[0], args.add_test[1], args.xfail)
-        print(f"added {dest}")
+        print(f"added {add_test(args.add_test[0], args.add_test[1], args.xfail)}")
         return 0
-    from .backend import make_backend
-
-    if args.backend == "cli":
-        from .backend import CliBackend
-
-        backend = CliBackend(timeout=args.timeout)
-    else:
-        backend = make_backend(args.backend)
     if args.replay:
-        return _replay(args, backend)
-    jax = _start_jax(args.devices)
+        return _replay(args)
     if args.show is not None:
-        return _show(args, jax)
-    return _check_seeds(args, jax, backend)
+        return _show(args)
+    if args.worker:
+        return _work(args)
+    return _supervise(args)
 
 
 if __name__ == "__main__":

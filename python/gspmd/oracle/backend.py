@@ -20,7 +20,9 @@ import pathlib
 import shutil
 import signal
 import subprocess
+import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from typing import Any, Optional, Sequence
 
@@ -78,11 +80,27 @@ class CliBackend:
 
     name = "cli"
 
-    def __init__(self, binary: Optional[str] = None, timeout: float = 120.0):
-        self.binary = binary or find_binary()
-        if not self.binary or not os.access(self.binary, os.X_OK):
-            raise FileNotFoundError("no gspmd binary: build it (scripts/build.sh) or set GSPMD_BINARY")
+    def __init__(self, binary: Optional[str] = None, timeout: float = 120.0, snapshot: bool = True,
+                 wait: float = 600.0):
+        """With `snapshot`, runs a private copy of the binary, so a rebuild during a long run
+        neither changes what is tested nor leaves a moment with no binary; a binary that is
+        missing (being linked) is waited for up to `wait` seconds."""
+        source = binary or find_binary() or str(REPO / "build" / "gspmd")
+        waited = 0.0
+        while not os.access(source, os.X_OK) and waited < wait:
+            if waited == 0:
+                print(f"oracle: waiting for {source} (being rebuilt?)", file=sys.stderr, flush=True)
+            time.sleep(5)
+            waited += 5
+        if not os.access(source, os.X_OK):
+            raise FileNotFoundError(f"no gspmd binary at {source}: build it (scripts/build.sh) or set GSPMD_BINARY")
+        self.source = source
+        self.binary = source
         self.timeout = timeout
+        if snapshot:
+            self._copy = tempfile.TemporaryDirectory(prefix="gspmd_oracle_bin_")
+            self.binary = os.path.join(self._copy.name, "gspmd")
+            shutil.copy2(source, self.binary)
 
     def _call(self, args: Sequence[str]) -> tuple[Outcome, str]:
         try:

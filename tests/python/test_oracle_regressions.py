@@ -1,0 +1,42 @@
+"""Every reproducer kept in tests/data/oracle/NAME (python3 -m gspmd.oracle --add-test NAME DIR),
+checked again without JAX: gspmd reads its StableHLO, partitions and runs it, and must match the
+XLA results, result shardings and communication stored beside it. A folder whose meta.json has
+"xfail" is a known gspmd bug: the test expects it to fail (strictly) until the bug is fixed."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pathlib
+import sys
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+CASES = sorted(p for p in (REPO / "tests" / "data" / "oracle").glob("*") if (p / "meta.json").exists())
+
+
+def oracle(module: str):
+    try:
+        return importlib.import_module(f"gspmd.oracle.{module}")
+    except ImportError:
+        sys.path.insert(0, str(REPO / "python" / "gspmd"))
+        return importlib.import_module(f"oracle.{module}")
+
+
+def _param(case: pathlib.Path):
+    meta = json.loads((case / "meta.json").read_text())
+    marks = [pytest.mark.xfail(strict=True, reason=meta["xfail"])] if meta.get("xfail") else []
+    return pytest.param(case, id=case.name, marks=marks)
+
+
+@pytest.mark.skipif(not CASES, reason="no reproducers in tests/data/oracle")
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+def test_reproducer_agrees_with_xla(case, cli):
+    check = oracle("check")
+    backend = oracle("backend").CliBackend(binary=cli)
+    ref = check.Reference.load(str(case))
+    result = check.check_reference(ref, backend)
+    assert result.status == "equal", result.line()
+    if result.comm_known:
+        assert result.comm_ours <= result.comm_xla, result.line()

@@ -1,0 +1,128 @@
+"""The oracle's own parts without JAX: sharding layouts, XLA's replica groups, tolerances, the
+generator's determinism, delta debugging, and --add-test."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def oracle(module: str):
+    """gspmd.oracle.<module>, or the same file as oracle.<module> when the package is not built."""
+    try:
+        return importlib.import_module(f"gspmd.oracle.{module}")
+    except ImportError:
+        sys.path.insert(0, str(REPO / "python" / "gspmd"))
+        return importlib.import_module(f"oracle.{module}")
+
+
+@pytest.mark.parametrize("ours, xla, rank, devices", [
+    ("{mesh['x'=2,'y'=4], [{'x'}, {}]}", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}", 2, 8),
+    ("{mesh['x'=2,'y'=4], [{'y','x'}, {}]}", "{devices=[8,1]<=[2,4]T(1,0)}", 2, 8),
+    ("{mesh['x'=2,'y'=4], [{}]}", "{replicated}", 1, 8),
+    ("{mesh['x'=4], device_ids=(3,2,1,0), [{'x'}]}", "{devices=[4]3,2,1,0}", 1, 4),
+    ("{mesh['x'=4,'y'=2], [{'x':(1)2}, {'y'}]}", "{devices=[2,2,2]<=[2,2,2]T(0,2,1) last_tile_dim_replicate}", 2, 8),
+    ("{devices=[2,2]0,1,2,3}", "{devices=[2,2]<=[4]}", 2, 4),
+])
+def test_same_layout_printed_two_ways(ours, xla, rank, devices):
+    hlo_text = oracle("hlo_text")
+    assert hlo_text.layout(ours, rank, devices) == hlo_text.layout(xla, rank, devices)
+
+
+@pytest.mark.parametrize("a, b, rank, devices", [
+    ("{mesh['x'=2,'y'=4], [{'x'}, {}]}", "{mesh['x'=2,'y'=4], [{}, {'x'}]}", 2, 8),
+    ("{mesh['x'=2,'y'=4], [{'x','y'}]}", "{mesh['x'=2,'y'=4], [{'y','x'}]}", 1, 8),
+    ("{devices=[4]0,1,2,3}", "{devices=[4]0,2,1,3}", 1, 4),
+    ("{replicated}", "{devices=[2]0,1}", 1, 2),
+])
+def test_different_layouts_differ(a, b, rank, devices):
+    hlo_text = oracle("hlo_text")
+    assert hlo_text.layout(a, rank, devices) != hlo_text.layout(b, rank, devices)
+
+
+def test_root_shardings_of_a_tuple_and_of_one_result():
+    hlo_text = oracle("hlo_text")
+    text = ("HloModule m\n\nENTRY %main (p: f32[4]) -> (f32[4], f32[2]) {\n  %p = f32[4] parameter(0)\n"
+            "  ROOT %t = (f32[4], f32[2]) tuple(%p, %p), sharding={{replicated}, {devices=[2]0,1}}\n}\n")
+    assert hlo_text.root_shardings(text, 2) == ["{replicated}", "{devices=[2]0,1}"]
+    one = "HloModule m\n\nENTRY %main (p: f32[4]) -> f32[4] {\n  ROOT %p = f32[4] parameter(0), sharding={maximal device=1}\n}\n"
+    assert hlo_text.root_shardings(one, 1) == ["{maximal device=1}"]
+    assert hlo_text.root_shardings(one.replace(", sharding={maximal device=1}", ""), 1) is None
+
+
+def test_xla_mesh_replica_groups_become_explicit_groups():
+    hlo_text = oracle("hlo_text")
+    text, count = hlo_text.rewrite_for_reading(
+        "a = f32[2] all-reduce(b), replica_groups=mesh['a'=2,'b'=2,'c'=2], device_ids=(0,2,4,6,1,3,5,7) {'b'}, x\n"
+        "c = f32[2] all-gather(d), replica_groups=mesh['a'=4,'b'=1,'c'=2], device_ids=([2,4]T(1,0)) {'a'}, y\n"
+        "e = f32[2] all-reduce(f), replica_groups=mesh['a'=2,'b'=4] {'a'}, z\n")
+    assert count == 2
+    assert "replica_groups={{0,4},{2,6},{1,5},{3,7}}, x" in text
+    assert "replica_groups={{0,1,2,3},{4,5,6,7}}, y" in text
+    assert "replica_groups=mesh['a'=2,'b'=4] {'a'}, z" in text      # gspmd reads this form
+
+
+def test_tolerances():
+    check = oracle("check")
+    e = np.array([1.0, -2.0, 1e-9, 0.0], np.float32)
+    assert check.compare_arrays(e * (1 + 5e-6), e) == ""
+    assert "beyond rtol" in check.compare_arrays(e * (1 + 1e-4), e)
+    assert check.compare_arrays(e + np.float32(1e-6), e) == ""             # rtol of the largest magnitude
+    assert check.compare_arrays(e * (1 + 1e-2), e, lowp=True) == ""       # through bf16
+    assert check.compare_arrays(np.array([np.nan, np.inf]), np.array([np.nan, np.inf])) == ""
+    assert "differ" in check.compare_arrays(np.array([1, 2], np.int32), np.array([1, 3], np.int32))
+    assert "type" in check.compare_arrays(np.array([1, 2], np.int32), np.array([1, 2], np.int64))
+    assert "shape" in check.compare_arrays(np.zeros(3), np.zeros(4))
+
+
+def test_generator_is_deterministic_and_mixes_ops():
+    generate = oracle("generate")
+    assert generate.generate(5).to_json() == generate.generate(5).to_json()
+    assert generate.generate(5).to_json() != generate.generate(6).to_json()
+    specs = [generate.generate(s) for s in range(300)]
+    kinds = {op.kind for s in specs for op in s.ops}
+    assert kinds == set(generate.OP_KINDS)
+    assert {i.dtype for s in specs for i in s.inputs} == set(generate.DTYPES)
+    assert {len(s.mesh_shape) for s in specs} >= {1, 2, 3}
+    assert any(s.grad for s in specs)
+    assert max(s.devices for s in specs) == 8 and min(s.devices for s in specs) == 2
+    assert max(generate.generate(s, devices=32).devices for s in range(300)) == 32
+    again = generate.ProgramSpec.from_json(specs[7].to_json())
+    assert again == specs[7]
+
+
+def test_delta_debugging_finds_the_two_ops_that_matter():
+    reduce = oracle("reduce")
+    calls = []
+
+    def fails(ops):
+        calls.append(ops)
+        return 3 in ops and 11 in ops
+
+    assert reduce._ddmin(list(range(16)), fails) == [3, 11]
+    assert len(calls) < 60
+    assert reduce._ddmin([1, 2, 3], lambda ops: True) == []
+
+
+def test_add_test_copies_a_reproducer(tmp_path):
+    reduce = oracle("reduce")
+    source = tmp_path / "seed1-shardy"
+    source.mkdir()
+    (source / "meta.json").write_text(json.dumps({"seed": 1, "export": "shardy"}))
+    (source / "stablehlo.mlir").write_text("module {}")
+    dest = reduce.add_test("case_one", str(source), xfail="gspmd bug #1", tests_dir=tmp_path / "tests")
+    assert json.loads((dest / "meta.json").read_text())["xfail"] == "gspmd bug #1"
+    assert (dest / "stablehlo.mlir").read_text() == "module {}"
+    dest = reduce.add_test("case_one", str(dest), tests_dir=tmp_path / "again")
+    assert "xfail" not in json.loads((dest / "meta.json").read_text())
+    with pytest.raises(ValueError):
+        reduce.add_test("bad name!", str(source), tests_dir=tmp_path / "tests")
+    with pytest.raises(FileNotFoundError):
+        reduce.add_test("x", str(tmp_path), tests_dir=tmp_path / "tests")
