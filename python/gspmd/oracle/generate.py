@@ -32,7 +32,7 @@ OP_KINDS: dict[str, float] = {
     "reduce": 2, "argmax": 1,
     "broadcast": 1, "reshape": 2, "transpose": 2,
     "slice": 2, "dynamic_slice": 1, "dynamic_update_slice": 1, "concatenate": 1, "pad": 1,
-    "gather": 2, "scatter": 2,
+    "gather": 2, "take_along_axis": 1, "scatter": 2, "random": 0.7,
     "dot": 4, "conv": 1.5,
     "cumsum": 1, "reduce_window": 1,
     "sort": 1, "top_k": 1,
@@ -178,7 +178,7 @@ def generate(seed: int, devices: int = 8) -> ProgramSpec:
     kinds = list(OP_KINDS)
     weights = np.array([OP_KINDS[k] for k in kinds])
     ops = [OpSpec(str(rng.choice(kinds, p=weights / weights.sum())), int(rng.integers(0, 2**31)))
-           for _ in range(int(rng.integers(1, 9)))]
+           for _ in range(int(rng.integers(1, 11)))]
     grad = bool(rng.random() < 0.2 and any(i.dtype == "f32" for i in inputs))
     return ProgramSpec(seed=seed, mesh_shape=mesh_shape, axis_names=axis_names, device_order=order,
                        inputs=inputs, ops=ops, outputs=int(rng.integers(1, 4)),
@@ -217,17 +217,23 @@ def partition_spec(jax: Any, entries: list[Any]) -> Any:
     return jax.sharding.PartitionSpec(*[tuple(e) if isinstance(e, list) else e for e in entries])
 
 
-def build(spec: ProgramSpec, jax: Any) -> Program:
-    """The JAX function of `spec` with its in/out shardings and arguments."""
-    mesh = make_mesh(spec, jax)
+def build(spec: ProgramSpec, jax: Any, one_device: bool = False) -> Program:
+    """The JAX function of `spec` with its in/out shardings and arguments. With `one_device`, the
+    same function for one device and no shardings: constraints dropped, shard_map regions
+    computed on the whole arrays (XLA's unpartitioned result, the tie-breaker of a mismatch)."""
+    if one_device:
+        mesh = jax.sharding.Mesh(np.array(jax.devices()[:1]).reshape([1] * len(spec.mesh_shape)),
+                                 tuple(spec.axis_names))
+    else:
+        mesh = make_mesh(spec, jax)
     named = lambda entries: jax.sharding.NamedSharding(mesh, partition_spec(jax, entries))  # noqa: E731
     args = input_arrays(spec)
-    in_shardings = tuple(named(i.spec) for i in spec.inputs)
+    in_shardings = tuple(named([] if one_device else i.spec) for i in spec.inputs)
     trace = grammar.Trace()
     out_rng_seed = spec.output_seed
 
     def body(*xs):
-        ctx = grammar.Context(jax, mesh, spec, trace)
+        ctx = grammar.Context(jax, mesh, spec, trace, one_device=one_device)
         pool = grammar.Pool(list(xs), [i.dtype == "bf16" for i in spec.inputs])
         for op in spec.ops:
             ctx.apply(op.kind, op.seed, pool)
@@ -248,7 +254,7 @@ def build(spec: ProgramSpec, jax: Any) -> Program:
     outs = []
     trace.fixed = []
     for s in shapes:
-        if rng.random() < 0.6:
+        if rng.random() < 0.6 and not one_device:
             entries = random_spec(rng, list(s.shape), spec.mesh_shape, spec.axis_names, even=True, density=0.5)
             outs.append(named(entries))
             trace.fixed.append(True)

@@ -64,9 +64,11 @@ class Pool:
 
 
 class Context:
-    """The op being applied: JAX, the mesh, the program spec, the trace."""
+    """The op being applied: JAX, the mesh, the program spec, the trace. Ops decide what they do
+    from the spec's mesh sizes even when `one_device` builds the same values for one device."""
 
-    def __init__(self, jax: Any, mesh: Any, spec: Any, trace: Trace):
+    def __init__(self, jax: Any, mesh: Any, spec: Any, trace: Trace, one_device: bool = False):
+        self.one_device = one_device          # no partitioning: the same values on one device
         self.jax = jax
         self.jnp = jax.numpy
         self.lax = jax.lax
@@ -424,20 +426,59 @@ def op_gather(ctx: Context, rng, pool):
     return None if out.size > MAX_ELEMS else [(out, lowp)]
 
 
+def op_take_along_axis(ctx: Context, rng, pool):
+    """jnp.take_along_axis: a gather whose other dims are batch dims (operand_batching_dims)."""
+    jnp = ctx.jnp
+    x, lowp = _x(ctx, rng, pool, _rank_at_least(1))
+    if x is None:
+        return None
+    axis = int(rng.integers(0, x.ndim))
+    shape = list(x.shape)
+    shape[axis] = int(rng.integers(1, 7))
+    if int(np.prod(shape)) > MAX_ELEMS:
+        return None
+    idx = ctx.index_array(rng, pool, tuple(shape), x.shape[axis])
+    return [(jnp.take_along_axis(x, idx, axis=axis, mode="clip" if rng.random() < 0.5 else None), lowp)]
+
+
+def op_random(ctx: Context, rng, pool):
+    """jax.random on a key folded from data: threefry's u32 arithmetic, then floats or ints."""
+    jax, jnp = ctx.jax, ctx.jnp
+    x, lowp = _x(ctx, rng, pool)
+    key = jax.random.key(int(rng.integers(0, 2**31)), impl="threefry2x32")
+    k = pool.pick(rng, lambda v: v.dtype in (jnp.int32, jnp.bool_))
+    if k is not None:
+        key = jax.random.fold_in(key, jnp.sum(pool.values[k].astype(jnp.int32)))
+    shape = tuple(x.shape)
+    way = int(rng.integers(0, 3))
+    if way == 0:
+        noise = jax.random.uniform(key, shape, jnp.float32, -1, 1)
+        return [(x.astype(jnp.float32) + noise if not ctx.is_float(x) else x + noise.astype(x.dtype), lowp)]
+    if way == 1:
+        return [(jax.random.randint(key, shape, 0, 7, jnp.int32), False)]
+    return [(jax.random.bernoulli(key, 0.5, shape), False)]
+
+
 def op_scatter(ctx: Context, rng, pool):
+    """x.at[idx].add / .max / .set, along axis 0 or (x.at[:, idx]) axis 1; .set only with distinct
+    indices, so the result is defined."""
     jnp = ctx.jnp
     x, lowp = _x(ctx, rng, pool, lambda v: v.ndim >= 1 and not ctx.is_pred(v))
     if x is None:
         return None
+    axis = 1 if (x.ndim >= 2 and rng.random() < 0.3) else 0
+    n = x.shape[axis]
     kind = ["add", "add", "max", "set"][int(rng.integers(0, 4))]
-    if kind == "set":                                       # distinct indices: the result is defined
-        count = int(rng.integers(1, x.shape[0] + 1))
-        idx = jnp.asarray(rng.permutation(x.shape[0])[:count].astype(np.int32))
+    if kind == "set":
+        count = int(rng.integers(1, n + 1))
+        idx = jnp.asarray(rng.permutation(n)[:count].astype(np.int32))
     else:
         count = int(rng.integers(1, 9))
-        idx = ctx.index_array(rng, pool, (count,), x.shape[0])
-    upd, ulowp = ctx.other(rng, pool, (count,) + tuple(x.shape[1:]), x.dtype)
-    at = x.at[idx]
+        idx = ctx.index_array(rng, pool, (count,), n)
+    shape = list(x.shape)
+    shape[axis] = count
+    upd, ulowp = ctx.other(rng, pool, tuple(shape), x.dtype)
+    at = x.at[idx] if axis == 0 else x.at[:, idx]
     out = {"add": at.add, "max": at.max, "set": at.set}[kind](upd)
     return [(out, lowp or ulowp)]
 
@@ -569,6 +610,7 @@ OPS: dict[str, Callable] = {
     "reshape": op_reshape, "transpose": op_transpose, "slice": op_slice,
     "dynamic_slice": op_dynamic_slice, "dynamic_update_slice": op_dynamic_update_slice,
     "concatenate": op_concatenate, "pad": op_pad, "gather": op_gather, "scatter": op_scatter,
-    "dot": op_dot, "conv": op_conv, "cumsum": op_cumsum, "reduce_window": op_reduce_window,
+    "take_along_axis": op_take_along_axis, "random": op_random, "dot": op_dot, "conv": op_conv,
+    "cumsum": op_cumsum, "reduce_window": op_reduce_window,
     "sort": op_sort, "top_k": op_top_k,
 }

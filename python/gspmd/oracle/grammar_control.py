@@ -106,6 +106,8 @@ def op_constraint(ctx: Context, rng, pool):
     x, lowp = _x(ctx, rng, pool)
     spec = ctx.spec
     entries = random_spec(rng, list(x.shape), spec.mesh_shape, spec.axis_names, even=False, density=0.6)
+    if ctx.one_device:
+        return [(x, lowp)]
     return [(ctx.jax.lax.with_sharding_constraint(x, _named(ctx, entries)), lowp)]
 
 
@@ -133,9 +135,17 @@ def op_shard_map(ctx: Context, rng, pool):
         else:
             local = jnp.logical_not
     elif way < 0.7 and used and not ctx.is_pred(x):
-        axis = sorted(used)[int(rng.integers(0, len(used)))][1]   # an axis x varies over
+        d, axis = sorted(used)[int(rng.integers(0, len(used)))]   # an axis x varies over
         local = lambda v: lax.psum(v, axis)                  # noqa: E731
         out_entries = [_without(e, axis) for e in entries]
+        if ctx.one_device:                                   # the blocks along `axis` of dim d, summed
+            names = [entries[d]] if isinstance(entries[d], str) else list(entries[d])
+            split = [size[n] for n in names]
+            shape = list(x.shape)
+            blocks = shape[:d] + split + [shape[d] // int(np.prod(split))] + shape[d + 1:]
+            summed = jnp.sum(x.reshape(blocks), axis=d + names.index(axis))
+            shape[d] //= size[axis]
+            return [(summed.reshape(shape), lowp)]
     else:
         if not used:
             return None
@@ -144,6 +154,8 @@ def op_shard_map(ctx: Context, rng, pool):
             return None                                      # only the minor-most axis of a dim gathers back in place
         local = lambda v: lax.all_gather(v, axis, axis=d, tiled=True)  # noqa: E731
         out_entries[d] = _without(entries[d], axis)
+    if ctx.one_device:                                       # element-wise, or a gather back to x
+        return [(local(x) if way < 0.35 or not used else x, lowp)]
     # all_gather's result still counts as varying for JAX's check, though every device holds it all
     # (and under grad the psum's tangent does too); the check is only JAX's own.
     fn = jax.shard_map(local, mesh=ctx.mesh, in_specs=(partition_spec(jax, entries),),
