@@ -32,6 +32,7 @@ from .tally import Tally  # noqa: E402
 
 RESULT = "@@result "
 START = "@@start "
+STAGE = "@@stage "
 
 
 def _parse_seeds(text: str) -> tuple[int, Optional[int]]:
@@ -103,9 +104,12 @@ def _forever(start: int):
 
 
 def _work(args) -> int:
-    from . import reduce
+    from . import check, reduce
     from .check import check_program
     from .generate import ProgramSpec, generate
+
+    if args.backend == "package":                   # gspmd runs in this process: say when
+        check.stage_hook = lambda name: print(f"{STAGE}{name}", flush=True)
 
     jax = _start_jax(args.devices)
     backend = _backend(args)
@@ -172,10 +176,12 @@ def _supervise(args) -> int:
             seeds = None if args.spec else f"{next_seed}:{'' if end is None else end}"
             with tempfile.TemporaryFile(mode="w+") as errors:
                 proc = subprocess.Popen(_worker_command(args, seeds), stdout=subprocess.PIPE, stderr=errors, text=True)
-                current = None
+                current, stage = None, "xla"
                 for line in proc.stdout:
                     if line.startswith(START):
-                        current = int(line[len(START):])
+                        current, stage = int(line[len(START):]), "xla"
+                    elif line.startswith(STAGE):
+                        stage = line[len(STAGE):].strip()
                     elif line.startswith(RESULT):
                         data = json.loads(line[len(RESULT):])
                         tally.add(data)
@@ -191,8 +197,12 @@ def _supervise(args) -> int:
                 errors.seek(0)
                 stderr = errors.read()
             if current is not None:                         # the worker died on a program
-                tally.add_xla_crash(current, code, stderr)
-                print(f"seed {current}: the worker died ({_death(code)}): {_last_lines(stderr, 1)}", flush=True)
+                if stage == "gspmd":
+                    tally.add_gspmd_crash(current, f"{_death(code)} in gspmd (in-process): {_last_lines(stderr, 1)}")
+                else:
+                    tally.add_xla_crash(current, code, stderr)
+                print(f"seed {current}: the worker died in {stage} ({_death(code)}): {_last_lines(stderr, 1)}",
+                      flush=True)
                 if args.spec:
                     break
                 next_seed = current + 1
@@ -208,7 +218,9 @@ def _supervise(args) -> int:
         if proc is not None:
             proc.kill()
         print("stopped", flush=True)
-    print(f"({time.time() - began:.0f} s)")
+    from .generate import GENERATOR_VERSION
+
+    print(f"({time.time() - began:.0f} s; generator version {GENERATOR_VERSION})")
     print(tally.summary(), flush=True)
     return 0 if tally.agreed() else 1
 

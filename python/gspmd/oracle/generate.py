@@ -24,7 +24,10 @@ import numpy as np
 
 from . import grammar
 
-__all__ = ["InputSpec", "OpSpec", "ProgramSpec", "Program", "generate", "build", "OP_KINDS"]
+__all__ = ["InputSpec", "OpSpec", "ProgramSpec", "Program", "generate", "build", "OP_KINDS", "GENERATOR_VERSION"]
+
+# Bumped whenever a seed would make another program: a seed names a program of one version.
+GENERATOR_VERSION = 1
 
 # Op kinds and how often each is drawn (relative weights).
 OP_KINDS: dict[str, float] = {
@@ -68,6 +71,7 @@ class ProgramSpec:
     output_seed: int                       # draws which results get an out_sharding, and which
     grad: bool = False                     # return (loss, d loss / d f32 inputs) instead
     note: str = ""
+    version: int = GENERATOR_VERSION
 
     @property
     def devices(self) -> int:

@@ -14,6 +14,14 @@ import re
 __all__ = ["Tally"]
 
 
+def _kind_deltas(ours: dict, xla: dict) -> str:
+    """Where the extra bytes are: 'all-gather +96, all-reduce -32' (ours minus XLA's, by kind)."""
+    deltas = [(k, ours.get(k, 0.0) - xla.get(k, 0.0)) for k in sorted(set(ours) | set(xla))]
+    deltas = [(k, d) for k, d in deltas if abs(d) >= 0.5]
+    deltas.sort(key=lambda kd: -abs(kd[1]))
+    return ", ".join(f"{k} {d:+.0f}" for k, d in deltas) or "same kinds"
+
+
 class Tally:
     def __init__(self):
         self.count: collections.Counter = collections.Counter()
@@ -52,7 +60,8 @@ class Tally:
             self.comm_xla += xla
         if known and ours > xla:
             ratio = f"{ours / xla:.2f}x" if xla else "XLA sends nothing"
-            self.above.append(f"seed {seed} {e['export']}: {ours:.0f} vs XLA's {xla:.0f} bytes ({ratio})")
+            self.above.append(f"seed {seed} {e['export']}: {ours:.0f} vs XLA's {xla:.0f} bytes ({ratio}; "
+                              f"{_kind_deltas(e.get('kinds_ours', {}), e.get('kinds_xla', {}))})")
         elif status == "equal" and not known:
             why = next((n for n in e["notes"] if "unreadable" in n), "comm not counted")
             self.unknown_comm[re.sub(r"\S+\.hlo:", "FILE:", why)[:160]] += 1
@@ -61,6 +70,11 @@ class Tally:
                 self.xla_inconsistent.append(f"seed {seed} {e['export']}: {n}")
             elif "unreadable" not in n and not n.startswith("["):
                 self.notes[n] += 1
+
+    def add_gspmd_crash(self, seed: int, reason: str) -> None:
+        """gspmd brought the worker process down (the package backend runs it in-process)."""
+        self.count["crash"] += 1
+        self.failures.append(f"seed {seed}: crash: {reason}")
 
     def add_xla_crash(self, seed: int, code: int, stderr: str) -> None:
         lines = [l for l in stderr.splitlines() if "Check failed" in l or l.startswith("F0")]
@@ -103,7 +117,8 @@ class Tally:
             lines.append(f"not counted: {len(self.xla_crashes)} programs XLA itself aborted on:")
             lines += ["  " + x for x in self.xla_crashes]
         if self.invalid:
-            lines.append(f"not counted: {len(self.invalid)} programs JAX or XLA would not take (generator bugs):")
+            lines.append(f"not counted: {len(self.invalid)} programs JAX or XLA would not take (at build or lower: "
+                         f"the generator's bug; at XLA compile or run: XLA's):")
             lines += ["  " + i for i in self.invalid[:20]]
         lines += [f"note: {n} x {m}" for m, n in self.notes.most_common()]
         lines.append(self.last_line())
