@@ -126,3 +126,26 @@ def test_add_test_copies_a_reproducer(tmp_path):
         reduce.add_test("bad name!", str(source), tests_dir=tmp_path / "tests")
     with pytest.raises(FileNotFoundError):
         reduce.add_test("x", str(tmp_path), tests_dir=tmp_path / "tests")
+
+
+def _export(status, ours=None, xla=None, reason="", notes=(), kind=""):
+    return {"export": "shardy", "status": status, "reason": reason, "comm_ours": ours, "comm_xla": xla,
+            "kinds_ours": {"all-gather": ours or 0}, "kinds_xla": {"all-gather": xla or 0},
+            "notes": list(notes), "line": "", "kind": kind or status}
+
+
+def test_tally_counts_and_lists_as_the_contract_says():
+    tally = oracle("tally").Tally()
+    tally.add({"seed": 1, "status": "equal", "comm_ok": True, "exports": [_export("equal", 10, 20)]})
+    tally.add({"seed": 2, "status": "equal", "comm_ok": False, "exports": [_export("equal", 30, 20)]})
+    tally.add({"seed": 3, "status": "mismatch", "comm_ok": True, "exports": [_export("mismatch", 1, 1, "result 0: ...")]})
+    tally.add({"seed": 4, "status": "refused", "comm_ok": False, "exports": [_export("refused", reason="run: no")]})
+    tally.add({"seed": 5, "status": "invalid", "comm_ok": False, "exports": [_export("invalid", reason="lower: X")]})
+    tally.add_xla_crash(6, -6, "F1206 spmd_partitioner.cc:1115] Check failed: x == y")
+    tally.add_gspmd_crash(7, "SIGSEGV in gspmd (in-process)")
+    summary = tally.summary()
+    assert summary.splitlines()[-1] == "5 programs: 2 equal, 1 mismatches, 1 crashes, 1 refused, comm <= XLA on 2"
+    assert "seed 2 shardy: 30 vs XLA's 20 bytes (1.50x; all-gather +10)" in summary
+    assert "seed 3 shardy: mismatch: result 0: ..." in summary
+    assert "seed 5: lower: X" in summary and "seed 6: exit -6: F1206" in summary
+    assert not tally.agreed()

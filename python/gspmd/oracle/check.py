@@ -57,7 +57,12 @@ def _stage(name: str) -> None:
 
 
 class InvalidProgram(Exception):
-    """JAX or XLA would not take the generated program (a generator bug, not gspmd's)."""
+    """JAX or XLA would not take the generated program (a generator bug, or XLA's when it fails
+    to compile or run what JAX lowered; then `lowered` holds the StableHLO and the inputs)."""
+
+    def __init__(self, message: str, lowered: Optional[tuple] = None):
+        super().__init__(message)
+        self.lowered = lowered
 
 
 @dataclass
@@ -194,7 +199,8 @@ def reference_from_jax(spec: ProgramSpec, export: str, jax: Any = None) -> Refer
         xla_hlo = compiled.as_text()
     except Exception as e:  # noqa: BLE001 - whatever JAX or XLA refuses, the generator made it
         first = str(e).strip().splitlines()[0] if str(e).strip() else ""
-        raise InvalidProgram(f"{stage}: {type(e).__name__}: {first[:300]}") from e
+        lowered_program = (spec.devices, mlir, list(program.args)) if stage.startswith("XLA") else None
+        raise InvalidProgram(f"{stage}: {type(e).__name__}: {first[:300]}", lowered_program) from e
     finally:
         jax.config.update("jax_use_shardy_partitioner", True)
     return Reference(export=export, devices=spec.devices, mlir=mlir, inputs=list(program.args), outputs=outputs,
@@ -351,7 +357,7 @@ def check_program(spec: ProgramSpec, backend: Any, exports: Sequence[str] = EXPO
         try:
             ref = reference_from_jax(spec, export, jax)
         except InvalidProgram as e:
-            checks.append(ExportCheck(export, "invalid", str(e)))
+            checks.append(_without_xla(export, e, backend))
             continue
         checks.append(check_reference(ref, backend))
     _cross_check_xla(checks)
@@ -394,6 +400,24 @@ def _check_against_one_device(spec: ProgramSpec, checks: list, jax: Any) -> None
                        f"its result on one device, which ours match ({c.value_problems[0][:120]})")
         c.value_problems = []
         _set_mismatch(c)
+
+
+def _without_xla(export: str, error: InvalidProgram, backend: Any) -> ExportCheck:
+    """A program XLA could not compile or run: not counted, but gspmd must still not crash on it."""
+    result = ExportCheck(export, "invalid", str(error))
+    if error.lowered is None:
+        return result
+    devices, mlir, inputs = error.lowered
+    _stage("gspmd")
+    with tempfile.TemporaryDirectory(prefix="gspmd_oracle_") as tmp:
+        program = os.path.join(tmp, "stablehlo.mlir")
+        pathlib.Path(program).write_text(mlir)
+        run = backend.run(program, inputs, devices)
+    if run.status == "crash":
+        result.status, result.reason = "crash", f"run (XLA could not compile it: {error}): {run.message}"
+    else:
+        result.notes.append(f"gspmd on it: {run.status}{': ' + run.message if run.message else ''}")
+    return result
 
 
 def _cross_check_xla(checks: list) -> None:

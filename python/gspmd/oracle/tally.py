@@ -40,8 +40,9 @@ class Tally:
     def add(self, data: dict) -> None:
         seed = data["seed"]
         if data["status"] == "invalid":
-            reason = next((e["reason"] for e in data["exports"] if e["reason"]), "")
-            self.invalid.append(f"seed {seed}: {reason}")
+            e = next((e for e in data["exports"] if e["reason"]), data["exports"][0])
+            ours = next((n for n in e["notes"] if n.startswith("gspmd on it")), "")
+            self.invalid.append(f"seed {seed}: {e['reason']}" + (f" ({ours})" if ours else ""))
             return
         self.count[data["status"]] += 1
         self.comm_ok += bool(data["comm_ok"])
