@@ -196,7 +196,12 @@ def _supervise(args) -> int:
                 proc = None
                 errors.seek(0)
                 stderr = errors.read()
-            if current is not None:                         # the worker died on a program
+            if current is not None and code > 0:            # a Python error: the oracle's own bug
+                print(stderr[-3000:], file=sys.stderr)
+                print(f"error: the oracle's worker failed on seed {current} (exit code {code})", file=sys.stderr)
+                print(tally.summary(), flush=True)
+                return 2
+            if current is not None:                         # killed by a signal while on a program
                 if stage == "gspmd":
                     tally.add_gspmd_crash(current, f"{_death(code)} in gspmd (in-process): {_last_lines(stderr, 1)}")
                 else:

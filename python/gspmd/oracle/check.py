@@ -366,42 +366,6 @@ def check_program(spec: ProgramSpec, backend: Any, exports: Sequence[str] = EXPO
     return ProgramCheck(spec.seed, spec, checks)
 
 
-def xla_on_one_device(spec: ProgramSpec, jax: Any = None) -> Optional[list]:
-    """XLA's results for `spec` on one device (no partitioning): the tie-breaker when ours and
-    XLA's partitioned results differ. None where that is not the same program: the gradient of
-    a shard_map region built without JAX's replication check is not the gradient of its
-    one-device form."""
-    if spec.grad and any(op.kind == "shard_map" for op in spec.ops):
-        return None
-    if jax is None:
-        import jax
-    try:
-        program = build(spec, jax, one_device=True)
-        return [np.asarray(r) for r in jax.jit(program.fn, keep_unused=True)(*program.args)]
-    except Exception:  # noqa: BLE001 - no tie-breaker then
-        return None
-
-
-def _check_against_one_device(spec: ProgramSpec, checks: list, jax: Any) -> None:
-    """Where ours differs from XLA's partitioned result but equals XLA's on one device, the
-    difference is XLA's partitioner's: not counted as our mismatch, but noted."""
-    _stage("xla")
-    single = xla_on_one_device(spec, jax)
-    if single is None:
-        return
-    for c in checks:
-        if not c.value_problems or c.outputs is None:
-            continue
-        lowp = c.reference.lowp
-        if _compare_outputs(c.outputs, single, lowp):
-            c.notes.append("[XLA on one device differs from ours too]")
-            continue
-        c.notes.append(f"XLA disagrees with itself: its partitioned result ({c.export} export) differs from "
-                       f"its result on one device, which ours match ({c.value_problems[0][:120]})")
-        c.value_problems = []
-        _set_mismatch(c)
-
-
 def _without_xla(export: str, error: InvalidProgram, backend: Any) -> ExportCheck:
     """A program XLA could not compile or run: not counted, but gspmd must still not crash on it."""
     result = ExportCheck(export, "invalid", str(error))
@@ -433,10 +397,53 @@ def _cross_check_xla(checks: list) -> None:
     for mine, other in ((a, b), (b, a)):
         note = f"XLA disagrees with itself: its {mine.export} export's results differ from its {other.export} export's"
         if mine.outputs is not None and mine.value_problems and not _compare_outputs(mine.outputs, other.reference.outputs, lowp):
-            note += f", which ours match"
+            note += ", which ours match"
             mine.value_problems = []
             _set_mismatch(mine)
         mine.notes.append(note)
+
+
+def xla_on_one_device(spec: ProgramSpec, jax: Any = None, eager: bool = False) -> Optional[list]:
+    """XLA's results for `spec` on one device (no partitioning): the tie-breaker when ours and
+    XLA's partitioned results differ. None where that is not the same program: the gradient of
+    a shard_map region built without JAX's replication check is not the gradient of its
+    one-device form. With `eager`, op by op (jax.disable_jit): no XLA optimization across ops."""
+    if spec.grad and any(op.kind == "shard_map" for op in spec.ops):
+        return None
+    if jax is None:
+        import jax
+    try:
+        program = build(spec, jax, one_device=True)
+        if eager:
+            with jax.disable_jit():
+                return [np.asarray(r) for r in program.fn(*program.args)]
+        return [np.asarray(r) for r in jax.jit(program.fn, keep_unused=True)(*program.args)]
+    except Exception:  # noqa: BLE001 - no tie-breaker then
+        return None
+
+
+def _check_against_one_device(spec: ProgramSpec, checks: list, jax: Any) -> None:
+    """Where ours differs from XLA's partitioned result but equals XLA's on one device (compiled,
+    or else op by op, where no optimization spans two ops), the difference is XLA's: not counted
+    as our mismatch, but noted."""
+    _stage("xla")
+    for eager in (False, True):
+        single = xla_on_one_device(spec, jax, eager=eager)
+        if single is None:
+            continue
+        how = "op by op on one device" if eager else "on one device"
+        for c in checks:
+            if not c.value_problems or c.outputs is None:
+                continue
+            if _compare_outputs(c.outputs, single, c.reference.lowp):
+                continue
+            c.notes.append(f"XLA disagrees with itself: its partitioned result ({c.export} export) differs from "
+                           f"its result {how}, which ours match ({c.value_problems[0][:120]})")
+            c.value_problems = []
+            _set_mismatch(c)
+    for c in checks:
+        if c.value_problems:
+            c.notes.append("[XLA on one device, compiled and op by op, differs from ours too]")
 
 
 _NUMBERS = re.compile(r"[0-9]+")
