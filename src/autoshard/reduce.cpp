@@ -142,6 +142,7 @@ bool Reducer::TrySeparable(int e) {
   int s0 = -1;
   for (int s = 0; s < nodes_[a].k() && s0 < 0; ++s)
     if (Allowed(a, s)) s0 = s;
+  if (s0 < 0) return false;  // no strategy of `a` left: nothing to separate (and no row to read)
   int t0 = -1;
   for (int t = 0; t < nodes_[b].k(); ++t)
     if (Allowed(b, t) && (t0 < 0 || Get(e, a, s0, t) < Get(e, a, s0, t0))) t0 = t;
