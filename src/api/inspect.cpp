@@ -7,6 +7,7 @@
 #include "api/file_context.h"
 #include "api/gspmd.h"
 #include "api/pipeline.h"
+#include "io/npy.h"
 #include "simulate/chip_spec.h"
 #include "simulate/topology.h"
 #include "visualize/sharding_picture.h"
@@ -39,7 +40,7 @@ std::string DrawValue(const std::string& heading, const Instruction& value, bool
 
 std::optional<ElementType> ParseComputeType(const std::string& text, const char* flag) {
   if (text.empty()) return std::nullopt;
-  std::optional<ElementType> type = ParseElementType(text);
+  std::optional<ElementType> type = ParseDtypeName(text);  // bf16 or JAX's bfloat16, ...
   if (!type || !IsFloatingPoint(*type))
     GSPMD_USER_ERROR("gspmd simulate: error: ", flag, " '", text,
                      "' is not a floating-point type (expected bf16, f16, f32 or f64)");

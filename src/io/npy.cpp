@@ -5,10 +5,12 @@
 #include <bit>
 #include <cctype>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <optional>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "io/box.h"
@@ -243,6 +245,8 @@ void ReadExactly(std::ifstream& in, void* dst, size_t size, const std::string& p
 }  // namespace
 
 NpyHeader ReadNpyHeader(const std::string& path) {
+  std::error_code not_checked;
+  if (std::filesystem::is_directory(path, not_checked)) Fail(path, "is a directory (expected a .npy file)");
   std::ifstream in(path, std::ios::binary);
   if (!in) Fail(path, "cannot open file (expected a readable .npy file)");
   in.seekg(0, std::ios::end);
@@ -383,6 +387,34 @@ void WriteNpy(const std::string& path, const Literal& literal) {
   PendingFiles files;
   WriteNpyInPlace(files.Add(path), literal);
   files.Commit();
+}
+
+// Each element type with the names numpy code gives it.
+struct DtypeNames {
+  ElementType type;
+  std::string_view numpy;  // as written in numpy code
+  std::string_view dtype;  // as numpy and JAX print it (x.dtype.name)
+};
+constexpr DtypeNames kDtypeNames[] = {
+    {ElementType::kPred, "np.bool_", "bool"},          {ElementType::kS8, "np.int8", "int8"},
+    {ElementType::kS16, "np.int16", "int16"},          {ElementType::kS32, "np.int32", "int32"},
+    {ElementType::kS64, "np.int64", "int64"},          {ElementType::kU8, "np.uint8", "uint8"},
+    {ElementType::kU16, "np.uint16", "uint16"},        {ElementType::kU32, "np.uint32", "uint32"},
+    {ElementType::kU64, "np.uint64", "uint64"},        {ElementType::kF16, "np.float16", "float16"},
+    {ElementType::kBF16, "ml_dtypes.bfloat16", "bfloat16"}, {ElementType::kF32, "np.float32", "float32"},
+    {ElementType::kF64, "np.float64", "float64"},
+};
+
+std::string NumpyDtypeName(ElementType type) {
+  for (const DtypeNames& names : kDtypeNames)
+    if (names.type == type) return std::string(names.numpy);
+  return std::string(ElementTypeName(type));
+}
+
+std::optional<ElementType> ParseDtypeName(std::string_view name) {
+  for (const DtypeNames& names : kDtypeNames)
+    if (names.dtype == name) return names.type;
+  return ParseElementType(name);
 }
 
 }  // namespace gspmd

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "io/box.h"
@@ -45,6 +47,13 @@ std::string NpyHeaderBytes(ElementType type, const std::vector<int64_t>& dims);
 
 // Converts elements as read from a file of `header` into Literal form (byte order, pred 0/1).
 void NormalizeNpyElements(const NpyHeader& header, uint8_t* data, int64_t count);
+
+// How numpy code names `type`, for hints ("np.float32", "ml_dtypes.bfloat16", "np.bool_").
+std::string NumpyDtypeName(ElementType type);
+
+// An element type named the HLO way ("f32", "bf16") or numpy's and JAX's ("float32",
+// "bfloat16"); nullopt for anything else.
+std::optional<ElementType> ParseDtypeName(std::string_view name);
 
 }  // namespace gspmd
 

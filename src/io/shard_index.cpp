@@ -94,7 +94,7 @@ ShardIndex ParseShardIndex(const std::string& text, const std::string& path) {
   const Json& dtype = Field(json, "dtype", "the index", path);
   ShardIndex index;
   if (dtype.is_string()) {
-    std::optional<ElementType> type = ParseElementType(dtype.get<std::string>());
+    std::optional<ElementType> type = ParseDtypeName(dtype.get<std::string>());
     if (type.has_value() && IsArrayType(*type)) index.type = *type;
   }
   if (index.type == ElementType::kInvalid)
