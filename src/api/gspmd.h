@@ -33,7 +33,7 @@ namespace gspmd::api {
 
 // How a program's text is written.
 enum class Format {
-  kAuto,       // by the file name: ".mlir" is StableHLO, anything else HLO text
+  kAuto,       // ".mlir", or text that starts like MLIR (`module @...`), is StableHLO; the rest HLO text
   kHlo,        // XLA's HLO text
   kStableHlo,  // StableHLO MLIR text (with Shardy or mhlo.sharding annotations)
 };
@@ -43,7 +43,7 @@ enum class Format {
 // of its own (read again from the text), one given the last holder (std::move) takes its module.
 class Program {
  public:
-  // Reads a file (Format::kAuto decides by its name). Errors name FILE:LINE:COL.
+  // Reads a file (Format::kAuto decides by its name and first line). Errors name FILE:LINE:COL.
   static Program Load(const std::string& path, Format format = Format::kAuto);
   // Parses text; `name` stands for the file in error messages and in kAuto's choice.
   static Program FromText(std::string text, const std::string& name = "<text>", Format format = Format::kAuto);

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <system_error>
 
 #include "api/error_kinds.h"
@@ -15,7 +16,32 @@
 namespace gspmd::api {
 namespace {
 
-Format Resolve(Format format, const std::string& name) {
+// Whether text starts as MLIR does (`module @jit_f ...`, `func.func`, `#loc = ...`, the generic
+// `"builtin.module"`), after blank lines and `//` comments. HLO text starts with `HloModule`.
+bool StartsLikeMlir(std::string_view text) {
+  size_t at = 0;
+  while (at < text.size()) {
+    at = text.find_first_not_of(" \t\r\n", at);
+    if (at == std::string_view::npos) return false;
+    if (text.substr(at, 2) != "//") break;
+    at = text.find('\n', at);
+  }
+  if (at >= text.size()) return false;
+  const std::string_view rest = text.substr(at);
+  return rest.starts_with("module") || rest.starts_with("func.func") || rest.starts_with("#") ||
+         rest.starts_with("\"builtin.module\"");
+}
+
+// kAuto: ".mlir" is StableHLO, and so is text that starts like MLIR whatever its file is called
+// (JAX's lower().as_text() saved as .txt); the rest is HLO text.
+Format Resolve(Format format, const std::string& name, std::string_view text) {
+  if (format != Format::kAuto) return format;
+  if (std::filesystem::path(name).extension() == ".mlir") return Format::kStableHlo;
+  return StartsLikeMlir(text) ? Format::kStableHlo : Format::kHlo;
+}
+
+// What ReadWholeFile says it expected, before the text is read: by the name alone.
+Format GuessByName(Format format, const std::string& name) {
   if (format != Format::kAuto) return format;
   return std::filesystem::path(name).extension() == ".mlir" ? Format::kStableHlo : Format::kHlo;
 }
@@ -32,9 +58,20 @@ std::string ReadWholeFile(const std::string& path, Format format) {
   return buffer.str();
 }
 
+// MLIR that was not recognised as such (a `stablehlo.` op below some other first line).
+bool MentionsMlir(std::string_view text) {
+  return text.find("stablehlo.") != std::string_view::npos || text.find("func.func") != std::string_view::npos;
+}
+
 std::unique_ptr<Module> ParseText(const std::string& text, const std::string& name, Format format) {
   return WithErrorKind(UserErrorKind::kParse, [&] {
-    return format == Format::kStableHlo ? ParseStableHlo(text, name) : ParseModule(text, name);
+    if (format == Format::kStableHlo) return ParseStableHlo(text, name);
+    try {
+      return ParseModule(text, name);
+    } catch (const UserError& error) {
+      if (!MentionsMlir(text)) throw;
+      throw error.Reworded(StrCat(error.what(), " (the text looks like MLIR (StableHLO), not HLO: name the file .mlir)"));
+    }
   });
 }
 
@@ -51,14 +88,14 @@ struct Program::State {
 Program::Program(std::shared_ptr<State> state) : state_(std::move(state)) {}
 
 Program Program::Load(const std::string& path, Format format) {
-  const Format resolved = Resolve(format, path);
-  std::string text = ReadWholeFile(path, resolved);
+  std::string text = ReadWholeFile(path, GuessByName(format, path));
+  const Format resolved = Resolve(format, path, text);
   std::unique_ptr<Module> module = ParseText(text, path, resolved);
   return Program(std::make_shared<State>(State{std::move(module), path, std::move(text), resolved}));
 }
 
 Program Program::FromText(std::string text, const std::string& name, Format format) {
-  const Format resolved = Resolve(format, name);
+  const Format resolved = Resolve(format, name, text);
   std::unique_ptr<Module> module = ParseText(text, name, resolved);
   return Program(std::make_shared<State>(State{std::move(module), name, std::move(text), resolved}));
 }
