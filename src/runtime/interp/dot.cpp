@@ -15,47 +15,65 @@ using namespace kernel;
 namespace {
 
 // The dot's dimension bookkeeping: result dims are batch, lhs free, rhs free; the operands are
-// viewed as [B, M, K] x [B, K, N].
+// viewed as [B, M, K] x [B, K, N]. One plan per thread is reused (its vectors keep their
+// capacity), so a dot allocates nothing for its bookkeeping after the first.
 struct DotPlan {
   std::vector<int64_t> lhs_batch, rhs_batch, lhs_contracting, rhs_contracting;
   std::vector<int64_t> lhs_free, rhs_free;
   int64_t batch = 1, m = 1, n = 1, k = 1;
 };
 
-std::vector<int64_t> FreeDims(int64_t rank, const std::vector<int64_t>& batch,
-                              const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> free;
+void FreeDims(int64_t rank, const std::vector<int64_t>& batch, const std::vector<int64_t>& contracting,
+              std::vector<int64_t>& free) {
+  free.clear();
   for (int64_t d = 0; d < rank; ++d)
     if (!Contains(batch, d) && !Contains(contracting, d)) free.push_back(d);
-  return free;
 }
 
-void CheckDimList(const Instruction& dot, const std::vector<int64_t>& dims, int64_t rank,
-                  const char* what) {
-  std::vector<bool> seen(static_cast<size_t>(rank), false);
-  for (int64_t d : dims) {
-    if (d < 0 || d >= rank) KernelError(dot, StrCat(what, " dimension ", d, " is out of range for rank ", rank));
-    if (seen[d]) KernelError(dot, StrCat(what, " dimension ", d, " is listed twice"));
-    seen[d] = true;
+// Each of `first` then `second` is a dimension in [0, rank), none listed twice.
+void CheckDimList(const Instruction& dot, const std::vector<int64_t>& first, const std::vector<int64_t>& second,
+                  int64_t rank, const char* what) {
+  for (const std::vector<int64_t>* list : {&first, &second}) {
+    for (size_t i = 0; i < list->size(); ++i) {
+      const int64_t d = (*list)[i];
+      if (d < 0 || d >= rank) KernelError(dot, StrCat(what, " dimension ", d, " is out of range for rank ", rank));
+      const bool repeated = std::find(list->begin(), list->begin() + static_cast<std::ptrdiff_t>(i), d) !=
+                                list->begin() + static_cast<std::ptrdiff_t>(i) ||
+                            (list == &second && Contains(first, d));
+      if (repeated) KernelError(dot, StrCat(what, " dimension ", d, " is listed twice"));
+    }
   }
 }
 
-DotPlan MakeDotPlan(const Instruction& dot, const Shape& lhs, const Shape& rhs) {
+// Whether the result's dims are the lhs batch dims, the lhs free dims and the rhs free dims.
+bool ResultDimsMatch(const DotPlan& plan, const Shape& lhs, const Shape& rhs, const Shape& result) {
+  if (!result.IsArray()) return false;
+  const std::vector<int64_t>& dims = result.dims();
+  if (dims.size() != plan.lhs_batch.size() + plan.lhs_free.size() + plan.rhs_free.size()) return false;
+  size_t i = 0;
+  for (int64_t d : plan.lhs_batch)
+    if (dims[i++] != lhs.dim(d)) return false;
+  for (int64_t d : plan.lhs_free)
+    if (dims[i++] != lhs.dim(d)) return false;
+  for (int64_t d : plan.rhs_free)
+    if (dims[i++] != rhs.dim(d)) return false;
+  return true;
+}
+
+DotPlan& MakeDotPlan(const Instruction& dot, const Shape& lhs, const Shape& rhs) {
   const DotDimensionNumbers& dn = dot.dot_dims();
-  DotPlan plan;
-  plan.lhs_batch = dn.lhs_batch_dims;
-  plan.rhs_batch = dn.rhs_batch_dims;
-  plan.lhs_contracting = dn.lhs_contracting_dims;
-  plan.rhs_contracting = dn.rhs_contracting_dims;
+  thread_local DotPlan plan;
+  plan.lhs_batch.assign(dn.lhs_batch_dims.begin(), dn.lhs_batch_dims.end());
+  plan.rhs_batch.assign(dn.rhs_batch_dims.begin(), dn.rhs_batch_dims.end());
+  plan.lhs_contracting.assign(dn.lhs_contracting_dims.begin(), dn.lhs_contracting_dims.end());
+  plan.rhs_contracting.assign(dn.rhs_contracting_dims.begin(), dn.rhs_contracting_dims.end());
+  plan.batch = plan.m = plan.n = plan.k = 1;
   if (plan.lhs_batch.size() != plan.rhs_batch.size())
     KernelError(dot, "lhs and rhs have different numbers of batch dimensions");
   if (plan.lhs_contracting.size() != plan.rhs_contracting.size())
     KernelError(dot, "lhs and rhs have different numbers of contracting dimensions");
-  std::vector<int64_t> lhs_listed = plan.lhs_batch, rhs_listed = plan.rhs_batch;
-  lhs_listed.insert(lhs_listed.end(), plan.lhs_contracting.begin(), plan.lhs_contracting.end());
-  rhs_listed.insert(rhs_listed.end(), plan.rhs_contracting.begin(), plan.rhs_contracting.end());
-  CheckDimList(dot, lhs_listed, lhs.rank(), "lhs batch/contracting");
-  CheckDimList(dot, rhs_listed, rhs.rank(), "rhs batch/contracting");
+  CheckDimList(dot, plan.lhs_batch, plan.lhs_contracting, lhs.rank(), "lhs batch/contracting");
+  CheckDimList(dot, plan.rhs_batch, plan.rhs_contracting, rhs.rank(), "rhs batch/contracting");
   for (size_t i = 0; i < plan.lhs_batch.size(); ++i) {
     int64_t size = lhs.dim(plan.lhs_batch[i]);
     if (size != rhs.dim(plan.rhs_batch[i]))
@@ -69,21 +87,18 @@ DotPlan MakeDotPlan(const Instruction& dot, const Shape& lhs, const Shape& rhs) 
                               rhs.dim(plan.rhs_contracting[i])));
     plan.k *= size;
   }
-  plan.lhs_free = FreeDims(lhs.rank(), plan.lhs_batch, plan.lhs_contracting);
-  plan.rhs_free = FreeDims(rhs.rank(), plan.rhs_batch, plan.rhs_contracting);
-  std::vector<int64_t> expected;
-  for (int64_t d : plan.lhs_batch) expected.push_back(lhs.dim(d));
-  for (int64_t d : plan.lhs_free) {
-    expected.push_back(lhs.dim(d));
-    plan.m *= lhs.dim(d);
-  }
-  for (int64_t d : plan.rhs_free) {
-    expected.push_back(rhs.dim(d));
-    plan.n *= rhs.dim(d);
-  }
-  if (!dot.shape().IsArray() || dot.shape().dims() != expected)
+  FreeDims(lhs.rank(), plan.lhs_batch, plan.lhs_contracting, plan.lhs_free);
+  FreeDims(rhs.rank(), plan.rhs_batch, plan.rhs_contracting, plan.rhs_free);
+  for (int64_t d : plan.lhs_free) plan.m *= lhs.dim(d);
+  for (int64_t d : plan.rhs_free) plan.n *= rhs.dim(d);
+  if (!ResultDimsMatch(plan, lhs, rhs, dot.shape())) {
+    std::vector<int64_t> expected;
+    for (int64_t d : plan.lhs_batch) expected.push_back(lhs.dim(d));
+    for (int64_t d : plan.lhs_free) expected.push_back(lhs.dim(d));
+    for (int64_t d : plan.rhs_free) expected.push_back(rhs.dim(d));
     KernelError(dot, StrCat("result shape ", dot.shape().ToString(false), " does not match the operands (expected dims ",
                             Shape(ElementType::kF32, expected).ToString(false), ")"));
+  }
   return plan;
 }
 
@@ -93,6 +108,15 @@ std::vector<int64_t> Concat(const std::vector<int64_t>& a, const std::vector<int
   out.insert(out.end(), b.begin(), b.end());
   out.insert(out.end(), c.begin(), c.end());
   return out;
+}
+
+// Whether a, b, c concatenated are 0, 1, 2, ... (checked without building the list).
+bool IsIdentityOrder(const std::vector<int64_t>& a, const std::vector<int64_t>& b, const std::vector<int64_t>& c) {
+  int64_t next = 0;
+  for (const std::vector<int64_t>* part : {&a, &b, &c})
+    for (int64_t d : *part)
+      if (d != next++) return false;
+  return true;
 }
 
 // An operand as a [B, rows, cols] matrix stack: either its own data (possibly read transposed)
@@ -111,16 +135,16 @@ MatrixOperand<T> ArrangeOperand(const T* values, const std::vector<int64_t>& dim
                                 const std::vector<int64_t>& batch, const std::vector<int64_t>& rows,
                                 const std::vector<int64_t>& cols, bool allow_transposed) {
   MatrixOperand<T> result;
-  std::vector<int64_t> order = Concat(batch, rows, cols);
-  if (IsIdentityPermutation(order)) {
+  if (IsIdentityOrder(batch, rows, cols)) {
     result.data = values;
     return result;
   }
-  if (allow_transposed && IsIdentityPermutation(Concat(batch, cols, rows))) {
+  if (allow_transposed && IsIdentityOrder(batch, cols, rows)) {
     result.data = values;
     result.transposed = true;
     return result;
   }
+  const std::vector<int64_t> order = Concat(batch, rows, cols);
   result.copy.resize(static_cast<size_t>(Product(dims)));
   TransposeBytes(values, dims, order, sizeof(T), result.copy.data());
   result.data = result.copy.data();
@@ -219,7 +243,7 @@ bool IsF32Computable(ElementType type) {
 
 Literal EvaluateDot(const Instruction& instruction, const Literal& lhs, const Literal& rhs) {
   if (!lhs.shape().IsArray() || !rhs.shape().IsArray()) KernelError(instruction, "operands must be arrays");
-  DotPlan plan = MakeDotPlan(instruction, lhs.shape(), rhs.shape());
+  const DotPlan& plan = MakeDotPlan(instruction, lhs.shape(), rhs.shape());
   Literal result(instruction.shape());
   if (result.element_count() == 0 || plan.k == 0) return result;  // empty, or all zeros
   ElementType lt = lhs.element_type(), rt = rhs.element_type(), ot = result.element_type();

@@ -10,17 +10,13 @@ namespace {
 
 constexpr int64_t kTile = 32;
 
-// Drops unit dimensions and merges neighbours that are contiguous in both buffers.
-std::vector<StridedDim> Canonicalize(const std::vector<StridedDim>& dims) {
-  std::vector<StridedDim> out;
+// Drops unit dimensions and merges neighbours that are contiguous in both buffers, in place.
+void Canonicalize(std::vector<StridedDim>& dims) {
+  size_t kept = 0;
   for (const StridedDim& dim : dims) {
     if (dim.size == 1) continue;
-    out.push_back(dim);
-  }
-  std::vector<StridedDim> merged;
-  for (const StridedDim& dim : out) {
-    if (!merged.empty()) {
-      StridedDim& outer = merged.back();
+    if (kept > 0) {
+      StridedDim& outer = dims[kept - 1];
       bool contiguous = outer.src_stride == dim.src_stride * dim.size &&
                         outer.dst_stride == dim.dst_stride * dim.size;
       if (contiguous) {
@@ -30,23 +26,38 @@ std::vector<StridedDim> Canonicalize(const std::vector<StridedDim>& dims) {
         continue;
       }
     }
-    merged.push_back(dim);
+    dims[kept++] = dim;
   }
-  return merged;
+  dims.resize(kept);
 }
 
-// Calls fn(src_offset, dst_offset) (in elements) for every index of the dims not skipped.
+// Calls fn(src_offset, dst_offset) (in elements) for every index of the dims other than
+// skip_a and skip_b (-1: none). The counters live on the stack up to kInlineRank dims.
 template <typename Fn>
-void ForEachOuter(const std::vector<StridedDim>& dims, const std::vector<bool>& skip, Fn&& fn) {
-  std::vector<int64_t> active;
-  for (size_t d = 0; d < dims.size(); ++d)
-    if (!skip[d]) active.push_back(static_cast<int64_t>(d));
-  std::vector<int64_t> index(active.size(), 0);
+void ForEachOuter(const std::vector<StridedDim>& dims, int64_t skip_a, int64_t skip_b, Fn&& fn) {
+  constexpr size_t kInlineRank = 16;
+  int64_t inline_active[kInlineRank], inline_index[kInlineRank];
+  std::vector<int64_t> heap;
+  int64_t* active = inline_active;
+  int64_t* index = inline_index;
+  if (dims.size() > kInlineRank) {
+    heap.resize(2 * dims.size());
+    active = heap.data();
+    index = heap.data() + dims.size();
+  }
+  int64_t count = 0;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const int64_t dim = static_cast<int64_t>(d);
+    if (dim == skip_a || dim == skip_b) continue;
+    active[count] = dim;
+    index[count] = 0;
+    ++count;
+  }
   int64_t src = 0;
   int64_t dst = 0;
   while (true) {
     fn(src, dst);
-    int64_t a = static_cast<int64_t>(active.size()) - 1;
+    int64_t a = count - 1;
     for (; a >= 0; --a) {
       const StridedDim& dim = dims[active[a]];
       if (++index[a] < dim.size) {
@@ -98,11 +109,9 @@ void CopyTyped(const uint8_t* src_bytes, uint8_t* dst_bytes, const std::vector<S
   T* dst = reinterpret_cast<T*>(dst_bytes);
   const StridedDim& inner = dims.back();
   int64_t last = static_cast<int64_t>(dims.size()) - 1;
-  std::vector<bool> skip(dims.size(), false);
-  skip[last] = true;
   if (inner.src_stride == 1 && inner.dst_stride == 1) {
     size_t row_bytes = sizeof(T) * static_cast<size_t>(inner.size);
-    ForEachOuter(dims, skip, [&](int64_t s, int64_t d) { std::memcpy(dst + d, src + s, row_bytes); });
+    ForEachOuter(dims, last, -1, [&](int64_t s, int64_t d) { std::memcpy(dst + d, src + s, row_bytes); });
     return;
   }
   // A transposed plane: some outer dim is contiguous in the source while the inner one is
@@ -117,21 +126,19 @@ void CopyTyped(const uint8_t* src_bytes, uint8_t* dst_bytes, const std::vector<S
     }
   }
   if (plane >= 0) {
-    skip[plane] = true;
-    ForEachOuter(dims, skip, [&](int64_t s, int64_t d) {
+    ForEachOuter(dims, last, plane, [&](int64_t s, int64_t d) {
       CopyTiledPlane(src + s, dst + d, dims[plane], inner);
     });
     return;
   }
-  ForEachOuter(dims, skip, [&](int64_t s, int64_t d) {
+  ForEachOuter(dims, last, -1, [&](int64_t s, int64_t d) {
     CopyLine(src + s, dst + d, inner.size, inner.src_stride, inner.dst_stride);
   });
 }
 
 void CopyBytewise(const uint8_t* src, uint8_t* dst, const std::vector<StridedDim>& dims,
                   int64_t element_size) {
-  std::vector<bool> skip(dims.size(), false);
-  ForEachOuter(dims, skip, [&](int64_t s, int64_t d) {
+  ForEachOuter(dims, -1, -1, [&](int64_t s, int64_t d) {
     std::memcpy(dst + d * element_size, src + s * element_size, static_cast<size_t>(element_size));
   });
 }
@@ -142,7 +149,8 @@ void CopyStrided(const uint8_t* src, uint8_t* dst, std::vector<StridedDim> dims,
                  int64_t element_size) {
   for (const StridedDim& dim : dims)
     if (dim.size <= 0) return;
-  std::vector<StridedDim> canonical = Canonicalize(dims);
+  Canonicalize(dims);
+  const std::vector<StridedDim>& canonical = dims;
   if (canonical.empty()) {
     std::memcpy(dst, src, static_cast<size_t>(element_size));
     return;

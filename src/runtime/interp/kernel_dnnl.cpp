@@ -255,21 +255,47 @@ void RunReorder(const dnnl::reorder& reorder, const dnnl::memory::desc& from, vo
   reorder.execute(ThreadStream(), args);
 }
 
+// A thread's memory objects for one cached matmul: made once, then pointed at each call's
+// buffers (creating them and the argument map per call cost about ten allocations a dot).
+struct MatmulMemories {
+  std::shared_ptr<const MatmulEntry> entry;  // keeps the descriptors alive
+  dnnl::memory a, b, c, scratchpad;
+};
+
+MatmulMemories& ThreadMatmulMemories(std::shared_ptr<const MatmulEntry> entry) {
+  thread_local std::unordered_map<const MatmulEntry*, MatmulMemories> memories;
+  auto it = memories.find(entry.get());
+  if (it != memories.end()) return it->second;
+  if (memories.size() > 4096) memories.clear();  // as the primitive cache bounds itself
+  dnnl::engine& engine = Engine();
+  MatmulMemories made;
+  made.a = dnnl::memory(entry->a, engine, DNNL_MEMORY_NONE);
+  made.b = dnnl::memory(entry->b, engine, DNNL_MEMORY_NONE);
+  made.c = dnnl::memory(entry->c, engine, DNNL_MEMORY_NONE);
+  made.scratchpad = dnnl::memory(entry->scratchpad, engine, DNNL_MEMORY_NONE);
+  made.entry = std::move(entry);
+  const MatmulEntry* key = made.entry.get();
+  return memories.emplace(key, std::move(made)).first->second;
+}
+
 }  // namespace
 
 void DnnlMatmul(const MatmulProblem& problem, const float* a, const float* b, float* c) {
   ThreadBudget budget(2.0 * problem.batch * problem.m * problem.n * problem.k);
-  std::shared_ptr<const MatmulEntry> entry = GetMatmul(problem, budget.threads());
-  dnnl::engine& engine = Engine();
-  dnnl::memory a_memory(entry->a, engine, const_cast<float*>(a));
-  dnnl::memory b_memory(entry->b, engine, const_cast<float*>(b));
-  dnnl::memory c_memory(entry->c, engine, c);
-  dnnl::memory scratchpad(entry->scratchpad, engine, ThreadScratchpad(entry->scratchpad.get_size()));
+  MatmulMemories& memories = ThreadMatmulMemories(GetMatmul(problem, budget.threads()));
+  memories.a.set_data_handle(const_cast<float*>(a));
+  memories.b.set_data_handle(const_cast<float*>(b));
+  memories.c.set_data_handle(c);
+  memories.scratchpad.set_data_handle(ThreadScratchpad(memories.entry->scratchpad.get_size()));
   dnnl::stream& stream = ThreadStream();
-  entry->primitive.execute(stream, {{DNNL_ARG_SRC, a_memory},
-                                    {DNNL_ARG_WEIGHTS, b_memory},
-                                    {DNNL_ARG_DST, c_memory},
-                                    {DNNL_ARG_SCRATCHPAD, scratchpad}});
+  // The C entry point takes the arguments as an array; the C++ one builds a hash map per call.
+  const dnnl_exec_arg_t args[] = {{DNNL_ARG_SRC, memories.a.get()},
+                                  {DNNL_ARG_WEIGHTS, memories.b.get()},
+                                  {DNNL_ARG_DST, memories.c.get()},
+                                  {DNNL_ARG_SCRATCHPAD, memories.scratchpad.get()}};
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(memories.entry->primitive.get(), stream.get(),
+                                                 static_cast<int>(std::size(args)), args),
+                          "could not execute a matmul");
   stream.wait();
 }
 
