@@ -346,4 +346,11 @@ std::string DescribeParseError(CLI::App& app, const CLI::ParseError& error) {
   return "error: " + Where(chain, chain.size() - 1) + error.what() + "\n";
 }
 
+std::string DescribeUserError(CLI::App& app, const std::string& message) {
+  const bool says_where = message.find(": error: ") != std::string::npos || StartsWith(message, "error: ");
+  if (says_where) return message + "\n";
+  const std::vector<CLI::App*> chain = CommandChain(app);
+  return "error: " + Where(chain, chain.size() - 1) + message + "\n";
+}
+
 }  // namespace gspmd::tools

@@ -1,5 +1,6 @@
-// Command-line errors in the house form: CLI11's parse errors turned into `error: <where>: <what>`,
-// naming the word that was not understood and the valid ones nearest to it.
+// Command-line errors in the house form: CLI11's parse errors (and a command's errors that say
+// no place) turned into `error: <where>: <what>`, naming the word that was not understood and
+// the valid ones nearest to it.
 #pragma once
 
 #include <string>
@@ -29,5 +30,12 @@ namespace gspmd::tools {
 // To say what a rejected value should have been it runs that option's conversion again on test
 // values, so call it only once the parse has failed.
 std::string DescribeParseError(CLI::App& app, const CLI::ParseError& error);
+
+// What to print on stderr for a UserError a command threw, ending in a newline: `message` as
+// it is when it already says where and that it is an error ("pre.hlo:3:7: error: ...",
+// "gspmd run: error: ..."), else in the same form as a parse error, from the command that ran:
+//
+//   error: model: unknown model 'nomodel' (known: dense_lm, ...)
+std::string DescribeUserError(CLI::App& app, const std::string& message);
 
 }  // namespace gspmd::tools

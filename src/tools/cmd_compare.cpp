@@ -46,8 +46,13 @@ int RunCompare(const CompareOptions& options) {
     GSPMD_USER_ERROR("gspmd compare: error: --rtol ", options.rtol, " is invalid (expected a value >= 0)");
   const Literal actual = ReadArrayFile(options.actual);
   const Literal expected = ReadArrayFile(options.expected);
-  const LiteralComparison comparison = CompareLiterals(actual, expected, options.rtol);
+  LiteralComparison comparison = CompareLiterals(actual, expected, options.rtol);
   const bool same_shape = actual.shape().Compatible(expected.shape());
+  const bool only_the_type_differs =
+      actual.shape().dims() == expected.shape().dims() && actual.element_type() != expected.element_type();
+  if (only_the_type_differs)
+    comparison.message = StrCat("element type ", ElementTypeName(actual.element_type()), " differs from expected ",
+                                ElementTypeName(expected.element_type()), " (the dims match)");
   std::string line = options.actual + " vs " + options.expected + ": " + actual.shape().ToString(false);
   if (same_shape) {
     char numbers[160];

@@ -22,7 +22,7 @@ struct EvalOptions {
 };
 
 void RunEval(const EvalOptions& options) {
-  const api::Program program = api::Program::Load(options.file);
+  const api::Program program = LoadProgramArgument(options.file);
   std::vector<Literal> inputs = ReadInputs(options.inputs);
   CheckInputShapes(program.module(), options.file, inputs, options.inputs);
   if (HasManualRegion(program.module()))
@@ -37,7 +37,9 @@ void AddEvalCommand(CLI::App& app) {
   auto options = std::make_shared<EvalOptions>();
   CLI::App* command = app.add_subcommand(
       "eval", "Run a module with the reference interpreter; write one .npy per leaf of the result");
-  command->add_option("FILE", options->file, "HLO text file, or StableHLO (.mlir) text")->required()->type_name("FILE");
+  command->add_option("FILE", options->file, "HLO text file, or StableHLO (.mlir) text; - for standard input")
+      ->required()
+      ->type_name("FILE");
   command->add_option("-i,--inputs", options->inputs, "one .npy file per entry parameter, in order")
       ->type_name("NPY");
   command->add_option("-o,--out", options->out_dir, "output directory (created) for out0.npy, out1.npy, ...")

@@ -35,7 +35,7 @@ void RunLint(const LintCommandOptions& options) {
   lint_options.padding_threshold = options.padding_percent / 100;
   lint_options.large_bytes = static_cast<int64_t>(options.large_mib * 1024 * 1024);
   lint_options.redundant = options.redundant;
-  const lint::LintReport report = api::Lint(api::Program::Load(options.file), lint_options);
+  const lint::LintReport report = api::Lint(LoadProgramArgument(options.file), lint_options);
   WriteText("", options.json ? lint::LintReportToJson(report).dump(2) + "\n" : lint::FormatLintReport(report));
   const bool has_warnings = std::any_of(report.findings.begin(), report.findings.end(),
                                         [](const lint::LintFinding& finding) { return finding.warning; });
@@ -51,7 +51,9 @@ void AddLintCommand(CLI::App& app) {
       "lint",
       "Find sharding annotations that cost more than they should (conflicts, full rematerialization, uneven "
       "padding, large replicated values, unused mesh axes), each with a fix and what it saves");
-  command->add_option("FILE", options->file, "global HLO text (pre.hlo / propagated.hlo) or StableHLO (.mlir)")
+  command
+      ->add_option("FILE", options->file,
+                   "global HLO text (pre.hlo / propagated.hlo) or StableHLO (.mlir); - for standard input")
       ->required()
       ->type_name("FILE");
   command->add_flag("--json", options->json, "print the findings as JSON");

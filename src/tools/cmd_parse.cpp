@@ -14,7 +14,9 @@ namespace gspmd::tools {
 void AddParseCommand(CLI::App& app) {
   auto file = std::make_shared<std::string>();
   CLI::App* command = app.add_subcommand("parse", "Parse an HLO module (or convert a StableHLO .mlir module) and print it as canonical HLO text");
-  command->add_option("FILE", *file, "HLO text file, or StableHLO (.mlir) text")->required()->type_name("FILE");
+  command->add_option("FILE", *file, "HLO text file, or StableHLO (.mlir) text; - for standard input")
+      ->required()
+      ->type_name("FILE");
   command->callback([file] {
     std::unique_ptr<Module> module = LoadProgram(*file);
     const std::string text = PrintModule(*module);

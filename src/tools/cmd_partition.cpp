@@ -28,7 +28,15 @@ void RunPartitionCommand(const PartitionCommandOptions& options) {
     GSPMD_USER_ERROR("gspmd partition: error: --explain needs --propagate-only (it explains the propagated "
                      "shardings, not the per-device program)");
   const int64_t devices = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "partition");
-  api::Program program = api::Program::Load(options.file);
+  api::Program program = LoadProgramArgument(options.file);
+  const std::string file = program.name();  // "<stdin>" for "-"
+  // Partitioned again, its shard shapes would be taken for global ones.
+  if (program.IsPerDevice())
+    ThrowUserErrorAt(SourceLocation{file, 0, 0},
+                     StrCat(options.propagate_only ? "propagation" : "partitioning",
+                            " needs a global program; this one is per-device already (it has collectives or "
+                            "partition-id, or is the partitioner's output): to measure or run it as it is, use "
+                            "gspmd report, gspmd simulate or gspmd run --spmd on it"));
   const api::BoundaryOptions boundary{options.boundary.to_parameters, options.boundary.to_outputs};
   if (options.propagate_only) {
     const api::Propagated propagated = api::Propagate(std::move(program), {devices, options.explain, boundary});
@@ -36,7 +44,7 @@ void RunPartitionCommand(const PartitionCommandOptions& options) {
     return;
   }
   const api::Partitioned partitioned = api::Partition(std::move(program), {devices, boundary});
-  PrintWarnings(options.file, partitioned.warnings);
+  PrintWarnings(file, partitioned.warnings);
   WriteText(options.out, partitioned.per_device.Text());
 }
 
@@ -48,10 +56,13 @@ void AddPartitionCommand(CLI::App& app) {
       "partition",
       "Propagate shardings (when not every instruction has one) and partition a module into one per-device "
       "program with collectives; print it");
-  command->add_option("FILE", options->file, "HLO text file (XLA's propagated.hlo, or pre.hlo), or StableHLO (.mlir) text")
+  command
+      ->add_option("FILE", options->file,
+                   "HLO text file (XLA's propagated.hlo, or pre.hlo), or StableHLO (.mlir) text; - for standard input")
       ->required()
       ->type_name("FILE");
-  command->add_option("-o,--out", options->out, "write the module to OUT instead of stdout")->type_name("OUT");
+  command->add_option("-o,--out", options->out, "write the module to OUT instead of stdout (- for stdout)")
+      ->type_name("OUT");
   command->add_option("--devices", options->devices,
                       "number of partitions (default: num_partitions, else derived from the shardings)")
       ->type_name("N");

@@ -79,14 +79,21 @@ void WriteHtml(const ReportOptions& options, const Module& per_device, const api
 }
 
 void RunReport(const ReportOptions& options) {
-  api::Program program = api::Program::Load(options.file);
+  api::Program program = LoadProgramArgument(options.file);
+  const std::string& file = program.name();  // "<stdin>" for "-"
   std::optional<api::Partitioned> partitioned;
   if (options.partition) {
     if (program.IsPerDevice())
-      GSPMD_USER_ERROR(options.file, ": error: --partition needs a global program; this one is per-device already");
+      GSPMD_USER_ERROR(file, ": error: --partition needs a global program; this one is per-device already");
     partitioned = api::Partition(program);
-    PrintWarnings(options.file, partitioned->warnings);
+    PrintWarnings(file, partitioned->warnings);
   }
+  // A global program has no collectives yet: its report would say it communicates nothing.
+  if (!partitioned && !program.IsPerDevice())
+    ThrowUserErrorAt(SourceLocation{file, 0, 0},
+                     "this program is global (not partitioned), so it has no communication to report yet "
+                     "(expected a per-device program: use gspmd report --partition FILE, or gspmd partition "
+                     "FILE -o per_device.hlo and report that)");
   const api::Program& measured = partitioned ? partitioned->per_device : program;
   const CommReport report = api::Report(measured);
   if (!options.html.empty()) {
@@ -98,7 +105,7 @@ void RunReport(const ReportOptions& options) {
     return;
   }
   WriteText("", CommReportToJson(report).dump(2) + "\n");
-  PrintWarnings(options.file, report.warnings);
+  PrintWarnings(file, report.warnings);
 }
 
 }  // namespace
@@ -109,17 +116,20 @@ void AddReportCommand(CLI::App& app) {
       "report",
       "Communication report of a per-device module: bytes sent per device by collective kind (ring model, "
       "loop bodies times their trip count), collective counts, peak live bytes");
-  command->add_option("FILE", options->file, "per-device HLO text file (ours or XLA's partitioned.hlo); a global one with --partition")
+  command->add_option("FILE", options->file,
+                      "per-device HLO text file (ours or XLA's partitioned.hlo); a global one with --partition; "
+                      "- for standard input")
       ->required()
       ->type_name("FILE");
-  command->add_option("--html", options->html,
+  CLI::Option* html = command->add_option("--html", options->html,
                       "write a self-contained HTML page (mesh, parameter shardings, communication by source op, "
                       "live memory, lint findings with --partition) to OUT")
       ->type_name("OUT");
   command->add_option("--chip", options->chip,
                       "with --html: estimate each collective's time on this chip (a built-in name or a JSON file, "
                       "as for gspmd simulate)")
-      ->type_name("CHIP");
+      ->type_name("CHIP")
+      ->needs(html);  // the estimates appear only on the page
   command->add_flag("--partition", options->partition,
                     "FILE is a global program: propagate and partition it first (and lint it for --html)");
   command->add_flag("--json", options->json,

@@ -42,7 +42,7 @@ void RunShow(const ShowOptions& options) {
   show.devices = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "show");
   show.values = options.values;
   show.color = UseColour(options.color, options.out);
-  WriteText(options.out, api::Show(api::Program::Load(options.file), show));
+  WriteText(options.out, api::Show(LoadProgramArgument(options.file), show));
 }
 
 }  // namespace
@@ -53,7 +53,9 @@ void AddShowCommand(CLI::App& app) {
       "show",
       "Draw how values are laid out over the devices: tile grids labelled with device ids for 1-D and 2-D "
       "arrays, a table of dims for higher ranks (propagates a global program first)");
-  command->add_option("FILE", options->file, "HLO text (global or per-device) or StableHLO (.mlir) text")
+  command
+      ->add_option("FILE", options->file,
+                   "HLO text (global or per-device) or StableHLO (.mlir) text; - for standard input")
       ->required()
       ->type_name("FILE");
   command->add_option("--value", options->values, "instruction to draw (repeatable; default: entry parameters "
@@ -62,7 +64,8 @@ void AddShowCommand(CLI::App& app) {
   command->add_option("--color", options->color, "colour the tiles: auto (a terminal without NO_COLOR), always, never")
       ->type_name("WHEN");
   command->add_option("--devices", options->devices, "number of partitions (default: from the module)")->type_name("N");
-  command->add_option("-o,--out", options->out, "write the pictures to OUT instead of stdout")->type_name("OUT");
+  command->add_option("-o,--out", options->out, "write the pictures to OUT instead of stdout (- for stdout)")
+      ->type_name("OUT");
   command->callback([options] { RunShow(*options); });
 }
 

@@ -50,7 +50,7 @@ void RunSimulate(const SimulateCommandOptions& options) {
   simulate.rematerialize = !options.no_remat;
   if (options.per_device) simulate.per_device = true;
   if (options.global) simulate.per_device = false;
-  const simulate::SimulationReport report = api::Simulate(api::Program::Load(options.file), simulate);
+  const simulate::SimulationReport report = api::Simulate(LoadProgramArgument(options.file), simulate);
   if (options.json) {
     WriteText("", simulate::SimulationReportToJson(report).dump(2) + "\n");
     std::fflush(stdout);
@@ -70,7 +70,10 @@ void AddSimulateCommand(CLI::App& app) {
       "Estimate a program's step on a chip and cluster: per-device FLOPs, HBM traffic, communication per collective "
       "(bytes, algorithm, links, time), peak memory and whether it fits, step time with and without overlap, MFU, and a "
       "breakdown by source op. A global program is propagated and partitioned first. The cost model is in docs/simulate.md");
-  command->add_option("FILE", options->file, "HLO text or StableHLO (.mlir) text: a per-device program, or a global one to partition")
+  command
+      ->add_option("FILE", options->file,
+                   "HLO text or StableHLO (.mlir) text: a per-device program, or a global one to partition; - for "
+                   "standard input")
       ->required()
       ->type_name("FILE");
   command->add_option("--chip", options->chip,

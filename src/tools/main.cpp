@@ -35,14 +35,18 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& done) {
     // --help and --version print on stdout and exit 0.
     return app.exit(done);
+  } catch (const CLI::RuntimeError& failed) {
+    // A command that has said why it fails on stdout (compare's FAIL line): only the exit code.
+    return failed.get_exit_code();
   } catch (const CLI::ParseError& error) {
     // Every bad argument: one `error: <where>: <what>` line naming the word, exit 1.
     std::fflush(stdout);
     std::fputs(gspmd::tools::DescribeParseError(app, error).c_str(), stderr);
     return 1;
   } catch (const gspmd::UserError& error) {
+    // "FILE:LINE:COL: error: ..." as it is; a message that says no place gets the command's.
     std::fflush(stdout);
-    std::fprintf(stderr, "%s\n", error.what());
+    std::fputs(gspmd::tools::DescribeUserError(app, error.what()).c_str(), stderr);
     return 1;
   } catch (const std::bad_alloc& error) {
     // Memory ran out where nothing closer said so (an OutOfMemory's text has the bytes).

@@ -1,4 +1,5 @@
-// Helpers shared by the CLI subcommands: reading inputs, checking them, writing outputs.
+// Helpers shared by the CLI subcommands: writing text, reading --devices, the boundary options
+// (reading inputs and checking them live in api/cli_files.cpp).
 #include "tools/tool_util.h"
 
 #include <CLI/CLI.hpp>
@@ -9,72 +10,12 @@
 #include <fstream>
 #include <system_error>
 
-#include "frontend/stablehlo/reader.h"
-#include "io/array_source.h"
-#include "io/npy.h"
-#include "text/parser.h"
 #include "support/diagnostic.h"
 
 namespace gspmd::tools {
 
-std::unique_ptr<Module> LoadProgram(const std::string& path) {
-  if (std::filesystem::path(path).extension() == ".mlir") return ParseStableHloFile(path);
-  return ParseModuleFile(path);
-}
-
-std::vector<Literal> ReadInputs(const std::vector<std::string>& paths) {
-  std::vector<Literal> inputs;
-  inputs.reserve(paths.size());
-  for (const std::string& path : paths) inputs.push_back(ReadArrayFile(path));
-  return inputs;
-}
-
-void CheckInputCount(const Module& module, const std::string& hlo_path, size_t input_count) {
-  GSPMD_CHECK(module.entry() != nullptr, "parsed module has no entry computation");
-  const int64_t expected = module.entry()->num_parameters();
-  if (static_cast<int64_t>(input_count) == expected) return;
-  ThrowUserErrorAt(SourceLocation{hlo_path, 0, 0},
-                   StrCat("the entry computation '", module.entry()->name(), "' takes ", expected,
-                          " parameter(s) but ", input_count, " input file(s) were given with -i (expected ",
-                          expected, " .npy files, one per parameter in order)"));
-}
-
-void CheckInputShapes(const Module& module, const std::string& hlo_path, const std::vector<Literal>& inputs,
-                      const std::vector<std::string>& input_paths) {
-  CheckInputCount(module, hlo_path, inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Instruction* parameter = module.entry()->parameter(static_cast<int64_t>(i));
-    const Shape& expected = parameter->shape();
-    if (!expected.IsArray())
-      ThrowUserErrorAt(SourceLocation{hlo_path, 0, 0},
-                       StrCat("parameter ", i, " (%", parameter->name(), ") has shape ", expected.ToString(false),
-                              ", which a .npy file cannot hold (expected array parameters only)"));
-    if (inputs[i].shape().Compatible(expected)) continue;
-    ThrowUserErrorAt(SourceLocation{input_paths[i], 0, 0},
-                     StrCat("input holds ", inputs[i].shape().ToString(false), " but parameter ", i, " (%",
-                            parameter->name(), ") of ", hlo_path, " expects ", expected.ToString(false)));
-  }
-}
-
-void WriteOutputs(const std::string& out_dir, const std::vector<Literal>& outputs) {
-  std::error_code error;
-  std::filesystem::create_directories(out_dir, error);
-  if (error)
-    ThrowUserErrorAt(SourceLocation{out_dir, 0, 0},
-                     "cannot create the output directory: " + error.message() + " (expected a writable path)");
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string path = (std::filesystem::path(out_dir) / ("out" + std::to_string(i) + ".npy")).string();
-    if (!outputs[i].shape().IsArray())
-      ThrowUserErrorAt(SourceLocation{path, 0, 0},
-                       StrCat("output ", i, " has shape ", outputs[i].shape().ToString(false),
-                              ", which a .npy file cannot hold (expected an array)"));
-    WriteNpy(path, outputs[i]);
-    std::printf("%s %s\n", path.c_str(), outputs[i].shape().ToString(false).c_str());
-  }
-}
-
 void WriteText(const std::string& path, const std::string& text) {
-  if (path.empty()) {
+  if (path.empty() || path == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
     return;
   }
@@ -120,18 +61,6 @@ void AddBoundaryOptions(CLI::App& command, BoundaryFlags& flags) {
                   "whether propagation may choose the result's shardings: true, false, or one value per result "
                   "element (default: propagate into unannotated results, keep annotated ones)")
       ->type_name("BOOL[,BOOL...]");
-}
-
-void PrintWarnings(const std::string& file, const std::vector<std::string>& warnings) {
-  std::fflush(stdout);
-  for (const std::string& warning : warnings) std::fprintf(stderr, "%s: warning: %s\n", file.c_str(), warning.c_str());
-}
-
-CompiledPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices,
-                                  const BoundaryFlags& boundary, bool print_warnings) {
-  CompiledPartition partition = api::PartitionGlobal(module, file, requested_devices, boundary);
-  if (print_warnings) PrintWarnings(file, partition.partitioned.warnings);
-  return partition;
 }
 
 }  // namespace gspmd::tools
