@@ -1,6 +1,7 @@
 // api::Model: a model's training step by name or preset, with key settings and a mesh, as
 // `gspmd model` writes it and `gspmd.model` returns it.
 #include "api/gspmd.h"
+#include "builder/remove_annotations.h"
 #include "models/model_catalog.h"
 
 namespace gspmd::api {
@@ -26,7 +27,10 @@ ModelConfig ModelConfigFor(const ModelOptions& options) {
 Program Model(const ModelOptions& options) {
   const ModelConfig config = ModelConfigFor(options);
   const std::string name = options.preset.empty() ? options.name : options.preset;
-  return Program::FromModule(EntryFor(options).build(config), "<model " + name + ">");
+  std::unique_ptr<Module> module = EntryFor(options).build(config);
+  // sharding=none: the step exactly as written, with no sharding anywhere (what autoshard takes).
+  if (config.Choice("sharding") == "none") RemoveShardingAnnotations(*module);
+  return Program::FromModule(std::move(module), "<model " + name + ">");
 }
 
 }  // namespace gspmd::api

@@ -26,6 +26,9 @@ struct Recipe {
 
 Recipe ChooseRecipe(const std::string& name) {
   const Axes x = {"x"}, y = {"y"}, xy = {"x", "y"}, none = {};
+  if (name == "none")  // nothing split (api::Model then removes the annotations altogether)
+    return {none, {none, none, none}, {none, none, none}, {none, none, none}, {none, none}, {none, none}, {none},
+            {none, none, none, none}, {none, none, none}, {none, none}, {none, none}};
   if (name == "2d")
     return {x, {x, none, y}, {x, none, y}, {x, none, y}, {y, x}, {none, y}, {y}, {none, x, y, none}, {y, none, x}, {x, y},
             {y, x}};
@@ -136,7 +139,7 @@ class DenseLmWriter {
       need("heads", y, "y");
       need("d_ff", y, "y");
       need("vocab", y, "y");
-    } else {
+    } else if (recipe != "none") {
       need("batch", x * y, "x*y");
     }
   }
@@ -150,9 +153,9 @@ class DenseLmWriter {
 
 ModelConfig DenseLmConfig() {
   std::vector<ModelKey> keys = LanguageModelKeys(2);
-  keys.push_back(ChoiceKey("sharding", {"2d", "megatron", "data", "fsdp"},
+  keys.push_back(ChoiceKey("sharding", {"2d", "megatron", "data", "fsdp", "none"},
                            "2d: GSPMD's 2-D recipe; megatron: 1-D; data: data parallel; fsdp: weights and "
-                           "optimizer state fully sharded"));
+                           "optimizer state fully sharded; none: no annotations (the input of gspmd autoshard)"));
   for (ModelKey& key : OptimizerKeys(0.01)) keys.push_back(std::move(key));
   return ModelConfig("dense_lm", std::move(keys), {{"x", 2}, {"y", 4}});
 }

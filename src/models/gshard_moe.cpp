@@ -150,6 +150,9 @@ ModelConfig GShardMoeConfig() {
   keys.push_back(ChoiceKey("routing", {"random", "top2"},
                            "random: keep the second expert with probability 2 * its gate (GShard); top2: always"));
   keys.push_back(IntKey("seed", 1, "seed of the random routing", 0));
+  keys.push_back(ChoiceKey("sharding", {"expert", "none"},
+                           "expert: GShard's recipe (experts over the expert axis); none: no annotations (the "
+                           "input of gspmd autoshard)"));
   for (ModelKey& key : OptimizerKeys(0.01)) keys.push_back(std::move(key));
   return ModelConfig("gshard_moe", std::move(keys), {{"data", 2}, {"expert", 4}});
 }

@@ -303,6 +303,9 @@ ModelConfig PipelinedLmConfig() {
   keys.push_back(IntKey("microbatches", 2, "microbatches per step, pipelined through the stages"));
   keys.push_back(ChoiceKey("schedule", {"pipelined", "sequential"},
                            "pipelined: GSPMD's loop over microbatches; sequential: the same step without it"));
+  keys.push_back(ChoiceKey("sharding", {"stage", "none"},
+                           "stage: layers split over the stage axis (GSPMD's pipelining); none: no annotations (the "
+                           "input of gspmd autoshard)"));
   for (ModelKey& key : OptimizerKeys(0.01)) keys.push_back(std::move(key));
   return ModelConfig("pipelined_lm", std::move(keys), {{"stage", 4}, {"data", 2}, {"model", 1}});
 }
