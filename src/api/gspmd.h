@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "analysis/comm_report.h"
+#include "autoshard/program/plan_search.h"
 #include "ir/literal.h"
 #include "ir/module.h"
 #include "lint/lint.h"
@@ -136,6 +137,7 @@ struct SimulateOptions {
   std::string breakdown = "op_name";  // op_name, layer or opcode
   int64_t breakdown_depth = 0;
   bool rematerialize = true;
+  int64_t memory_capacity_bytes = 0;  // per device; 0: the chip's HBM
   // Whether the program is per-device: nullopt decides by Program::IsPerDevice.
   std::optional<bool> per_device;
 };
@@ -250,5 +252,73 @@ struct TrainedStep {
 // from one device is a UserError. The callback runs after each step.
 std::vector<Literal> Train(const Program& step, int64_t steps, TrainOptions options, int64_t devices = 0,
                            const std::function<void(const TrainedStep&)>& on_step = nullptr);
+
+// Autoshard: a sharding plan the user did not write. Searches the mesh (every factorization of
+// the device count into 1 to 3 axes, or the one given) and one PartitionSpec per group of entry
+// parameters that play the same role (identical layers share a decision), each plan
+// partitioned and simulated as `gspmd simulate` would (autoshard/program/).
+struct AutoshardOptions {
+  std::string chip = "tpu-v3";
+  int64_t devices = 0;              // 0: the program's num_partitions
+  std::string mesh;                 // "AXIS=N,..."; "": search the mesh
+  int64_t memory_budget_bytes = 0;  // per device; 0: the chip's HBM
+  std::string keep = "all";         // the input's annotations kept as constraints: all|boundary|none
+  double time_limit_s = 60;         // the best plan found by then is returned
+  int64_t max_evaluations = 0;      // plans compiled and simulated per mesh; 0: no limit
+  std::string compute_type;         // as SimulateOptions
+  std::string mixed_precision;
+};
+
+// One group's decision, in JAX's vocabulary and XLA's.
+struct AutoshardGroupPlan {
+  std::string label;                 // "l#.w1 x2"
+  std::vector<std::string> parameters;
+  std::string spec;                  // "P(None, 'y')", or "(propagated)" when left unannotated
+  std::string sharding;              // "{devices=[1,4,2]<=[8] last_tile_dim_replicate}", or ""
+  int64_t bytes = 0;                 // global, of all its parameters
+};
+
+// The alternatives weighed for one group the last time the search visited it.
+struct AutoshardDecision {
+  std::string group;
+  std::string chosen;
+  std::vector<std::pair<std::string, autoshard::PlanCost>> alternatives;  // spec, cost
+};
+
+struct AutoshardMeshResult {
+  std::string mesh;  // "x=8,y=16"
+  autoshard::PlanCost cost;
+  int64_t evaluations = 0;
+  bool stopped_early = false;
+};
+
+// A model's standard recipe, priced on one mesh (when the input is a `gspmd model` step).
+struct AutoshardRecipe {
+  std::string name;  // "sharding=2d opt_state_sharding=weight"
+  std::string mesh;
+  autoshard::PlanCost cost;
+};
+
+struct AutoshardResult {
+  // The input with the chosen annotations, num_partitions set: PartitionSpecs on parameters,
+  // plus a recipe's annotations of intermediates when the plan refines a recipe.
+  Program program;
+  std::string origin;  // "search", or "recipe NAME, refined" / "recipe NAME"
+  std::string mesh;
+  int64_t devices = 0;
+  int64_t memory_budget_bytes = 0;
+  autoshard::PlanCost cost;
+  std::optional<autoshard::PlanCost> input_cost;  // the input's own annotations, when it has any
+  std::vector<AutoshardMeshResult> meshes;        // every mesh searched, in search order
+  std::vector<AutoshardRecipe> recipes;           // every standard recipe priced
+  std::vector<AutoshardGroupPlan> plan;
+  std::vector<AutoshardDecision> decisions;       // for the chosen mesh
+  double solve_time_s = 0;
+  // Matrix FLOPs of the whole step / (devices x peak FLOP/s): no plan can be faster.
+  std::optional<double> lower_bound_s;
+  int64_t evaluations = 0;
+  bool stopped_early = false;
+};
+AutoshardResult Autoshard(const Program& program, const AutoshardOptions& options = {});
 
 }  // namespace gspmd::api

@@ -100,7 +100,8 @@ lint::LintReport Lint(const Program& program, const lint::LintOptions& options) 
 simulate::SimulationReport Simulate(Program program, const SimulateOptions& options) {
   if (options.breakdown != "op_name" && options.breakdown != "layer" && options.breakdown != "opcode")
     GSPMD_USER_ERROR("gspmd simulate: error: --breakdown '", options.breakdown, "' (expected op_name, layer or opcode)");
-  const simulate::ChipSpec chip = simulate::LoadChipSpec(options.chip);
+  simulate::ChipSpec chip = simulate::LoadChipSpec(options.chip);
+  if (options.memory_capacity_bytes > 0) chip.hbm_bytes = options.memory_capacity_bytes;
   const std::optional<ElementType> compute_type = ParseComputeType(options.compute_type, "--compute-type");
   const std::optional<ElementType> mixed_precision = ParseComputeType(options.mixed_precision, "--mixed-precision");
   if (compute_type && mixed_precision)

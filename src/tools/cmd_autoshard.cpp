@@ -1,40 +1,54 @@
-// `gspmd autoshard --iopddl PROBLEM --time-limit SECONDS [--json]`: solves an IOPDDL contest
-// problem (one sharding strategy per node under a memory limit) and prints the answer
-// `[s0, s1, ...]` as the last line. The HLO-program mode of autoshard is not built yet.
+// `gspmd autoshard FILE --devices N [--mesh ...]`: a sharding plan for a global program, found
+// by searching meshes and parameter PartitionSpecs with the simulator's costs (api::Autoshard);
+// `gspmd autoshard --iopddl PROBLEM` solves an IOPDDL contest problem (one strategy per node
+// under a memory limit) and prints the answer `[s0, s1, ...]` as the last line.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "api/gspmd.h"
 #include "autoshard/iopddl_reader.h"
 #include "autoshard/solver.h"
 #include "support/diagnostic.h"
 #include "tools/commands.h"
+#include "tools/tool_util.h"
 
 namespace gspmd::tools {
 namespace {
 
-struct AutoshardOptions {
+struct AutoshardCliOptions {
+  std::string file;
   std::string iopddl;
   double time_limit = 60;
   bool json = false;
   uint64_t seed = 1;
   int64_t work_budget = 0;
   bool trace = false;
+  // Program mode.
+  std::string chip = "tpu-v3";
+  int64_t devices = 0;
+  std::string mesh;
+  std::string memory_budget;
+  std::string keep = "all";
+  std::string out;
+  bool explain = false;
+  int64_t max_evaluations = 0;
+  std::string compute_type;
+  std::string mixed_precision;
 };
 
 // Time kept back from the limit for expanding, checking and printing the answer.
 double SearchSeconds(double limit) { return std::max(0.1, limit * 0.97 - 0.5); }
 
-void RunAutoshard(const AutoshardOptions& options) {
+void RunIopddl(const AutoshardCliOptions& options) {
   const auto start = std::chrono::steady_clock::now();
-  if (options.iopddl.empty())
-    GSPMD_USER_ERROR("gspmd autoshard: error: the HLO-program mode is not built yet (issue 25); "
-                     "give an IOPDDL problem with --iopddl PROBLEM.json[.gz]");
   if (!(options.time_limit > 0))
     GSPMD_USER_ERROR("gspmd autoshard: error: --time-limit ", options.time_limit, " is invalid (expected seconds > 0)");
   const autoshard::StrategyProblem problem = autoshard::ReadIopddlFile(options.iopddl);
@@ -91,20 +105,208 @@ void RunAutoshard(const AutoshardOptions& options) {
   std::printf("%s\n", autoshard::FormatAssignment(result.assignment).c_str());
 }
 
+// "16GiB", "16G" (binary), "16GB" (decimal), "1.5e9", "123456" -> bytes.
+int64_t ParseByteSize(const std::string& text) {
+  size_t used = 0;
+  double number = 0;
+  try {
+    number = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  std::string unit = text.substr(used);
+  std::transform(unit.begin(), unit.end(), unit.begin(), [](unsigned char c) { return std::tolower(c); });
+  const std::pair<const char*, double> units[] = {
+      {"", 1},        {"b", 1},          {"k", 1024.0},  {"kib", 1024.0}, {"kb", 1e3},
+      {"m", 1 << 20}, {"mib", 1 << 20},  {"mb", 1e6},    {"g", 1 << 30},  {"gib", 1 << 30},
+      {"gb", 1e9},    {"t", 1099511627776.0}, {"tib", 1099511627776.0}, {"tb", 1e12}};
+  for (const auto& [name, scale] : units) {
+    if (used == 0 || unit != name || !(number > 0) || !std::isfinite(number * scale) || number * scale > 9e18) continue;
+    return static_cast<int64_t>(number * scale);
+  }
+  GSPMD_USER_ERROR("gspmd autoshard: error: --memory-budget '", text,
+                   "': expected a positive size such as 16GiB, 12G, 16GB or 17179869184");
+}
+
+std::string Bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  char text[32];
+  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.2f %s", bytes, units[unit]);
+  return text;
+}
+
+std::string Seconds(double seconds) {
+  char text[32];
+  if (seconds >= 1)
+    std::snprintf(text, sizeof text, "%.3f s", seconds);
+  else if (seconds >= 1e-3)
+    std::snprintf(text, sizeof text, "%.3f ms", seconds * 1e3);
+  else
+    std::snprintf(text, sizeof text, "%.3f us", seconds * 1e6);
+  return text;
+}
+
+std::string CostLine(const autoshard::PlanCost& cost, int64_t budget) {
+  if (!cost.valid) return "not compiled: " + cost.error;
+  char mfu[32];
+  std::snprintf(mfu, sizeof mfu, "%.1f%%", 100.0 * cost.mfu);
+  return "step " + Seconds(cost.step_time_s) + ", MFU " + mfu + ", peak " + Bytes(static_cast<double>(cost.peak_bytes)) +
+         " of " + Bytes(static_cast<double>(budget)) + (cost.fits ? " (fits)" : " (does NOT fit)") + ", " +
+         Bytes(cost.comm_bytes) + " sent per device";
+}
+
+nlohmann::json CostJson(const autoshard::PlanCost& cost) {
+  if (!cost.valid) return {{"error", cost.error}};
+  return {{"step_time_s", cost.step_time_s}, {"mfu", cost.mfu}, {"peak_bytes_per_device", cost.peak_bytes},
+          {"fits_memory", cost.fits}, {"comm_bytes_per_device", cost.comm_bytes}};
+}
+
+void RunProgram(const AutoshardCliOptions& options) {
+  api::AutoshardOptions search;
+  search.chip = options.chip;
+  search.devices = options.devices;
+  search.mesh = options.mesh;
+  if (!options.memory_budget.empty()) search.memory_budget_bytes = ParseByteSize(options.memory_budget);
+  search.keep = options.keep;
+  search.time_limit_s = options.time_limit;
+  search.max_evaluations = options.max_evaluations;
+  search.compute_type = options.compute_type;
+  search.mixed_precision = options.mixed_precision;
+  const api::Program program = LoadProgramArgument(options.file);
+  const api::AutoshardResult result = api::Autoshard(program, search);
+  if (!options.out.empty()) api::WriteTextFile(options.out, result.program.Text());
+
+  if (options.json) {
+    nlohmann::json meshes = nlohmann::json::array();
+    for (const api::AutoshardMeshResult& mesh : result.meshes) {
+      nlohmann::json entry = CostJson(mesh.cost);
+      entry["mesh"] = mesh.mesh;
+      entry["evaluations"] = mesh.evaluations;
+      entry["stopped_early"] = mesh.stopped_early;
+      meshes.push_back(entry);
+    }
+    nlohmann::json plan = nlohmann::json::array();
+    for (const api::AutoshardGroupPlan& group : result.plan)
+      plan.push_back({{"group", group.label}, {"parameters", group.parameters}, {"spec", group.spec},
+                      {"sharding", group.sharding}, {"bytes", group.bytes}});
+    nlohmann::json out = CostJson(result.cost);
+    out["mesh"] = result.mesh;
+    out["devices"] = result.devices;
+    out["memory_budget_bytes"] = result.memory_budget_bytes;
+    out["solve_time_s"] = result.solve_time_s;
+    out["lower_bound_s"] = result.lower_bound_s ? nlohmann::json(*result.lower_bound_s) : nlohmann::json(nullptr);
+    out["evaluations"] = result.evaluations;
+    out["stopped_early"] = result.stopped_early;
+    out["input"] = result.input_cost ? CostJson(*result.input_cost) : nlohmann::json(nullptr);
+    out["meshes"] = meshes;
+    out["plan"] = plan;
+    out["origin"] = result.origin;
+    nlohmann::json recipes = nlohmann::json::array();
+    for (const api::AutoshardRecipe& recipe : result.recipes) {
+      nlohmann::json entry = CostJson(recipe.cost);
+      entry["recipe"] = recipe.name;
+      entry["mesh"] = recipe.mesh;
+      recipes.push_back(entry);
+    }
+    out["recipes"] = recipes;
+    if (options.explain) {
+      nlohmann::json decisions = nlohmann::json::array();
+      for (const api::AutoshardDecision& decision : result.decisions) {
+        nlohmann::json alternatives = nlohmann::json::array();
+        for (const auto& [spec, cost] : decision.alternatives) {
+          nlohmann::json entry = CostJson(cost);
+          entry["spec"] = spec;
+          alternatives.push_back(entry);
+        }
+        decisions.push_back({{"group", decision.group}, {"chosen", decision.chosen}, {"alternatives", alternatives}});
+      }
+      out["decisions"] = decisions;
+    }
+    std::printf("%s\n", out.dump(2).c_str());
+    return;
+  }
+
+  std::printf("autoshard %s: %lld devices, chip %s, memory budget %s per device\n", program.name().c_str(),
+              static_cast<long long>(result.devices), options.chip.c_str(),
+              Bytes(static_cast<double>(result.memory_budget_bytes)).c_str());
+  std::printf("meshes searched (best plan of each):\n");
+  for (const api::AutoshardMeshResult& mesh : result.meshes)
+    std::printf("  %-14s %s (%lld plans%s)\n", mesh.mesh.c_str(), CostLine(mesh.cost, result.memory_budget_bytes).c_str(),
+                static_cast<long long>(mesh.evaluations), mesh.stopped_early ? ", stopped by the time limit" : "");
+  if (!result.recipes.empty()) {
+    std::printf("the model's standard recipes:\n");
+    for (const api::AutoshardRecipe& recipe : result.recipes)
+      std::printf("  %-14s %-40s %s\n", recipe.mesh.c_str(), recipe.name.c_str(),
+                  CostLine(recipe.cost, result.memory_budget_bytes).c_str());
+  }
+  std::printf("chosen mesh: %s (plan from the %s)\n", result.mesh.c_str(), result.origin.c_str());
+  std::printf("plan (one decision per group of parameters with the same role):\n");
+  for (const api::AutoshardGroupPlan& group : result.plan)
+    std::printf("  %-24s %-26s %-12s %s\n", group.label.c_str(), group.spec.c_str(),
+                Bytes(static_cast<double>(group.bytes)).c_str(), group.sharding.c_str());
+  std::printf("plan:  %s\n", CostLine(result.cost, result.memory_budget_bytes).c_str());
+  if (result.input_cost)
+    std::printf("input: %s (the input's own annotations)\n", CostLine(*result.input_cost, result.memory_budget_bytes).c_str());
+  if (result.lower_bound_s)
+    std::printf("lower bound on the step: %s (the step's matrix FLOPs over all devices at peak)\n",
+                Seconds(*result.lower_bound_s).c_str());
+  std::printf("solved in %.2f s: %lld plans partitioned and simulated%s\n", result.solve_time_s,
+              static_cast<long long>(result.evaluations), result.stopped_early ? ", stopped by the time limit" : "");
+  if (options.explain) {
+    std::printf("why (the alternatives weighed for each group, with the others as chosen):\n");
+    for (const api::AutoshardDecision& decision : result.decisions) {
+      std::printf("  %s: %s\n", decision.group.c_str(), decision.chosen.c_str());
+      for (const auto& [spec, cost] : decision.alternatives)
+        std::printf("    %s %-26s %s\n", spec == decision.chosen ? "*" : " ", spec.c_str(),
+                    CostLine(cost, result.memory_budget_bytes).c_str());
+    }
+  }
+  if (!options.out.empty()) std::printf("wrote %s\n", options.out.c_str());
+}
+
+void RunAutoshard(const AutoshardCliOptions& options) {
+  if (!options.iopddl.empty() && !options.file.empty())
+    GSPMD_USER_ERROR("gspmd autoshard: error: give a program FILE or --iopddl PROBLEM, not both");
+  if (!options.iopddl.empty()) return RunIopddl(options);
+  if (options.file.empty())
+    GSPMD_USER_ERROR("gspmd autoshard: error: expected a program FILE (HLO text or .mlir) or --iopddl PROBLEM.json[.gz]");
+  RunProgram(options);
+}
+
 }  // namespace
 
 void AddAutoshardCommand(CLI::App& app) {
-  auto options = std::make_shared<AutoshardOptions>();
+  auto options = std::make_shared<AutoshardCliOptions>();
   CLI::App* command = app.add_subcommand(
-      "autoshard", "Choose a sharding strategy per instruction under a memory limit (now: IOPDDL contest problems)");
-  command->add_option("--iopddl", options->iopddl, "an IOPDDL problem, .json or .json.gz");
-  command->add_option("--time-limit", options->time_limit, "wall-clock seconds; the best answer so far is printed")
+      "autoshard",
+      "Find a sharding plan: mesh and parameter PartitionSpecs searched with the simulator's costs (or solve an "
+      "IOPDDL problem)");
+  command->add_option("FILE", options->file, "a global program (HLO text or .mlir), with or without annotations");
+  command->add_option("--chip", options->chip, "the chip the costs are for (as gspmd simulate)")->capture_default_str();
+  command->add_option("--devices", options->devices, "devices to shard over (default: the program's num_partitions)");
+  command->add_option("--mesh", options->mesh, "the mesh AXIS=N,...; without it every 1-3 axis mesh is searched");
+  command->add_option("--memory-budget", options->memory_budget, "bytes per device (e.g. 16GiB; default: the chip's HBM)");
+  command->add_option("--keep-annotations", options->keep, "the input's annotations kept as constraints: all|boundary|none")
       ->capture_default_str();
-  command->add_flag("--json", options->json, "print the figures as one JSON line before the answer");
-  command->add_option("--seed", options->seed, "the search's random seed")->capture_default_str();
+  command->add_option("-o,--out", options->out, "write the program with the chosen annotations to this file");
+  command->add_flag("--explain", options->explain, "for each decision, the alternatives weighed and their costs");
+  command->add_option("--max-evaluations", options->max_evaluations,
+                      "plans compiled and simulated per mesh (default: until the search settles or time runs out)");
+  command->add_option("--compute-type", options->compute_type, "re-type the float math (as gspmd simulate)");
+  command->add_option("--mixed-precision", options->mixed_precision, "bf16 math, f32 state (as gspmd simulate)");
+  command->add_option("--iopddl", options->iopddl, "an IOPDDL problem, .json or .json.gz");
+  command->add_option("--time-limit", options->time_limit, "wall-clock seconds; the best answer so far is given")
+      ->capture_default_str();
+  command->add_flag("--json", options->json, "print the figures as JSON (IOPDDL: one line before the answer)");
+  command->add_option("--seed", options->seed, "IOPDDL: the search's random seed")->capture_default_str();
   command->add_option("--work-budget", options->work_budget,
-                      "inner-loop steps the search may do (default: from --time-limit)");
-  command->add_flag("--trace", options->trace, "print one line per Lagrangian round of the search on stderr");
+                      "IOPDDL: inner-loop steps the search may do (default: from --time-limit)");
+  command->add_flag("--trace", options->trace, "IOPDDL: one line per Lagrangian round of the search on stderr");
   command->callback([options] { RunAutoshard(*options); });
 }
 

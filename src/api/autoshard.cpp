@@ -1,0 +1,276 @@
+// api::Autoshard: the program-level search (autoshard/program/) over meshes and parameter
+// PartitionSpecs, every plan priced by partitioning and simulating it as `gspmd simulate` does.
+#include <algorithm>
+#include <chrono>
+#include <limits>
+#include <map>
+
+#include "api/autoshard_mesh_search.h"
+#include "api/autoshard_recipes.h"
+#include "api/gspmd.h"
+#include "autoshard/program/parameter_groups.h"
+#include "builder/remove_annotations.h"
+#include "ir/computation.h"
+#include "support/diagnostic.h"
+
+namespace gspmd::api {
+namespace {
+
+using autoshard::PlanCost;
+using autoshard_internal::Clock;
+using autoshard_internal::CostOf;
+using autoshard_internal::MeshSearch;
+
+const char* const kAxisNames[] = {"x", "y", "z"};
+
+bool ParsePositive(const std::string& text, int64_t& value) {
+  if (text.empty() || text.size() > 18) return false;
+  value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    value = value * 10 + (c - '0');
+  }
+  return value > 0;
+}
+
+// "data=2,model=4" -> mesh['data'=2,'model'=4].
+Mesh ParseMeshText(const std::string& text) {
+  Mesh mesh;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string item = text.substr(pos, comma - pos);
+    const size_t eq = item.find('=');
+    int64_t size = 0;
+    if (eq == std::string::npos || eq == 0 || !ParsePositive(item.substr(eq + 1), size))
+      GSPMD_USER_ERROR("gspmd autoshard: error: --mesh '", text, "': expected AXIS=N,... with positive sizes (e.g. data=2,model=4)");
+    for (const Mesh::Axis& axis : mesh.axes)
+      if (axis.name == item.substr(0, eq))
+        GSPMD_USER_ERROR("gspmd autoshard: error: --mesh '", text, "' names axis '", axis.name, "' twice");
+    mesh.axes.push_back({item.substr(0, eq), size});
+    pos = comma + 1;
+  }
+  return mesh;
+}
+
+std::string MeshText(const Mesh& mesh) {
+  std::string out;
+  for (const Mesh::Axis& axis : mesh.axes) out += StrCat(out.empty() ? "" : ",", axis.name, "=", axis.size);
+  return out;
+}
+
+// Every way to write `devices` as a product of 1 to 3 axes of size >= 2 (major axis first).
+std::vector<Mesh> CandidateMeshes(int64_t devices) {
+  std::vector<Mesh> meshes;
+  meshes.push_back(Mesh{{{kAxisNames[0], devices}}, {}});
+  for (int64_t a = 2; a < devices; ++a) {
+    if (devices % a != 0) continue;
+    const int64_t rest = devices / a;
+    if (rest >= 2) meshes.push_back(Mesh{{{kAxisNames[0], a}, {kAxisNames[1], rest}}, {}});
+  }
+  for (int64_t a = 2; a < devices; ++a) {
+    if (devices % a != 0) continue;
+    for (int64_t b = 2; b < devices / a; ++b) {
+      if ((devices / a) % b != 0 || devices / a / b < 2) continue;
+      meshes.push_back(Mesh{{{kAxisNames[0], a}, {kAxisNames[1], b}, {kAxisNames[2], devices / a / b}}, {}});
+    }
+  }
+  return meshes;
+}
+
+bool HasAnnotations(const Module& module) {
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (instruction->sharding() ||
+          (instruction->opcode() == Opcode::kCustomCall && instruction->custom_call_target == "Sharding"))
+        return true;
+  return false;
+}
+
+SimulateOptions SimulateOptionsFor(const AutoshardOptions& options, int64_t devices, int64_t budget) {
+  SimulateOptions simulate;
+  simulate.chip = options.chip;
+  simulate.devices = devices;
+  simulate.compute_type = options.compute_type;
+  simulate.mixed_precision = options.mixed_precision;
+  simulate.memory_capacity_bytes = budget;
+  simulate.per_device = false;
+  return simulate;
+}
+
+
+}  // namespace
+
+AutoshardResult Autoshard(const Program& program, const AutoshardOptions& options) {
+  const Clock::time_point start = Clock::now();
+  if (!(options.time_limit_s > 0))
+    GSPMD_USER_ERROR("gspmd autoshard: error: --time-limit ", options.time_limit_s, " is invalid (expected seconds > 0)");
+  if (options.keep != "all" && options.keep != "boundary" && options.keep != "none")
+    GSPMD_USER_ERROR("gspmd autoshard: error: --keep-annotations '", options.keep, "' (expected all, boundary or none)");
+  if (options.memory_budget_bytes < 0)
+    GSPMD_USER_ERROR("gspmd autoshard: error: --memory-budget ", options.memory_budget_bytes, " is negative");
+  if (program.IsPerDevice())
+    GSPMD_USER_ERROR(program.name(), ": error: autoshard needs a global program; this one is per-device already");
+  const Module& input = program.module();
+  int64_t devices = options.devices;
+  std::vector<Mesh> meshes;
+  if (!options.mesh.empty()) {
+    meshes.push_back(ParseMeshText(options.mesh));
+    if (devices > 0 && meshes[0].num_devices() != devices)
+      GSPMD_USER_ERROR("gspmd autoshard: error: --mesh ", options.mesh, " has ", meshes[0].num_devices(),
+                       " devices but --devices is ", devices);
+    devices = meshes[0].num_devices();
+  }
+  if (devices == 0 && !input.Attribute("num_partitions").empty()) devices = input.num_partitions();
+  if (devices < 1)
+    GSPMD_USER_ERROR("gspmd autoshard: error: --devices ", devices,
+                     " (expected the number of devices, >= 1: give --devices N or --mesh AXIS=N,...)");
+  if (meshes.empty()) meshes = CandidateMeshes(devices);
+  // The chip's HBM unless a budget is given (an unknown chip is refused here, before the search).
+  const simulate::ChipSpec chip = simulate::LoadChipSpec(options.chip);
+  const int64_t budget = options.memory_budget_bytes > 0 ? options.memory_budget_bytes : chip.hbm_bytes;
+
+  // The base program: the annotations kept as constraints, and the parameters to decide.
+  std::unique_ptr<Module> stripped = program.CopyModule();
+  if (options.keep == "none") RemoveShardingAnnotations(*stripped);
+  if (options.keep == "boundary") RemoveShardingAnnotations(*stripped, AnnotationsToRemove::kIntermediates);
+  const bool input_annotated = HasAnnotations(input);
+  std::vector<int64_t> searched;
+  for (const Instruction* parameter : stripped->entry()->parameters())
+    if (!parameter->sharding()) searched.push_back(parameter->parameter_number);
+  const std::vector<autoshard::ParameterGroup> groups = autoshard::GroupParameters(*stripped, searched);
+  const Program base = Program::FromModule(std::move(stripped), program.name());
+
+  AutoshardResult result{Annotate(base, {}, meshes[0])};
+  result.devices = devices;
+  result.memory_budget_bytes = budget;
+  const SimulateOptions simulate = SimulateOptionsFor(options, devices, budget);
+  if (input_annotated && (input.Attribute("num_partitions").empty() || input.num_partitions() == devices)) {
+    try {
+      result.input_cost = CostOf(Simulate(program, simulate));
+    } catch (const UserError&) {
+    }
+  }
+
+  const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(
+                                                 std::chrono::duration<double>(options.time_limit_s * 0.95));
+  // The best plan so far: the search (or the recipe refinement) that found it.
+  struct Contender {
+    std::shared_ptr<const std::vector<autoshard::ParameterGroup>> groups;
+    std::unique_ptr<MeshSearch> search;
+    autoshard::PlanSearchResult found;
+    std::string origin;
+  };
+  std::optional<Contender> best;
+  std::string best_mesh;
+  auto consider = [&](Contender contender, const std::string& mesh) {
+    if (best && !autoshard::BetterPlan(contender.found.cost, best->found.cost)) return;
+    best = std::move(contender);
+    best_mesh = mesh;
+  };
+  auto shared_groups = std::make_shared<const std::vector<autoshard::ParameterGroup>>(groups);
+  bool any_splits = false;
+  for (size_t m = 0; m < meshes.size(); ++m) {
+    const std::string mesh_text = MeshText(meshes[m]);
+    const Clock::time_point now = Clock::now();
+    const Clock::time_point mesh_deadline = now + (deadline - now) / static_cast<int64_t>(meshes.size() - m);
+    std::vector<autoshard_internal::RecipeProgram> recipes = autoshard_internal::StandardRecipes(input, meshes[m]);
+    // With recipes, the parameter search gets half of this mesh's time and the refinement the rest.
+    const Clock::time_point search_deadline = recipes.empty() ? mesh_deadline : now + (mesh_deadline - now) / 2;
+
+    Contender searched{shared_groups, std::make_unique<MeshSearch>(base, *shared_groups, meshes[m], simulate, false), {}, "search"};
+    any_splits = any_splits || searched.search->HasSplits();
+    searched.found = searched.search->Search(search_deadline, options.max_evaluations);
+    AutoshardMeshResult mesh_result{mesh_text, searched.found.cost, searched.found.evaluations, searched.found.stopped_early};
+    consider(std::move(searched), mesh_text);
+
+    std::optional<size_t> best_recipe;
+    std::vector<PlanCost> recipe_costs;
+    for (size_t r = 0; r < recipes.size(); ++r) {
+      PlanCost cost;
+      try {
+        cost = CostOf(Simulate(recipes[r].program, simulate));
+      } catch (const UserError& error) {
+        cost.error = error.what();
+      }
+      ++mesh_result.evaluations;
+      result.recipes.push_back({recipes[r].name, mesh_text, cost});
+      recipe_costs.push_back(cost);
+      if (!best_recipe || autoshard::BetterPlan(cost, recipe_costs[*best_recipe])) best_recipe = r;
+    }
+    if (best_recipe && recipe_costs[*best_recipe].valid) {
+      const autoshard_internal::RecipeProgram& recipe_base = recipes[*best_recipe];
+      std::vector<int64_t> all;
+      for (int64_t i = 0; i < recipe_base.program.module().entry()->num_parameters(); ++i) all.push_back(i);
+      auto recipe_groups = std::make_shared<const std::vector<autoshard::ParameterGroup>>(
+          autoshard::GroupParameters(recipe_base.program.module(), all));
+      Contender refined{recipe_groups,
+                        std::make_unique<MeshSearch>(recipe_base.program, *recipe_groups, meshes[m], simulate, true), {},
+                        "recipe " + recipe_base.name + ", refined"};
+      refined.found = refined.search->Search(mesh_deadline, options.max_evaluations);
+      mesh_result.evaluations += refined.found.evaluations;
+      mesh_result.stopped_early = mesh_result.stopped_early || refined.found.stopped_early;
+      if (!autoshard::BetterPlan(refined.found.cost, recipe_costs[*best_recipe]) &&
+          refined.found.cost.step_time_s == recipe_costs[*best_recipe].step_time_s)
+        refined.origin = "recipe " + recipe_base.name;
+      if (autoshard::BetterPlan(refined.found.cost, mesh_result.cost)) mesh_result.cost = refined.found.cost;
+      consider(std::move(refined), mesh_text);
+    }
+    result.evaluations += mesh_result.evaluations;
+    result.stopped_early = result.stopped_early || mesh_result.stopped_early;
+    result.meshes.push_back(std::move(mesh_result));
+  }
+  if (!any_splits && devices > 1)
+    GSPMD_USER_ERROR(program.name(), ": error: no parameter has a dim that ", devices,
+                     " devices (or a factor of them) divide evenly; autoshard cannot use ", devices, " devices here");
+  if (!best->found.cost.valid)
+    GSPMD_USER_ERROR(program.name(), ": error: autoshard found no plan the partitioner accepts on ", devices,
+                     " devices; the last refusal: ", best->found.cost.error);
+
+  if (!best->found.cost.fits)
+    GSPMD_USER_ERROR(program.name(), ": error: no plan found fits the memory budget of ", budget,
+                     " bytes per device; the smallest peak found is ", best->found.cost.peak_bytes, " bytes (mesh ",
+                     best_mesh, ", ", best->origin, "); give --memory-budget of at least that, or more devices");
+  const std::vector<autoshard::ParameterGroup>& chosen_groups = *best->groups;
+  const MeshSearch& chosen = *best->search;
+  const autoshard::PlanSearchResult& found = best->found;
+  result.mesh = best_mesh;
+  result.origin = best->origin;
+  result.cost = found.cost;
+  result.program = chosen.Annotated(found.choice);
+  const Computation& entry = *result.program.module().entry();
+  for (size_t g = 0; g < chosen_groups.size(); ++g) {
+    AutoshardGroupPlan plan;
+    plan.label = chosen_groups[g].label;
+    for (int64_t number : chosen_groups[g].parameters) plan.parameters.push_back(entry.parameter(number)->name());
+    plan.spec = chosen.SpecText(g, found.choice[g]);
+    const std::optional<Sharding>& sharding = entry.parameter(chosen_groups[g].parameters[0])->sharding();
+    plan.sharding = sharding ? sharding->ToString() : "";
+    plan.bytes = chosen_groups[g].bytes;
+    result.plan.push_back(std::move(plan));
+  }
+  for (const autoshard::GroupDecision& decision : found.decisions) {
+    AutoshardDecision out;
+    out.group = chosen_groups[decision.group].label;
+    out.chosen = chosen.SpecText(decision.group, decision.chosen);
+    for (const autoshard::Alternative& alternative : decision.alternatives)
+      out.alternatives.push_back({chosen.SpecText(decision.group, alternative.candidate), alternative.cost});
+    result.decisions.push_back(std::move(out));
+  }
+
+  // Lower bound: the step's matrix FLOPs spread perfectly over every device at peak.
+  try {
+    std::unique_ptr<Module> whole = base.CopyModule();
+    RemoveShardingAnnotations(*whole);
+    whole->set_num_partitions(1);
+    const simulate::SimulationReport one = Simulate(Program::FromModule(std::move(whole), program.name()),
+                                                    SimulateOptionsFor(options, 1, 0));
+    if (one.peak_flops_per_s > 0) result.lower_bound_s = one.model_flops / (static_cast<double>(devices) * one.peak_flops_per_s);
+  } catch (const UserError&) {
+  }
+  result.solve_time_s = std::chrono::duration<double>(Clock::now() - start).count();
+  return result;
+}
+
+}  // namespace gspmd::api

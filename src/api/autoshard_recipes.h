@@ -1,0 +1,23 @@
+// The standard hand recipes of a training step that `gspmd model` wrote (its gspmd.model and
+// gspmd.config attributes say which model): what autoshard compares its plan with and refines.
+// Internal to src/api/.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/gspmd.h"
+
+namespace gspmd::api::autoshard_internal {
+
+struct RecipeProgram {
+  std::string name;  // "sharding=2d opt_state_sharding=weight"
+  Program program;   // the same step as the input, with the recipe's annotations
+};
+
+// Every recipe of the input's model on `mesh` (its axes renamed to the model's, in order; a
+// mesh with fewer axes than the model's gets leading axes of size 1) that can be built there
+// and has the input's parameters; none when the input is not a model's step.
+std::vector<RecipeProgram> StandardRecipes(const Module& input, const Mesh& mesh);
+
+}  // namespace gspmd::api::autoshard_internal
