@@ -160,6 +160,34 @@ struct RunOptions {
 // A global program is partitioned first; a per-device one runs as it is.
 std::vector<Literal> Run(const Program& program, const std::vector<Literal>& inputs, const RunOptions& options = {});
 
+// The MPI backend of the CLI's jobs (RunJob, TrainJob): the devices are spread over the ranks
+// of an MPI job started by `mpirun -np R`, `devices_per_rank` of them per rank as threads; a
+// failing, killed or stuck rank ends the whole job with a message naming it.
+struct MpiOptions {
+  int64_t devices_per_rank = 1;
+  double collective_timeout_s = 300;  // a collective that waits longer ends the job
+};
+
+// `gspmd run` as one call: FILE (a global program, propagated and partitioned first, or with
+// `spmd` a per-device one) runs on devices with global inputs read from files (.npy or shard
+// indexes; each device reads only its shards) and its results written to `out_dir` (global
+// out<i>.npy, or with `sharded_output` each distinct shard once plus a shard index), one line
+// per file on stdout. The devices are threads of this process, or with `mpi` the ranks of an
+// MPI job. Returns false when an MPI job failed after its ranks said why (the caller exits 1).
+struct RunJobOptions {
+  std::string file;
+  bool spmd = false;
+  std::string like;  // with spmd: the global program it came from
+  int64_t devices = 0;
+  std::vector<std::string> inputs;
+  std::string out_dir;
+  BoundaryOptions boundary;
+  bool sharded_output = false;
+  bool report_memory = false;     // each process's peak resident memory on stderr
+  std::optional<MpiOptions> mpi;  // nullopt: threads of this process
+};
+bool RunJob(const RunJobOptions& options);
+
 // Each input must have its entry parameter's shape and element type (UserError naming the
 // input, the parameter and both shapes). `input_names` (optional) name the inputs in messages.
 void CheckInputs(const Program& program, const std::vector<Literal>& inputs,
@@ -209,6 +237,25 @@ struct TrainOptions {
   double atol = 1e-6;
   uint64_t seed = 0;
 };
+
+// `gspmd train` as one call: FILE's step compiled once and run `steps` times, each step shown
+// as `progress` says (auto: a bar on a terminal, else a line per step; bar; lines; quiet), then
+// the last outputs saved to `save` and the loss plotted to `plot` (SVG) when asked. On threads
+// (api::Training), or with `mpi` over the ranks of an MPI job that keep their shards of the
+// carry between steps (nothing is gathered; `train.check` is refused). Returns false when an
+// MPI job failed after its ranks said why (the caller exits 1).
+struct TrainJobOptions {
+  std::string file;
+  int64_t steps = 1;
+  std::vector<std::string> inputs;  // .npy files of the first step's inputs (none: the module's inits)
+  int64_t devices = 0;              // 0: num_partitions
+  TrainOptions train;               // carry, data, check, tolerances, seed (inputs: read from `inputs`)
+  std::string save;
+  std::string plot;
+  std::string progress = "auto";
+  std::optional<MpiOptions> mpi;    // nullopt: threads of this process
+};
+bool TrainJob(const TrainJobOptions& options);
 
 class Training {
  public:
@@ -320,5 +367,9 @@ struct AutoshardResult {
   bool stopped_early = false;
 };
 AutoshardResult Autoshard(const Program& program, const AutoshardOptions& options = {});
+// One object with mesh, step_time_s, mfu, peak_bytes_per_device, fits_memory, solve_time_s,
+// lower_bound_s (null when unknown), the meshes, recipes and plan; with `explain` the
+// decisions and their alternatives too.
+nlohmann::json AutoshardResultToJson(const AutoshardResult& result, bool explain);
 
 }  // namespace gspmd::api

@@ -1,12 +1,44 @@
 // api::Training and api::Train: a training step partitioned once and run step after step on
-// simulated devices (threads), its carried outputs fed back as the next step's inputs.
+// simulated devices (threads), its carried outputs fed back as the next step's inputs; and
+// api::TrainJob, `gspmd train` from files on threads or over the ranks of an MPI job.
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/comm_report.h"
+#include "api/cli_files.h"
 #include "api/file_context.h"
 #include "api/gspmd.h"
 #include "api/pipeline.h"
+#include "runtime/comm/mpi/mpi_communicator.h"
+#include "runtime/comm/mpi/mpi_session.h"
 #include "runtime/spmd/like_module.h"
+#include "runtime/spmd/spmd_mpi.h"
+#include "text/printer.h"
+#include "train/loss_plot.h"
 #include "train/progress_display.h"
+#include "train/sharded_trainer.h"
 
 namespace gspmd::api {
+namespace {
+
+// What the trainers take, from the options both backends are given.
+TrainSettings SettingsFrom(TrainOptions options) {
+  TrainSettings settings;
+  settings.carry = std::move(options.carry);
+  settings.data_dir = std::move(options.data_dir);
+  settings.first_inputs = std::move(options.inputs);
+  settings.check = options.check;
+  settings.rtol = options.rtol;
+  settings.atol = options.atol;
+  settings.seed = options.seed;
+  return settings;
+}
+
+}  // namespace
 
 // The step as written (its attributes describe it; the interpreter checks it), the propagated
 // copy and the per-device program, and the trainer once started.
@@ -51,14 +83,7 @@ void Training::Start(TrainOptions options) {
   if (!options.inputs.empty()) CheckInputs(step, options.inputs, options.input_names);
   state_->rtol = options.rtol;
   state_->atol = options.atol;
-  TrainSettings settings;
-  settings.carry = std::move(options.carry);
-  settings.data_dir = std::move(options.data_dir);
-  settings.first_inputs = std::move(options.inputs);
-  settings.check = options.check;
-  settings.rtol = options.rtol;
-  settings.atol = options.atol;
-  settings.seed = options.seed;
+  TrainSettings settings = SettingsFrom(std::move(options));
   state_->trainer = WithFileContext(step.name(), [&] {
     return std::make_unique<Trainer>(step.module(), ThreadsRunner(state_->per_device.module(), state_->run_options),
                                      std::move(settings));
@@ -106,6 +131,215 @@ std::vector<Literal> Train(const Program& step, int64_t steps, TrainOptions opti
     last = std::move(result);
   }
   return std::move(last.outputs);
+}
+
+namespace {
+
+// The MPI trainer's settings: the job's options with the first inputs read from their files
+// (checked against the step as written).
+TrainSettings SettingsFromFiles(const TrainJobOptions& options, const Module& original) {
+  TrainOptions train = options.train;
+  if (!options.inputs.empty()) {
+    train.inputs = ReadInputs(options.inputs);
+    CheckInputShapes(original, options.file, train.inputs, options.inputs);
+  }
+  return SettingsFrom(std::move(train));
+}
+
+// The step as written (its attributes describe it; the interpreter checks it) and the copy
+// that is propagated and partitioned.
+struct CompiledStep {
+  std::unique_ptr<Module> original;
+  std::unique_ptr<Module> compiled;
+  CompiledPartition partition;
+  SpmdRunOptions run_options;
+};
+
+// `job` (under MPI): the ranks x devices text, said when the module states another count.
+CompiledStep Compile(const TrainJobOptions& options, int64_t devices, bool print_warnings,
+                     const std::string& job = "") {
+  CompiledStep step;
+  step.original = LoadProgram(options.file);
+  if (!job.empty() && !step.original->Attribute("num_partitions").empty() &&
+      step.original->num_partitions() != devices)
+    ThrowUserErrorAt(SourceLocation{options.file, 0, 0},
+                     StrCat("the step is written for num_partitions=", step.original->num_partitions(),
+                            " devices but the job has ", job, " = ", devices,
+                            " (expected mpirun -np R and --devices-per-rank K with R x K = ",
+                            step.original->num_partitions(), ")"));
+  step.compiled = LoadProgram(options.file);
+  step.partition = PartitionForCli(*step.compiled, options.file, devices, BoundaryFlags{}, print_warnings);
+  const Module& per_device = *step.partition.partitioned.module;
+  step.run_options =
+      WithFileContext(options.file, [&] { return OptionsFromLikeModule(per_device, step.compiled.get()); });
+  step.run_options.num_devices = step.partition.num_devices;
+  return step;
+}
+
+// --plot: the first shown metric (the loss) of every step; UserError when the step has none.
+class LossCurve {
+ public:
+  LossCurve(const TrainJobOptions& options, const std::vector<std::string>& metrics) : options_(options) {
+    if (options.plot.empty()) return;
+    if (metrics.empty())
+      GSPMD_USER_ERROR(options.file, ": error: --plot needs a loss: the step's output 0 is not a float scalar and "
+                                     "the module names no metrics (gspmd.metrics)");
+    metric_ = metrics[0];
+  }
+  void Add(const std::vector<double>& metrics) {
+    if (!metric_.empty() && !metrics.empty()) values_.push_back(metrics[0]);
+  }
+  void Write(const std::string& model, int64_t devices) const {
+    if (metric_.empty()) return;
+    const std::string name = model.empty() ? std::filesystem::path(options_.file).filename().string() : model;
+    WriteLossPlot(options_.plot, StrCat(name, ": ", metric_, " per step on ", devices, " devices"), metric_, values_);
+    if (options_.progress != "quiet")
+      std::printf("wrote %s (%s of %zu steps)\n", options_.plot.c_str(), metric_.c_str(), values_.size());
+  }
+
+ private:
+  const TrainJobOptions& options_;
+  std::string metric_;
+  std::vector<double> values_;
+};
+
+// The threads backend: api::Training compiles the step once and runs it; this shows it.
+void TrainOnThreads(const TrainJobOptions& options) {
+  const int64_t steps = options.steps;
+  const Program program = Program::Load(options.file);
+  Training training(program, options.devices);
+  PrintWarnings(options.file, training.warnings());
+  TrainOptions train_options = options.train;
+  if (!options.inputs.empty()) {
+    train_options.inputs = ReadInputs(options.inputs);
+    CheckInputShapes(program.module(), options.file, train_options.inputs, options.inputs);
+    train_options.input_names = options.inputs;
+  }
+  training.Start(std::move(train_options));
+  const std::string model = ModuleFrontendAttribute(program.module(), "gspmd.model");
+  const Module& per_device = training.per_device().module();
+  if (options.progress != "quiet")
+    PrintTrainHeader(options.file, model, training.num_devices(), "", training.signature(),
+                     AnalyzeCommunication(per_device));
+  const std::vector<std::string> metrics = training.metric_names();
+  LossCurve curve(options, metrics);
+  StepDisplay display(options.progress, steps, training.tokens_per_step(), metrics);
+  StepResult last;
+  for (int64_t i = 0; i < steps; ++i) {
+    StepResult result = training.Step();
+    std::vector<double> values;
+    for (size_t k = 0; k < metrics.size(); ++k) values.push_back(result.outputs[k].GetAsDouble(0));
+    display.Show(result.step, values, result.seconds, result.check_seconds, result.mismatch);
+    curve.Add(values);
+    if (!result.mismatch.empty()) {
+      display.EndLine();
+      throw training.MismatchError(result);
+    }
+    last = std::move(result);
+  }
+  display.Finish(options.train.check);
+  if (!options.save.empty()) WriteOutputs(options.save, last.outputs);
+  curve.Write(model, training.num_devices());
+}
+
+uint64_t Fingerprint(const std::string& text) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : text) hash = (hash ^ c) * 1099511628211ull;
+  return hash;
+}
+
+// A device's failure on this rank ends the job (every rank stops).
+[[noreturn]] void EndJob(MpiSession& session, std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& failure) {
+    session.FailJob(failure.what());
+  } catch (...) {
+    session.FailJob("unknown error");
+  }
+}
+
+// Every rank compiles the same step, makes its devices' shards of the first step's values and
+// agrees that this worked; then the steps run with the carry kept sharded; rank 0 reports.
+bool TrainOnMpi(const TrainJobOptions& options, const MpiOptions& mpi) {
+  const int64_t steps = options.steps;
+  const int64_t requested = options.devices;
+  if (options.train.check)
+    GSPMD_USER_ERROR("gspmd train: error: --check needs the threads backend (under MPI the carry stays sharded on the "
+                     "ranks, and checking a step against one device would gather it)");
+  MpiSessionOptions session_options;
+  session_options.collective_timeout_seconds = mpi.collective_timeout_s;
+  const int64_t per_rank = mpi.devices_per_rank;
+  int failed_rank = -1;
+  {
+    MpiSession session(session_options);
+    LimitKernelThreadsToRankShare(session);
+    const int64_t total = per_rank * session.size();
+    const bool reporter = session.rank() == 0;
+    const std::string layout = StrCat(session.size(), " MPI rank", session.size() == 1 ? "" : "s", " x ", per_rank,
+                                      " device", per_rank == 1 ? "" : "s", " per rank");
+    CompiledStep step;
+    std::unique_ptr<ShardedTrainer> trainer;
+    std::optional<LossCurve> curve;  // every rank checks --plot; rank 0 writes it
+    std::string error;
+    try {
+      if (requested > 0 && requested != total)
+        GSPMD_USER_ERROR("gspmd train: error: --devices ", requested, " does not match ", layout, " = ", total,
+                         " devices (expected --devices ", total, " or no --devices)");
+      step = Compile(options, total, reporter, layout);
+      if (step.partition.num_devices != total)
+        ThrowUserErrorAt(SourceLocation{options.file, 0, 0},
+                         StrCat("the step runs on ", step.partition.num_devices, " devices but the job has ", layout,
+                                " = ", total, " (expected mpirun -np R and --devices-per-rank K with R x K = ",
+                                step.partition.num_devices, ")"));
+      std::vector<int64_t> local;
+      for (int64_t d = 0; d < per_rank; ++d) local.push_back(session.rank() * per_rank + d);
+      trainer = WithFileContext(options.file, [&] {
+        return std::make_unique<ShardedTrainer>(
+            *step.original, *step.partition.partitioned.module, step.run_options, local,
+            [&session, per_rank] { return std::make_unique<MpiCommunicator>(session, per_rank); },
+            SettingsFromFiles(options, *step.original), [&session](std::exception_ptr e) { EndJob(session, e); });
+      });
+      curve.emplace(options, ShownMetrics(trainer->signature()));
+    } catch (const UserError& user_error) {
+      error = user_error.what();
+    }
+    failed_rank = AgreeAndReportFailure(session, "compiling the step and its first inputs", error);
+    if (failed_rank < 0) {
+      const Module& per_device = *step.partition.partitioned.module;
+      if (!session.AllRanksAgree(Fingerprint(PrintModule(per_device)), "comparing the compiled steps"))
+        session.FailJob("the ranks compiled different per-device programs from " + options.file +
+                        " (is FILE the same file on every machine?)");
+      const std::string mode = reporter ? options.progress : "quiet";
+      if (mode != "quiet")
+        PrintTrainHeader(options.file, ModuleFrontendAttribute(*step.original, "gspmd.model"), total,
+                         layout + ", sharded carry", trainer->signature(), AnalyzeCommunication(per_device));
+      const std::vector<std::string> metrics = ShownMetrics(trainer->signature());
+      StepDisplay display(mode, steps, trainer->tokens_per_step(), metrics);
+      for (int64_t i = 0; i < steps; ++i) {
+        ShardedStepResult result = trainer->Step();
+        display.Show(result.step, result.metrics, result.seconds);
+        if (reporter) curve->Add(result.metrics);
+      }
+      display.Finish(false);
+      if (!options.save.empty()) {
+        MpiRunOptions save;
+        save.devices_per_rank = per_rank;
+        save.out_dir = options.save;
+        WriteResultsOverMpi(session, per_device, trainer->plan(), trainer->last_results(), save);
+      }
+      if (reporter) curve->Write(ModuleFrontendAttribute(*step.original, "gspmd.model"), total);
+    }
+  }  // MPI_Finalize
+  return failed_rank < 0;
+}
+
+}  // namespace
+
+bool TrainJob(const TrainJobOptions& options) {
+  if (options.mpi) return TrainOnMpi(options, *options.mpi);
+  TrainOnThreads(options);
+  return true;
 }
 
 }  // namespace gspmd::api

@@ -1,4 +1,5 @@
-// Helpers shared by the CLI subcommands: reading inputs, checking them, writing outputs.
+// Helpers shared by the CLI subcommands: reading inputs, checking them, writing outputs (the
+// file-level ones live in the library, api/cli_files.h, which the jobs of run and train share).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 
 #include "ir/literal.h"
 #include "ir/module.h"
+#include "api/cli_files.h"
 #include "api/file_context.h"
 #include "api/gspmd.h"
 #include "api/pipeline.h"
@@ -20,32 +22,6 @@ class App;
 
 namespace gspmd::tools {
 
-// Reads a command's program argument: the file (api::Program::Load: StableHLO MLIR text when
-// the path ends in ".mlir" or the text starts like MLIR, as JAX's lower().as_text() prints,
-// HLO text otherwise), or standard input when path is "-" (named "<stdin>" in messages).
-// Errors name the file (FILE:LINE:COL).
-api::Program LoadProgramArgument(const std::string& path);
-// The same, as a module of the caller's own.
-std::unique_ptr<Module> LoadProgram(const std::string& path);
-
-// Reads every .npy file in order (UserError naming the file on failure).
-std::vector<Literal> ReadInputs(const std::vector<std::string>& paths);
-
-// The number of inputs must equal the number of entry parameters of the module in hlo_path.
-void CheckInputCount(const Module& module, const std::string& hlo_path, size_t input_count);
-
-// Each input's shape (dims and element type) must equal its entry parameter's shape.
-// InputMismatchMessage says how they differ, and for dims that match but an element type that
-// does not, how to cast the array in numpy ("save it with x.astype(np.float32)").
-std::string InputMismatchMessage(const Shape& input, const Shape& expected, int64_t parameter_number,
-                                 const std::string& parameter_name, const std::string& hlo_path);
-void CheckInputShapes(const Module& module, const std::string& hlo_path, const std::vector<Literal>& inputs,
-                      const std::vector<std::string>& input_paths);
-
-// Creates out_dir (and parents) and writes outputs[i] as out_dir/out<i>.npy; prints one line
-// per file ("out_dir/out0.npy f32[8,16]") on stdout.
-void WriteOutputs(const std::string& out_dir, const std::vector<Literal>& outputs);
-
 // Writes `text` to the file `path`, or to stdout when path is empty or "-" (UserError naming
 // the path when it cannot be written).
 void WriteText(const std::string& path, const std::string& text);
@@ -56,6 +32,16 @@ inline constexpr int64_t kMaxDevices = 4096;
 int64_t ParseDeviceCount(const std::string& text, const std::string& command);
 
 using api::BoundaryFlags;
+using api::CheckGlobalOutputsKnown;
+using api::CheckInputCount;
+using api::CheckInputShapes;
+using api::InputMismatchMessage;
+using api::LoadProgram;
+using api::LoadProgramArgument;
+using api::PartitionForCli;
+using api::PrintWarnings;
+using api::ReadInputs;
+using api::WriteOutputs;
 using api::CheckDevicesMatchModule;
 using api::CompiledPartition;
 using api::HasManualRegion;
@@ -64,22 +50,7 @@ using api::NeedsPropagation;
 using api::Propagate;
 using api::WithFileContext;
 
-// For `run --spmd` without --like: the per-device program's outputs can be put together into
-// global arrays only when its root has a sharding or it records its global result shapes (ours
-// does both); XLA's partitioned.hlo has neither. Otherwise a UserError naming the file and the
-// root that asks for --like. `devices` > 0: the device count the run will have.
-void CheckGlobalOutputsKnown(const Module& per_device, const std::string& file, int64_t devices);
-
 // Adds --propagate-to-parameters and --propagate-to-outputs to a subcommand.
 void AddBoundaryOptions(CLI::App& command, BoundaryFlags& flags);
-
-// api::PartitionGlobal, printing the partitioner's warnings to stderr as "FILE: warning: ..."
-// unless print_warnings is false (the ranks of an MPI job other than rank 0, which compile the
-// same program).
-// Prints a compile's warnings to stderr as "FILE: warning: ...".
-void PrintWarnings(const std::string& file, const std::vector<std::string>& warnings);
-
-CompiledPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices,
-                                  const BoundaryFlags& boundary = {}, bool print_warnings = true);
 
 }  // namespace gspmd::tools
