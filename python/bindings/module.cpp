@@ -294,6 +294,27 @@ NB_MODULE(_gspmd, m) {
      "inputs"_a = std::vector<InputArray>{}, "check"_a = false, "rtol"_a = 1e-4, "atol"_a = 1e-6, "seed"_a = 0,
      nb::arg("callback").none() = nb::none());
 
+  m.def("autoshard", [](const Program& program, int64_t devices, std::string chip, std::string mesh,
+                        int64_t memory_budget, std::string keep, double time_limit, int64_t max_evaluations,
+                        std::string compute_type, std::string mixed_precision, bool explain) {
+    nb::gil_scoped_release release;
+    api::AutoshardOptions options;
+    options.devices = devices;
+    options.chip = std::move(chip);
+    options.mesh = std::move(mesh);
+    options.memory_budget_bytes = memory_budget;
+    options.keep = std::move(keep);
+    options.time_limit_s = time_limit;
+    options.max_evaluations = max_evaluations;
+    options.compute_type = std::move(compute_type);
+    options.mixed_precision = std::move(mixed_precision);
+    api::AutoshardResult result = api::Autoshard(program, options);
+    std::string summary = api::AutoshardResultToJson(result, explain).dump();
+    return std::make_pair(std::move(result.program), std::move(summary));
+  }, "program"_a, "devices"_a = 0, "chip"_a = "tpu-v3", "mesh"_a = "", "memory_budget"_a = 0, "keep"_a = "all",
+     "time_limit"_a = 60.0, "max_evaluations"_a = 0, "compute_type"_a = "", "mixed_precision"_a = "",
+     "explain"_a = false);
+
   m.def("write_text", [](const std::string& path, const std::string& text) {
     nb::gil_scoped_release release;
     api::WriteTextFile(path, text);

@@ -19,7 +19,7 @@ from __future__ import annotations
 from ._errors import Error, InputError, ParseError, ResourceError, ShardingError
 from ._arrays import Parameter
 from ._mesh import Mesh
-from ._program import Finding, Program, from_text, load
+from ._program import Autosharded, Finding, Program, from_text, load
 from ._show import Shown
 from ._jax import from_jax
 from ._train import TrainStep, model, train
@@ -28,6 +28,6 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Error", "ParseError", "ShardingError", "InputError", "ResourceError",
-    "Program", "Finding", "Parameter", "Mesh", "Shown", "TrainStep",
+    "Program", "Autosharded", "Finding", "Parameter", "Mesh", "Shown", "TrainStep",
     "load", "from_text", "from_jax", "model", "train",
 ]

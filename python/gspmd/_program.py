@@ -85,6 +85,16 @@ def _finding(entry: Mapping[str, Any]) -> Finding:
                    comm_bytes_after=float(fix.get("comm_bytes_per_device_after", 0.0)))
 
 
+
+@dataclass(frozen=True)
+class Autosharded:
+    """What :meth:`Program.autoshard` found: the program with the plan's annotations and the
+    figures (``mesh``, ``step_time_s``, ``mfu``, ``peak_bytes_per_device``, ``fits_memory``,
+    ``solve_time_s``, ``lower_bound_s``, ``plan``, ``meshes``, ``recipes``)."""
+
+    program: "Program"
+    summary: dict
+
 class Program:
     """A program: HLO or StableHLO read into gspmd's IR, global or per-device.
 
@@ -166,6 +176,32 @@ class Program:
         if not isinstance(mesh, Mesh):
             mesh = Mesh(mesh)
         return Program(_gspmd.annotate(self._core, specs_for_library(specs), list(mesh.axes.items())))
+
+    def autoshard(self, devices: Optional[int] = None, *, chip: str = "tpu-v3",
+                  mesh: Union[None, str, Mesh, Mapping[str, int]] = None, memory_budget: Optional[int] = None,
+                  keep: str = "all", time_limit: float = 60.0, max_evaluations: int = 0,
+                  compute_type: str = "", mixed_precision: str = "", explain: bool = False) -> "Autosharded":
+        """Finds a sharding plan (``gspmd autoshard``): the mesh and the parameters' PartitionSpecs.
+
+        Every plan weighed is partitioned and simulated on ``chip``; ``mesh`` fixes the mesh
+        (else every mesh of 1 to 3 axes over ``devices`` is searched), ``memory_budget`` is bytes
+        per device (default: the chip's memory), ``keep`` which of the program's own annotations
+        stay (``all``, ``boundary``, ``none``). Returns the annotated program and the figures of
+        ``gspmd autoshard --json``::
+
+            >>> plan = gspmd.model("dense_lm", sharding="none").autoshard(devices=8)
+            >>> plan.summary["step_time_s"], plan.program.partition()
+        """
+        if isinstance(mesh, Mesh):
+            mesh_text = ",".join(f"{name}={size}" for name, size in mesh.axes.items())
+        elif isinstance(mesh, Mapping):
+            mesh_text = ",".join(f"{name}={size}" for name, size in mesh.items())
+        else:
+            mesh_text = mesh or ""
+        core, summary = _gspmd.autoshard(self._core, _devices(devices), chip, mesh_text, int(memory_budget or 0), keep,
+                                         float(time_limit), int(max_evaluations), compute_type, mixed_precision,
+                                         explain)
+        return Autosharded(Program(core), json.loads(summary))
 
     def propagate(self, explain: bool = False, *, devices: Optional[int] = None,
                   propagate_to_parameters: Boundary = None, propagate_to_outputs: Boundary = None) -> "Program":

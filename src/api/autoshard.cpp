@@ -170,11 +170,42 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
     best_mesh = mesh;
   };
   auto shared_groups = std::make_shared<const std::vector<autoshard::ParameterGroup>>(groups);
+  // The order meshes are searched in. A model step's meshes are ranked by their best recipe on a
+  // two-layer copy of the step, and the time goes to the best three; other programs' meshes
+  // share it evenly, in the order of CandidateMeshes.
+  std::vector<size_t> order(meshes.size());
+  for (size_t m = 0; m < meshes.size(); ++m) order[m] = m;
+  size_t focus = meshes.size();
+  if (meshes.size() > 1) {
+    if (const std::optional<Program> shallow = autoshard_internal::ShallowStep(input, 2)) {
+      std::vector<double> rank(meshes.size(), std::numeric_limits<double>::infinity());
+      for (size_t m = 0; m < meshes.size(); ++m)
+        for (const autoshard_internal::RecipeProgram& recipe : autoshard_internal::StandardRecipes(shallow->module(), meshes[m])) {
+          try {
+            const simulate::SimulationReport report = Simulate(recipe.program, simulate);
+            rank[m] = std::min(rank[m], report.step_time_s);
+          } catch (const UserError&) {
+          }
+        }
+      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rank[a] < rank[b]; });
+      focus = std::min<size_t>(3, meshes.size());
+    }
+  }
   bool any_splits = false;
-  for (size_t m = 0; m < meshes.size(); ++m) {
+  for (size_t position = 0; position < order.size(); ++position) {
+    const size_t m = order[position];
     const std::string mesh_text = MeshText(meshes[m]);
     const Clock::time_point now = Clock::now();
-    const Clock::time_point mesh_deadline = now + (deadline - now) / static_cast<int64_t>(meshes.size() - m);
+    if (position >= focus || (position > 0 && now >= deadline)) {
+      AutoshardMeshResult skipped{mesh_text, {}, 0, true};
+      skipped.cost.error = position >= focus ? "not searched: ranked below the best three on the two-layer step"
+                                             : "not searched: the time limit was reached";
+      result.meshes.push_back(std::move(skipped));
+      result.stopped_early = result.stopped_early || position < focus;
+      continue;
+    }
+    const size_t share = std::min(order.size(), focus) - position;
+    const Clock::time_point mesh_deadline = now + (deadline - now) / static_cast<int64_t>(share);
     std::vector<autoshard_internal::RecipeProgram> recipes = autoshard_internal::StandardRecipes(input, meshes[m]);
     // With recipes, the parameter search gets half of this mesh's time and the refinement the rest.
     const Clock::time_point search_deadline = recipes.empty() ? mesh_deadline : now + (mesh_deadline - now) / 2;
@@ -221,7 +252,7 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
     result.stopped_early = result.stopped_early || mesh_result.stopped_early;
     result.meshes.push_back(std::move(mesh_result));
   }
-  if (!any_splits && devices > 1)
+  if (!any_splits && devices > 1 && !groups.empty())
     GSPMD_USER_ERROR(program.name(), ": error: no parameter has a dim that ", devices,
                      " devices (or a factor of them) divide evenly; autoshard cannot use ", devices, " devices here");
   if (!best->found.cost.valid)

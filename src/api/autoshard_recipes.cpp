@@ -1,6 +1,8 @@
 // StandardRecipes: a model step's hand recipes rebuilt on a searched mesh.
 #include "api/autoshard_recipes.h"
 
+#include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 #include "ir/computation.h"
@@ -27,7 +29,39 @@ bool SameParameters(const Module& a, const Module& b) {
   return true;
 }
 
+// The settings of the step's gspmd.config, without its mesh and those `drop` names.
+std::vector<std::string> StepSettings(const std::string& config, const std::vector<std::string>& drop) {
+  std::vector<std::string> settings;
+  std::istringstream words(config);
+  for (std::string word; words >> word;) {
+    const std::string key = word.substr(0, word.find('='));
+    if (key == "mesh" || std::find(drop.begin(), drop.end(), key) != drop.end()) continue;
+    settings.push_back(word);
+  }
+  return settings;
+}
+
+std::string StepMesh(const std::string& config) {
+  const size_t at = config.rfind("mesh=");
+  return at == std::string::npos ? "" : config.substr(at + 5);
+}
+
 }  // namespace
+
+std::optional<Program> ShallowStep(const Module& input, int64_t layers) {
+  const std::string model = ModuleFrontendAttribute(input, step_attributes::kModel);
+  const std::string config = ModuleFrontendAttribute(input, step_attributes::kConfig);
+  if (RecipeNames(model).empty() || config.empty()) return std::nullopt;
+  std::vector<std::string> settings = StepSettings(config, {"layers"});
+  const size_t at = config.find("layers=");
+  if (at == std::string::npos || std::atoll(config.c_str() + at + 7) <= layers) return std::nullopt;
+  settings.push_back("layers=" + std::to_string(layers));
+  try {
+    return Model(ModelOptions{model, "", settings, StepMesh(config)});
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+}
 
 std::vector<RecipeProgram> StandardRecipes(const Module& input, const Mesh& mesh) {
   const std::string model = ModuleFrontendAttribute(input, step_attributes::kModel);
@@ -43,13 +77,7 @@ std::vector<RecipeProgram> StandardRecipes(const Module& input, const Mesh& mesh
     mesh_text += (a > 0 ? "," : "") + model_mesh.axes[a].name + "=" +
                  std::to_string(a < pad ? 1 : mesh.axes[a - pad].size);
   // The input's settings, without its own recipe.
-  std::vector<std::string> settings;
-  std::istringstream words(config);
-  for (std::string word; words >> word;) {
-    if (word.rfind("mesh=", 0) == 0 || word.rfind("sharding=", 0) == 0 || word.rfind("opt_state_sharding=", 0) == 0)
-      continue;
-    settings.push_back(word);
-  }
+  const std::vector<std::string> settings = StepSettings(config, {"sharding", "opt_state_sharding"});
   std::vector<RecipeProgram> out;
   for (const std::string& recipe : recipes) {
     for (const char* state : {"weight", "data"}) {

@@ -3,6 +3,7 @@
 // Internal to src/api/.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,5 +20,10 @@ struct RecipeProgram {
 // mesh with fewer axes than the model's gets leading axes of size 1) that can be built there
 // and has the input's parameters; none when the input is not a model's step.
 std::vector<RecipeProgram> StandardRecipes(const Module& input, const Mesh& mesh);
+
+// The input's model step rebuilt with `layers` layers and otherwise the same settings, mesh and
+// annotations: a program whose costs rank meshes in a fraction of the time (identical layers
+// cost alike). nullopt when the input is not a model step or has at most `layers` layers.
+std::optional<Program> ShallowStep(const Module& input, int64_t layers);
 
 }  // namespace gspmd::api::autoshard_internal

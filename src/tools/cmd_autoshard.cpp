@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -160,12 +161,6 @@ std::string CostLine(const autoshard::PlanCost& cost, int64_t budget) {
          Bytes(cost.comm_bytes) + " sent per device";
 }
 
-nlohmann::json CostJson(const autoshard::PlanCost& cost) {
-  if (!cost.valid) return {{"error", cost.error}};
-  return {{"step_time_s", cost.step_time_s}, {"mfu", cost.mfu}, {"peak_bytes_per_device", cost.peak_bytes},
-          {"fits_memory", cost.fits}, {"comm_bytes_per_device", cost.comm_bytes}};
-}
-
 void RunProgram(const AutoshardCliOptions& options) {
   api::AutoshardOptions search;
   search.chip = options.chip;
@@ -182,52 +177,7 @@ void RunProgram(const AutoshardCliOptions& options) {
   if (!options.out.empty()) api::WriteTextFile(options.out, result.program.Text());
 
   if (options.json) {
-    nlohmann::json meshes = nlohmann::json::array();
-    for (const api::AutoshardMeshResult& mesh : result.meshes) {
-      nlohmann::json entry = CostJson(mesh.cost);
-      entry["mesh"] = mesh.mesh;
-      entry["evaluations"] = mesh.evaluations;
-      entry["stopped_early"] = mesh.stopped_early;
-      meshes.push_back(entry);
-    }
-    nlohmann::json plan = nlohmann::json::array();
-    for (const api::AutoshardGroupPlan& group : result.plan)
-      plan.push_back({{"group", group.label}, {"parameters", group.parameters}, {"spec", group.spec},
-                      {"sharding", group.sharding}, {"bytes", group.bytes}});
-    nlohmann::json out = CostJson(result.cost);
-    out["mesh"] = result.mesh;
-    out["devices"] = result.devices;
-    out["memory_budget_bytes"] = result.memory_budget_bytes;
-    out["solve_time_s"] = result.solve_time_s;
-    out["lower_bound_s"] = result.lower_bound_s ? nlohmann::json(*result.lower_bound_s) : nlohmann::json(nullptr);
-    out["evaluations"] = result.evaluations;
-    out["stopped_early"] = result.stopped_early;
-    out["input"] = result.input_cost ? CostJson(*result.input_cost) : nlohmann::json(nullptr);
-    out["meshes"] = meshes;
-    out["plan"] = plan;
-    out["origin"] = result.origin;
-    nlohmann::json recipes = nlohmann::json::array();
-    for (const api::AutoshardRecipe& recipe : result.recipes) {
-      nlohmann::json entry = CostJson(recipe.cost);
-      entry["recipe"] = recipe.name;
-      entry["mesh"] = recipe.mesh;
-      recipes.push_back(entry);
-    }
-    out["recipes"] = recipes;
-    if (options.explain) {
-      nlohmann::json decisions = nlohmann::json::array();
-      for (const api::AutoshardDecision& decision : result.decisions) {
-        nlohmann::json alternatives = nlohmann::json::array();
-        for (const auto& [spec, cost] : decision.alternatives) {
-          nlohmann::json entry = CostJson(cost);
-          entry["spec"] = spec;
-          alternatives.push_back(entry);
-        }
-        decisions.push_back({{"group", decision.group}, {"chosen", decision.chosen}, {"alternatives", alternatives}});
-      }
-      out["decisions"] = decisions;
-    }
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", api::AutoshardResultToJson(result, options.explain).dump(2).c_str());
     return;
   }
 
@@ -235,9 +185,17 @@ void RunProgram(const AutoshardCliOptions& options) {
               static_cast<long long>(result.devices), options.chip.c_str(),
               Bytes(static_cast<double>(result.memory_budget_bytes)).c_str());
   std::printf("meshes searched (best plan of each):\n");
-  for (const api::AutoshardMeshResult& mesh : result.meshes)
+  std::map<std::string, int> not_searched;  // reason -> meshes
+  for (const api::AutoshardMeshResult& mesh : result.meshes) {
+    if (mesh.evaluations == 0) {
+      ++not_searched[mesh.cost.error];
+      continue;
+    }
     std::printf("  %-14s %s (%lld plans%s)\n", mesh.mesh.c_str(), CostLine(mesh.cost, result.memory_budget_bytes).c_str(),
                 static_cast<long long>(mesh.evaluations), mesh.stopped_early ? ", stopped by the time limit" : "");
+  }
+  for (const auto& [reason, count] : not_searched)
+    std::printf("  %d other mesh%s %s (--json lists them)\n", count, count == 1 ? "" : "es", reason.c_str());
   if (!result.recipes.empty()) {
     std::printf("the model's standard recipes:\n");
     for (const api::AutoshardRecipe& recipe : result.recipes)
