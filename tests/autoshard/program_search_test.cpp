@@ -58,6 +58,8 @@ TEST(CandidateSpecs, EveryEvenPlacementOfEveryAxisReplicatedFirst) {
       << ::testing::PrintToString(texts);
   EXPECT_EQ(CandidateSpecs({}, mesh).size(), 1u);  // a scalar: replicated only
   EXPECT_EQ(CandidateSpecs({3}, mesh).size(), 1u);
+  // Axes of size 1 split nothing.
+  EXPECT_EQ(CandidateSpecs({8, 6}, Mesh{{{"data", 1}, {"y", 4}}, {}}).size(), 2u);
   EXPECT_EQ(PartitionSpecText({{}, {"x", "y"}}), "P(None, ('x', 'y'))");
 }
 

@@ -129,7 +129,8 @@ std::vector<DimAxes> CandidateSpecs(const std::vector<int64_t>& dims, const Mesh
     size_t a = axes;
     while (a > 0) {
       --a;
-      if (++target[a] < rank) break;
+      // An axis of size 1 splits nothing: it stays unused (no duplicate candidates).
+      if (mesh.axes[a].size > 1 && ++target[a] < rank) break;
       target[a] = -1;
       if (a == 0) return out;
     }
