@@ -146,5 +146,69 @@ TEST(KernelScratchReuseTest, TransposesOfHighRankAndUnitDims) {
   ExpectValues(RunHlo(unit, std::move(unit_inputs)), expected);
 }
 
+std::string ReduceModule(const Shape& in, const Shape& out, const std::string& dims) {
+  return "HloModule m\nadd {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n"
+         "ENTRY e {\n  a = " + in.ToString(false) + " parameter(0)\n  z = f32[] constant(0)\n  ROOT r = " +
+         out.ToString(false) + " reduce(a, z), dimensions={" + dims + "}, to_apply=add\n}\n";
+}
+
+// Sums of alternating shapes on one thread (the fast path's plan and accumulators are reused),
+// one of rank 18 with every other dim reduced (17 outer groups, past the inline counter).
+TEST(KernelScratchReuseTest, ReducesOfAlternatingShapesAndManyGroups) {
+  std::mt19937 rng(7);
+  std::vector<int64_t> high(18, 2), kept_dims;
+  std::string high_dims;
+  for (int64_t d = 0; d < 18; ++d) {
+    if (d % 2 == 0) {
+      high_dims += (high_dims.empty() ? "" : ",") + std::to_string(d);
+    } else {
+      kept_dims.push_back(2);
+    }
+  }
+  struct Case {
+    Shape in, out;
+    std::string dims;
+  };
+  const std::vector<Case> cases = {{Shape(ElementType::kF32, {4, 6}), Shape(ElementType::kF32, {4}), "1"},
+                                   {Shape(ElementType::kF32, high), Shape(ElementType::kF32, kept_dims), high_dims},
+                                   {Shape(ElementType::kF32, {3, 5, 2}), Shape(ElementType::kF32, {5}), "0,2"}};
+  for (int round = 0; round < 3; ++round) {
+    for (const Case& c : cases) {
+      Literal input = RandomLiteral(c.in, rng);
+      // The naive sum: every input element added to the output element of its kept dims.
+      std::vector<int64_t> reduced;
+      for (size_t i = 0, start = 0; i <= c.dims.size(); ++i)
+        if (i == c.dims.size() || c.dims[i] == ',') {
+          reduced.push_back(std::stoll(c.dims.substr(start, i - start)));
+          start = i + 1;
+        }
+      std::vector<double> expected(static_cast<size_t>(c.out.element_count()), 0.0);
+      std::vector<int64_t> index(c.in.dims().size(), 0);
+      for (int64_t e = 0; e < c.in.element_count(); ++e) {
+        int64_t out = 0;
+        for (size_t d = 0; d < index.size(); ++d)
+          if (std::find(reduced.begin(), reduced.end(), static_cast<int64_t>(d)) == reduced.end())
+            out = out * c.in.dim(static_cast<int64_t>(d)) + index[d];
+        expected[static_cast<size_t>(out)] += input.GetAsDouble(e);
+        for (int64_t d = static_cast<int64_t>(index.size()) - 1; d >= 0 && ++index[d] == c.in.dim(d); --d) index[d] = 0;
+      }
+      std::vector<Literal> inputs;
+      inputs.push_back(std::move(input));
+      ExpectValues(RunHlo(ReduceModule(c.in, c.out, c.dims), std::move(inputs)), expected);
+    }
+  }
+}
+
+TEST(KernelScratchReuseTest, ReduceResultShapeErrorNamesTheKeptDims) {
+  const std::string text = ReduceModule(Shape(ElementType::kF32, {2, 3}), Shape(ElementType::kF32, {2}), "1");
+  std::vector<Literal> inputs;
+  inputs.push_back(Literal(Shape(ElementType::kF32, {2, 3})));
+  inputs.push_back(Literal(Shape(ElementType::kF32, {})));
+  EXPECT_NE(KernelErrorOf(text, [](Instruction& reduce) { reduce.set_shape(Shape(ElementType::kF32, {3})); },
+                          {Literal(Shape(ElementType::kF32, {2, 3}))})
+                .find("result shape f32[3] does not match 1 input(s) reduced to dims f32[2]"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace gspmd::kernel_test

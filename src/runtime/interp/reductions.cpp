@@ -30,8 +30,11 @@ struct ReducePlan {
   int64_t output_count = 1;
 };
 
-ReducePlan MakeReducePlan(const std::vector<int64_t>& dims, const std::vector<int64_t>& reduce_dims) {
-  ReducePlan plan;
+// Fills `plan` (its vectors keep their capacity, so a reused plan allocates nothing).
+void MakeReducePlan(const std::vector<int64_t>& dims, const std::vector<int64_t>& reduce_dims, ReducePlan& plan) {
+  plan.sizes.clear();
+  plan.reduced.clear();
+  plan.output_count = 1;
   for (size_t d = 0; d < dims.size(); ++d) {
     bool reduced = Contains(reduce_dims, static_cast<int64_t>(d));
     if (!reduced) plan.output_count *= dims[d];
@@ -54,24 +57,39 @@ ReducePlan MakeReducePlan(const std::vector<int64_t>& dims, const std::vector<in
     plan.out_strides[g] = stride;
     stride *= plan.sizes[g];
   }
-  return plan;
 }
 
 // Calls body(input_offset, output_offset, n, inner_reduced) for each run of the innermost
 // group, in row-major input order: input elements [input_offset, input_offset + n) go to
-// output_offset (inner_reduced) or to output_offset + j.
+// output_offset (inner_reduced) or to output_offset + j. The outer index lives on the stack up
+// to kInlineGroups groups.
 template <typename Body>
 void ForEachInnerRun(const ReducePlan& plan, Body&& body) {
+  constexpr size_t kInlineGroups = 16;
   const int64_t groups = static_cast<int64_t>(plan.sizes.size());
   const int64_t n = plan.sizes.back();
   const bool inner_reduced = plan.reduced.back();
-  std::vector<int64_t> outer(plan.sizes.begin(), plan.sizes.end() - 1);
-  IndexCounter counter(outer);
-  const int64_t runs = Product(outer);
-  for (int64_t r = 0; r < runs; ++r, counter.Next()) {
-    int64_t out = 0;
-    for (int64_t g = 0; g + 1 < groups; ++g) out += counter[g] * plan.out_strides[g];
+  const int64_t outer_groups = groups - 1;
+  int64_t inline_index[kInlineGroups] = {};
+  std::vector<int64_t> heap;
+  int64_t* index = inline_index;
+  if (outer_groups > static_cast<int64_t>(kInlineGroups)) {
+    heap.assign(static_cast<size_t>(outer_groups), 0);
+    index = heap.data();
+  }
+  int64_t runs = 1;
+  for (int64_t g = 0; g < outer_groups; ++g) runs *= plan.sizes[g];
+  int64_t out = 0;  // sum of index[g] * out_strides[g]
+  for (int64_t r = 0; r < runs; ++r) {
     body(r * n, out, n, inner_reduced);
+    for (int64_t g = outer_groups - 1; g >= 0; --g) {
+      if (++index[g] < plan.sizes[g]) {
+        out += plan.out_strides[g];
+        break;
+      }
+      out -= plan.out_strides[g] * (plan.sizes[g] - 1);
+      index[g] = 0;
+    }
   }
 }
 
@@ -112,12 +130,15 @@ FastAccumulator<kOp, T> FoldRun(FastAccumulator<kOp, T> acc, const T* x, int64_t
 template <BinaryReducer kOp, typename T>
 void ReduceFastTyped(const ReducePlan& plan, const Literal& input, const Literal& init, Literal& result) {
   using A = FastAccumulator<kOp, T>;
-  std::vector<A> buffer;
   A* acc = nullptr;
   if constexpr (std::is_same_v<A, T>) {
     acc = result.data<T>();
   } else {
+    // Reused by this thread's next reduce of the same kind (kept up to kKeptAccumulators).
+    constexpr size_t kKeptAccumulators = size_t{1} << 20;
+    thread_local std::vector<A> buffer;
     buffer.resize(static_cast<size_t>(plan.output_count));
+    if (buffer.capacity() > kKeptAccumulators && buffer.size() <= kKeptAccumulators) buffer.shrink_to_fit();
     acc = buffer.data();
   }
   std::fill(acc, acc + plan.output_count, Load<A>(init.data<T>()[0]));
@@ -181,19 +202,29 @@ int64_t CheckReduce(const Instruction& reduce, Operands operands) {
     if (!init.IsArray() || init.rank() != 0)
       KernelError(reduce, StrCat("init value ", i, " is ", init.ToString(false), "; expected a scalar"));
   }
-  std::vector<int64_t> kept;
   for (int64_t d : reduce.dimensions)
     if (d < 0 || d >= first.rank()) KernelError(reduce, StrCat("dimension ", d, " is out of range for rank ", first.rank()));
-  for (int64_t d = 0; d < first.rank(); ++d)
-    if (!Contains(reduce.dimensions, d)) kept.push_back(first.dim(d));
+  // Whether `dims` are the input's dims that are not reduced (checked without building them).
+  auto is_kept = [&](const std::vector<int64_t>& dims) {
+    size_t next = 0;
+    for (int64_t d = 0; d < first.rank(); ++d) {
+      if (Contains(reduce.dimensions, d)) continue;
+      if (next >= dims.size() || dims[next++] != first.dim(d)) return false;
+    }
+    return next == dims.size();
+  };
   const Shape& shape = reduce.shape();
-  bool shape_ok = count == 1 ? shape.IsArray() && shape.dims() == kept
+  bool shape_ok = count == 1 ? shape.IsArray() && is_kept(shape.dims())
                              : shape.IsTuple() && shape.tuple_size() == count;
   for (int64_t i = 0; shape_ok && count > 1 && i < count; ++i)
-    shape_ok = shape.tuple_shape(i).IsArray() && shape.tuple_shape(i).dims() == kept;
-  if (!shape_ok)
+    shape_ok = shape.tuple_shape(i).IsArray() && is_kept(shape.tuple_shape(i).dims());
+  if (!shape_ok) {
+    std::vector<int64_t> kept;
+    for (int64_t d = 0; d < first.rank(); ++d)
+      if (!Contains(reduce.dimensions, d)) kept.push_back(first.dim(d));
     KernelError(reduce, StrCat("result shape ", shape.ToString(false), " does not match ", count,
                                " input(s) reduced to dims ", Shape(first.element_type(), kept).ToString(false)));
+  }
   return count;
 }
 
@@ -211,10 +242,12 @@ BinaryReducer FastReducer(const Instruction& reduce, Operands operands) {
 
 Literal EvaluateReduce(const Instruction& instruction, Operands operands, Evaluator& evaluator) {
   const int64_t count = CheckReduce(instruction, operands);
-  ReducePlan plan = MakeReducePlan(operands[0]->shape().dims(), instruction.dimensions);
   const bool empty_input = operands[0]->element_count() == 0;
   BinaryReducer op = FastReducer(instruction, operands);
   if (op != BinaryReducer::kUnknown) {
+    // The fast path calls no computation, so no reduce runs inside it: one plan per thread.
+    thread_local ReducePlan plan;
+    MakeReducePlan(operands[0]->shape().dims(), instruction.dimensions, plan);
     Literal result(instruction.shape());
     const Literal& input = *operands[0];
     const Literal& init = *operands[1];
@@ -229,6 +262,8 @@ Literal EvaluateReduce(const Instruction& instruction, Operands operands, Evalua
     });
     return result;
   }
+  ReducePlan plan;  // the reducer computation may run reduces of its own
+  MakeReducePlan(operands[0]->shape().dims(), instruction.dimensions, plan);
   std::vector<Literal> results;
   for (int64_t i = 0; i < count; ++i) {
     const Shape& shape = count == 1 ? instruction.shape() : instruction.shape().tuple_shape(i);
