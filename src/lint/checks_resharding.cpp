@@ -29,17 +29,13 @@ bool MovesData(const Instruction& instruction) {
   }
 }
 
-std::string SourceName(const Instruction& instruction) {
-  return instruction.source() ? instruction.source()->name : "";
-}
-
 // From a collective made for global instruction `user`, back through the data movement made
 // for the same instruction, to the value being moved: the per-device instruction where the
 // chain starts (made for another global instruction when an operand is resharded, for `user`
 // itself when its own result is).
-const Instruction* MovedValue(const Instruction& collective, const std::string& user) {
+const Instruction* MovedValue(const Evaluation& base, const Instruction& collective, const std::string& user) {
   const Instruction* current = &collective;
-  while (current->operand_count() > 0 && MovesData(*current) && SourceName(*current) == user)
+  while (current->operand_count() > 0 && MovesData(*current) && base.GlobalName(*current) == user)
     current = current->operand(0);
   return current;
 }
@@ -154,8 +150,8 @@ void CheckConflicts(LintContext& context, std::vector<LintFinding>& findings) {
   for (const AttributedCollective& entry : context.base().collectives) {
     const Instruction* user = FindAnyInstruction(global, entry.source);
     if (user == nullptr) continue;
-    const Instruction* moved = MovedValue(*entry.collective, entry.source);
-    const std::string moved_name = SourceName(*moved);
+    const Instruction* moved = MovedValue(context.base(), *entry.collective, entry.source);
+    const std::string moved_name = context.base().GlobalName(*moved);
     std::vector<const Instruction*> suspects;
     if (!moved_name.empty() && moved_name != entry.source) {
       if (const Instruction* value = FindAnyInstruction(global, moved_name)) suspects.push_back(value);
@@ -219,7 +215,7 @@ void CheckFullRematerialization(LintContext& context, std::vector<LintFinding>& 
     const std::string local_name = warning.substr(prefix.size(), colon - prefix.size());
     const std::string transition = colon == std::string::npos ? "" : warning.substr(colon + 2);
     const Instruction* local = FindAnyInstruction(per_device, local_name);
-    const std::string global_name = local != nullptr ? SourceName(*local) : local_name;
+    const std::string global_name = local != nullptr ? context.base().GlobalName(*local) : local_name;
     const Instruction* value = FindAnyInstruction(context.global(), global_name);
     if (value == nullptr || !reported.insert(global_name).second) continue;
     double bytes = 0;

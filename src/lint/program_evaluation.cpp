@@ -33,17 +33,26 @@ Evaluation Evaluate(const ProgramLoader& load, const std::vector<AnnotationEdit>
   result.propagation = std::move(compiled.propagation);
   result.num_devices = compiled.num_devices;
   result.partitioned = std::move(compiled.partitioned);
+  for (const auto& computation : result.global->computations())
+    for (const auto& instruction : computation->instructions())
+      if (instruction->source() != nullptr) result.global_names.emplace(instruction->source(), instruction->name());
   const Module& per_device = *result.partitioned.module;
   ForEachCollective(per_device, [&](const Instruction& collective, double times) {
     AttributedCollective entry;
     entry.collective = &collective;
-    entry.source = collective.source() ? collective.source()->name : "";
+    entry.source = result.GlobalName(collective);
     entry.bytes = times * CollectiveBytesPerDevice(collective, result.num_devices);
     result.comm_bytes_per_device += entry.bytes;
     result.collectives.push_back(entry);
   });
   result.peak_bytes_per_device = PeakLiveBytes(per_device);
   return result;
+}
+
+std::string Evaluation::GlobalName(const Instruction& per_device) const {
+  if (per_device.source() == nullptr) return "";
+  auto it = global_names.find(per_device.source());
+  return it != global_names.end() ? it->second : per_device.source()->name;
 }
 
 double CommBytesAfter(const ProgramLoader& load, const std::vector<AnnotationEdit>& edits, int64_t devices) {

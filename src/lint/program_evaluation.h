@@ -43,6 +43,13 @@ struct Evaluation {
   double comm_bytes_per_device = 0;
   int64_t peak_bytes_per_device = 0;
   std::vector<AttributedCollective> collectives;  // in program order
+  // The global instruction each InstructionSource belongs to: a per-device instruction shares
+  // its source with the global instruction it was made for, so this names that instruction
+  // whatever the source's own name says (a StableHLO op's is its SSA name, "%13").
+  std::map<const InstructionSource*, std::string> global_names;
+
+  // The name of the global instruction `per_device` was made for ("" when unknown).
+  std::string GlobalName(const Instruction& per_device) const;
 };
 
 // Loads, applies `edits`, propagates and partitions onto `devices` (0: the module's count).

@@ -213,6 +213,9 @@ void ModuleReader::ReadFunction() {
   for (size_t i = 0; i < args.size(); ++i) {
     auto parameter = MakePlaceholder(args[i].type, static_cast<int64_t>(i), "");
     parameter->set_name(names_.ForParameter(static_cast<int64_t>(i)));
+    // Where the argument was written: what a pass makes for the parameter shares this source.
+    parameter->set_source(std::make_shared<const InstructionSource>(
+        InstructionSource{cursor_.LocationAt(args[i].pos), std::string("%").append(args[i].name)}));
     for (const NamedAttr& attr : args[i].attributes) {
       if (attr.name == "mhlo.sharding") parameter->set_sharding(GspmdSharding(*this, attr.value, args[i].type));
       if (attr.name == "sdy.sharding")
@@ -361,12 +364,15 @@ void ModuleReader::ReadOperation() {
                                   op.num_results == 1 ? " name is" : " names are", " bound to it"));
   if (converted.primary != nullptr) ApplyOpAttributes(op, converted);
   if (region.body.size() > first_new) {
-    // Where the op was written, for errors of later passes.
-    auto source = std::make_shared<const InstructionSource>(InstructionSource{
-        std::move(location_of_op), result_names.empty() ? std::string(op.name) : std::string("%").append(result_names[0].first)});
+    // Where the op was written, for errors of later passes. One source per instruction (same
+    // location and name): what a pass makes for an instruction shares its source, so lint can
+    // tell which of an op's instructions a collective was made for.
+    const InstructionSource source{std::move(location_of_op), result_names.empty()
+                                                                  ? std::string(op.name)
+                                                                  : std::string("%").append(result_names[0].first)};
     for (size_t i = first_new; i < region.body.size(); ++i) {
       Instruction* instruction = region.body[i].get();
-      instruction->set_source(source);
+      instruction->set_source(std::make_shared<const InstructionSource>(source));
       if (location) locations_.Attach(instruction, *location, static_cast<size_t>(location->data() - cursor_.text().data()));
     }
   }
