@@ -179,7 +179,9 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
   if (meshes.size() > 1) {
     if (const std::optional<Program> shallow = autoshard_internal::ShallowStep(input, 2)) {
       std::vector<double> rank(meshes.size(), std::numeric_limits<double>::infinity());
-      for (size_t m = 0; m < meshes.size(); ++m)
+      // At most a quarter of the time: meshes not reached keep their order, after the ranked.
+      const Clock::time_point ranking_deadline = start + (deadline - start) / 4;
+      for (size_t m = 0; m < meshes.size() && Clock::now() < ranking_deadline; ++m)
         for (const autoshard_internal::RecipeProgram& recipe : autoshard_internal::StandardRecipes(shallow->module(), meshes[m])) {
           try {
             const simulate::SimulationReport report = Simulate(recipe.program, simulate);
@@ -207,18 +209,26 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
     const size_t share = std::min(order.size(), focus) - position;
     const Clock::time_point mesh_deadline = now + (deadline - now) / static_cast<int64_t>(share);
     std::vector<autoshard_internal::RecipeProgram> recipes = autoshard_internal::StandardRecipes(input, meshes[m]);
-    // With recipes, the parameter search gets half of this mesh's time and the refinement the rest.
-    const Clock::time_point search_deadline = recipes.empty() ? mesh_deadline : now + (mesh_deadline - now) / 2;
+    AutoshardMeshResult mesh_result{mesh_text, {}, 0, false};
+    bool mesh_has_plan = false;
+    auto take = [&](Contender contender) {
+      mesh_result.evaluations += contender.found.evaluations;
+      mesh_result.stopped_early = mesh_result.stopped_early || contender.found.stopped_early;
+      if (!mesh_has_plan || autoshard::BetterPlan(contender.found.cost, mesh_result.cost))
+        mesh_result.cost = contender.found.cost;
+      mesh_has_plan = true;
+      consider(std::move(contender), mesh_text);
+    };
 
-    Contender searched{shared_groups, std::make_unique<MeshSearch>(base, *shared_groups, meshes[m], simulate, false), {}, "search"};
-    any_splits = any_splits || searched.search->HasSplits();
-    searched.found = searched.search->Search(search_deadline, options.max_evaluations);
-    AutoshardMeshResult mesh_result{mesh_text, searched.found.cost, searched.found.evaluations, searched.found.stopped_early};
-    consider(std::move(searched), mesh_text);
-
+    // The recipes first (the strongest starting points), each priced in full; then the best one
+    // refined group by group with half of what is left; then the search from nothing.
     std::optional<size_t> best_recipe;
     std::vector<PlanCost> recipe_costs;
     for (size_t r = 0; r < recipes.size(); ++r) {
+      if (r > 0 && Clock::now() >= mesh_deadline) {
+        mesh_result.stopped_early = true;
+        break;
+      }
       PlanCost cost;
       try {
         cost = CostOf(Simulate(recipes[r].program, simulate));
@@ -239,14 +249,19 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
       Contender refined{recipe_groups,
                         std::make_unique<MeshSearch>(recipe_base.program, *recipe_groups, meshes[m], simulate, true), {},
                         "recipe " + recipe_base.name + ", refined"};
-      refined.found = refined.search->Search(mesh_deadline, options.max_evaluations);
-      mesh_result.evaluations += refined.found.evaluations;
-      mesh_result.stopped_early = mesh_result.stopped_early || refined.found.stopped_early;
-      if (!autoshard::BetterPlan(refined.found.cost, recipe_costs[*best_recipe]) &&
-          refined.found.cost.step_time_s == recipe_costs[*best_recipe].step_time_s)
+      const Clock::time_point later = Clock::now();
+      refined.found = refined.search->Search(later + (std::max(mesh_deadline, later) - later) / 2, options.max_evaluations);
+      if (!autoshard::BetterPlan(refined.found.cost, recipe_costs[*best_recipe]))
         refined.origin = "recipe " + recipe_base.name;
-      if (autoshard::BetterPlan(refined.found.cost, mesh_result.cost)) mesh_result.cost = refined.found.cost;
-      consider(std::move(refined), mesh_text);
+      take(std::move(refined));
+    }
+    Contender searched{shared_groups, std::make_unique<MeshSearch>(base, *shared_groups, meshes[m], simulate, false), {}, "search"};
+    any_splits = any_splits || searched.search->HasSplits();
+    if (!best || !mesh_has_plan || Clock::now() < mesh_deadline) {
+      searched.found = searched.search->Search(mesh_deadline, options.max_evaluations);
+      take(std::move(searched));
+    } else {
+      mesh_result.stopped_early = true;
     }
     result.evaluations += mesh_result.evaluations;
     result.stopped_early = result.stopped_early || mesh_result.stopped_early;
