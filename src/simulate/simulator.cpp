@@ -104,45 +104,7 @@ class Simulator {
     if (std::find(warned_.begin(), warned_.end(), warning) == warned_.end()) warned_.push_back(warning);
   }
 
-  // The op_name of `instruction`, or, for what passes add without one (the partitioner's
-  // reshards), of the nearest instruction it reads or feeds that has one.
-  std::string SourceOpName(const Instruction& instruction) {
-    std::string name = OpNameOf(instruction);
-    if (!name.empty()) return name;
-    std::vector<const Instruction*> frontier = {&instruction};
-    for (int distance = 0; distance < 4 && !frontier.empty(); ++distance) {
-      std::vector<const Instruction*> next;
-      for (const Instruction* at : frontier) {
-        for (const Instruction* neighbor : at->operands()) next.push_back(neighbor);
-        for (const Instruction* neighbor : at->users()) next.push_back(neighbor);
-      }
-      for (const Instruction* neighbor : next)
-        if (name = OpNameOf(*neighbor); !name.empty()) return name;
-      frontier = std::move(next);
-    }
-    return "";
-  }
-
-  std::string BreakdownKey(const Instruction& instruction) {
-    if (options_.breakdown == "opcode") return std::string(OpcodeName(instruction.opcode()));
-    std::vector<std::string> parts = PathComponents(SourceOpName(instruction));
-    if (!parts.empty() && parts.front().starts_with("jit(")) parts.erase(parts.begin());
-    if (parts.empty()) return "(no op_name) " + std::string(OpcodeName(instruction.opcode()));
-    if (options_.breakdown == "layer") {
-      // The first layer-like token (layer_3, layer3, block_2, l3, stage_1), forward and
-      // backward (transpose(jvp(layer_3))) alike; the first component otherwise.
-      static const std::regex layer(R"((?:^|[^a-z])((?:layer|block|stage|l)[_\-]?\d+))", std::regex::icase);
-      std::smatch match;
-      for (const std::string& part : parts)
-        if (std::regex_search(part, match, layer)) return match[1].str();
-      return parts.front();
-    }
-    if (options_.breakdown_depth > 0 && static_cast<int64_t>(parts.size()) > options_.breakdown_depth)
-      parts.resize(options_.breakdown_depth);
-    std::string key;
-    for (size_t i = 0; i < parts.size(); ++i) key += (i == 0 ? "" : "/") + parts[i];
-    return key;
-  }
+  std::string BreakdownKey(const Instruction& instruction) { return BreakdownKeyOf(instruction, options_); }
 
   BreakdownEntry& Entry(const std::string& key) {
     BreakdownEntry& entry = breakdown_[key];
@@ -386,6 +348,44 @@ void RetypeFloatMathKeepingState(Module& module, ElementType type) {
     }
   }
   RetypeAllBut(module, type, kept);
+}
+
+std::string NearestOpNameOf(const Instruction& instruction) {
+  std::string name = OpNameOf(instruction);
+  if (!name.empty()) return name;
+  std::vector<const Instruction*> frontier = {&instruction};
+  for (int distance = 0; distance < 4 && !frontier.empty(); ++distance) {
+    std::vector<const Instruction*> next;
+    for (const Instruction* at : frontier) {
+      for (const Instruction* neighbor : at->operands()) next.push_back(neighbor);
+      for (const Instruction* neighbor : at->users()) next.push_back(neighbor);
+    }
+    for (const Instruction* neighbor : next)
+      if (name = OpNameOf(*neighbor); !name.empty()) return name;
+    frontier = std::move(next);
+  }
+  return "";
+}
+
+std::string BreakdownKeyOf(const Instruction& instruction, const SimulateOptions& options) {
+  if (options.breakdown == "opcode") return std::string(OpcodeName(instruction.opcode()));
+  std::vector<std::string> parts = PathComponents(NearestOpNameOf(instruction));
+  if (!parts.empty() && parts.front().starts_with("jit(")) parts.erase(parts.begin());
+  if (parts.empty()) return "(no op_name) " + std::string(OpcodeName(instruction.opcode()));
+  if (options.breakdown == "layer") {
+    // The first layer-like token (layer_3, layer3, block_2, l3, stage_1), forward and
+    // backward (transpose(jvp(layer_3))) alike; the first component otherwise.
+    static const std::regex layer(R"((?:^|[^a-z])((?:layer|block|stage|l)[_\-]?\d+))", std::regex::icase);
+    std::smatch match;
+    for (const std::string& part : parts)
+      if (std::regex_search(part, match, layer)) return match[1].str();
+    return parts.front();
+  }
+  if (options.breakdown_depth > 0 && static_cast<int64_t>(parts.size()) > options.breakdown_depth)
+    parts.resize(options.breakdown_depth);
+  std::string key;
+  for (size_t i = 0; i < parts.size(); ++i) key += (i == 0 ? "" : "/") + parts[i];
+  return key;
 }
 
 std::string OpNameOf(const Instruction& instruction) {

@@ -121,6 +121,16 @@ void RetypeFloatMathKeepingState(Module& module, ElementType type);
 // The op_name of an instruction's metadata ("" when none).
 std::string OpNameOf(const Instruction& instruction);
 
+// The op_name of `instruction`, or, for what passes add without one (the partitioner's
+// reshards), of the nearest instruction it reads or feeds that has one ("" when none within
+// four steps).
+std::string NearestOpNameOf(const Instruction& instruction);
+
+// The breakdown entry `options.breakdown` charges `instruction` to, from NearestOpNameOf
+// ("layer_3", "transpose(head)", "(no op_name) all-reduce"); `gspmd report --html` labels its
+// collectives the same way.
+std::string BreakdownKeyOf(const Instruction& instruction, const SimulateOptions& options);
+
 std::string FormatSimulationReport(const SimulationReport& report, int64_t top_entries = 15);
 nlohmann::json SimulationReportToJson(const SimulationReport& report);
 
