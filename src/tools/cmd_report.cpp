@@ -76,6 +76,8 @@ void WriteHtml(const ReportOptions& options, const Module& per_device, const api
     input.lint_note = "Lint needs the global program: run gspmd report --partition on it (this file is per-device).";
   if (global != nullptr && input.lint_findings.empty()) input.lint_note = "No findings.";
   WriteText(options.html, visualize::RenderHtmlReport(input));
+  // None when the page itself went to stdout; on stderr beside --json, whose stdout is one JSON object.
+  if (options.html != "-") std::fprintf(options.json ? stderr : stdout, "wrote %s\n", options.html.c_str());
 }
 
 void RunReport(const ReportOptions& options) {
@@ -127,7 +129,7 @@ void AddReportCommand(CLI::App& app) {
       ->type_name("OUT");
   command->add_option("--chip", options->chip,
                       "with --html: estimate each collective's time on this chip (a built-in name or a JSON file, "
-                      "as for gspmd simulate)")
+                      "as for gspmd simulate) and rank the chart by it")
       ->type_name("CHIP")
       ->needs(html);  // the estimates appear only on the page
   command->add_flag("--partition", options->partition,

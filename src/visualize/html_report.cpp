@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "simulate/simulator.h"
 #include "visualize/sharding_picture.h"
 
 namespace gspmd::visualize {
@@ -48,20 +49,31 @@ std::string HumanBytes(double bytes) {
 }
 
 constexpr const char* kStyle = R"(
-body { font-family: sans-serif; margin: 2em; color: #222; max-width: 1100px; }
+body { font-family: sans-serif; margin: 2em; color: #222; max-width: 1100px; overflow-wrap: break-word; }
+/* Nothing wider than the page: long lines wrap or scroll in their own box (1,280 px screens). */
+svg { max-width: 100%; height: auto; } .wide { overflow-x: auto; } pre { overflow-x: auto; }
+.lint pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+.swatch { display: inline-block; width: 0.9em; height: 0.9em; margin: 0 0.3em 0 0.8em; vertical-align: middle; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; border-bottom: 1px solid #ccc; margin-top: 2em; }
 table { border-collapse: collapse; } td, th { border: 1px solid #ccc; padding: 2px 8px; text-align: right; }
 th { background: #eee; cursor: pointer; } td.name, th.name { text-align: left; }
 .grid text { font-size: 11px; text-anchor: middle; dominant-baseline: middle; }
-.param { display: inline-block; vertical-align: top; margin: 0 1.5em 1.5em 0; }
+.param { display: inline-block; vertical-align: top; margin: 0 1.5em 1.5em 0; max-width: 100%; }
 .param pre, .lint pre { font-size: 12px; }
-.bar { fill: #4a7fb5; } .chart text { font-size: 11px; }
+.chart text { font-size: 11px; }
 .live { fill: none; stroke: #b5534a; stroke-width: 1.5; } .peak { fill: #b5534a; }
 )";
 
 // Sorts a table by the clicked column (numbers by data-value), and checks on load that the
-// byte column adds up to the page's total (#table-bytes-sum shows the sum it found).
+// byte column adds up to the page's total (#table-bytes-sum shows the sum it found, exact in
+// its data-value).
 constexpr const char* kScript = R"(
+function humanBytes(bytes) {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let unit = 0;
+  while (bytes >= 1024 && unit < 4) { bytes /= 1024; ++unit; }
+  return bytes.toFixed(unit === 0 ? 0 : 2) + ' ' + units[unit];
+}
 function sortTable(table, column) {
   const body = table.tBodies[0];
   const rows = Array.from(body.rows);
@@ -83,30 +95,121 @@ document.querySelectorAll('table.sortable').forEach(table => {
 const commTable = document.getElementById('comm-table');
 if (commTable) {
   let sum = 0;
-  Array.from(commTable.tBodies[0].rows).forEach(row => { sum += parseFloat(row.cells[2].dataset.value); });
+  Array.from(commTable.tBodies[0].rows).forEach(row => { sum += parseFloat(row.cells[3].dataset.value); });
   const out = document.getElementById('table-bytes-sum');
   out.dataset.value = String(sum);
-  out.textContent = sum.toFixed(0);
+  out.textContent = humanBytes(sum);
 }
 )";
 
+// "1.50 ms", "345 µs", "12.0 ns": three significant digits in the largest unit below the value.
+std::string HumanSeconds(double seconds) {
+  const char* units[] = {"s", "ms", "\u00b5s", "ns"};
+  int unit = 0;
+  while (seconds < 1 && seconds > 0 && unit < 3) {
+    seconds *= 1000;
+    ++unit;
+  }
+  return Fixed(seconds, seconds >= 100 ? 0 : seconds >= 10 ? 1 : 2) + " " + units[unit];
+}
+
+// The colour of a collective kind's bars (the chart's legend lists the kinds it shows).
+const char* KindColour(const std::string& kind) {
+  if (kind == "all-reduce") return "#4a7fb5";
+  if (kind == "all-gather") return "#5aa469";
+  if (kind == "reduce-scatter") return "#8e6bb8";
+  if (kind == "all-to-all") return "#d9822b";
+  if (kind == "collective-permute") return "#b5534a";
+  return "#888888";
+}
+
+// The value of `key="..."` or `key=N` in metadata text ("" when absent).
+std::string MetadataField(const std::string& metadata, const std::string& key) {
+  const size_t at = metadata.find(key + "=");
+  if (at == std::string::npos) return "";
+  size_t begin = at + key.size() + 1;
+  if (begin < metadata.size() && metadata[begin] == '"') {
+    ++begin;
+    return metadata.substr(begin, metadata.find('"', begin) - begin);
+  }
+  return metadata.substr(begin, metadata.find(' ', begin) - begin);
+}
+
+// Names collectives for a reader: the op they were made for, as `gspmd simulate` attributes
+// them (its op_name, or the nearest one), and the layer that op belongs to.
+class CollectiveNamer {
+ public:
+  explicit CollectiveNamer(const Module& per_device) {
+    for (const auto& computation : per_device.computations())
+      for (const auto& instruction : computation->instructions())
+        if (instruction->source() != nullptr && !IsCollective(instruction->opcode()))
+          opcode_of_source_.emplace(instruction->source(), instruction->opcode());
+  }
+
+  // The op_name without its jit(...) scope ("transpose(layer_0/mlp)/dot_general"); without
+  // one near, the op the partitioner rewrote by the name the input gave it: "%dot.102 (line
+  // 340)" for HLO text, "dot %17 (line 12)" for MLIR, whose value names say nothing of the op
+  // ("model.py:42" instead of the line when a loc gave the op a file but no name).
+  std::string SourceOf(const Instruction& collective) const {
+    simulate::SimulateOptions by_op_name;
+    const std::string key = simulate::BreakdownKeyOf(collective, by_op_name);
+    if (!key.starts_with("(no op_name)")) return key;
+    const InstructionSource* source = collective.source();
+    if (source == nullptr) return "%" + collective.name();
+    std::string name = source->name.starts_with("%") ? source->name : "%" + source->name;
+    const auto opcode = opcode_of_source_.find(source);
+    if (opcode != opcode_of_source_.end()) {
+      const std::string opcode_name(OpcodeName(opcode->second));
+      if (!name.starts_with("%" + opcode_name)) name = opcode_name + " " + name;
+    }
+    const std::string file = MetadataField(collective.metadata, "source_file");
+    if (!file.empty()) return name + " (" + file + ":" + MetadataField(collective.metadata, "source_line") + ")";
+    if (source->location.line > 0) return name + " (line " + std::to_string(source->location.line) + ")";
+    return name;
+  }
+
+  // simulate's "layer" breakdown key ("layer_3", "transpose(head)"); SourceOf when no op_name
+  // is near.
+  std::string LayerOf(const Instruction& collective) const {
+    simulate::SimulateOptions by_layer;
+    by_layer.breakdown = "layer";
+    const std::string key = simulate::BreakdownKeyOf(collective, by_layer);
+    return key.starts_with("(no op_name)") ? SourceOf(collective) : key;
+  }
+
+ private:
+  // Looked up only, never iterated: the order of pointers does not reach the page.
+  std::map<const InstructionSource*, Opcode> opcode_of_source_;
+};
+
 struct CommRow {
   std::string source;
+  std::string layer;
   std::string kind;
   double bytes = 0;
   double count = 0;
   double seconds = 0;
 };
 
+// Largest first: by estimated time when there are estimates (what the step waits for), else
+// by bytes.
+void SortLargestFirst(std::vector<CommRow>& rows, bool by_time) {
+  std::stable_sort(rows.begin(), rows.end(), [by_time](const CommRow& a, const CommRow& b) {
+    return by_time ? a.seconds > b.seconds : a.bytes > b.bytes;
+  });
+}
+
+// One row per source op and collective kind, largest first.
 std::vector<CommRow> CommunicationRows(const Module& per_device,
                                        const std::function<double(const Instruction&)>& seconds) {
+  const CollectiveNamer namer(per_device);
   std::map<std::pair<std::string, std::string>, CommRow> rows;
   const int64_t num_devices = per_device.num_partitions();
   ForEachCollective(per_device, [&](const Instruction& collective, double times) {
-    std::string source = SourceOpOf(collective);
-    if (source.empty()) source = collective.source() ? "%" + collective.source()->name : "(unknown)";
+    const std::string source = namer.SourceOf(collective);
     const std::string kind(OpcodeName(collective.opcode()));
     CommRow& row = rows[{source, kind}];
+    if (row.source.empty()) row.layer = namer.LayerOf(collective);
     row.source = source;
     row.kind = kind;
     row.bytes += times * CollectiveBytesPerDevice(collective, num_devices);
@@ -115,52 +218,80 @@ std::vector<CommRow> CommunicationRows(const Module& per_device,
   });
   std::vector<CommRow> sorted;
   for (auto& [key, row] : rows) sorted.push_back(row);
-  std::stable_sort(sorted.begin(), sorted.end(), [](const CommRow& a, const CommRow& b) { return a.bytes > b.bytes; });
+  SortLargestFirst(sorted, static_cast<bool>(seconds));
   return sorted;
 }
 
-std::string CommunicationSection(const Module& per_device, const std::function<double(const Instruction&)>& seconds) {
-  const std::vector<CommRow> rows = CommunicationRows(per_device, seconds);
+// Bars: one per layer and collective kind, the 25 largest, coloured by kind.
+std::string CommunicationChart(const std::vector<CommRow>& rows, bool by_time) {
+  std::map<std::pair<std::string, std::string>, CommRow> by_layer;
+  for (const CommRow& row : rows) {
+    CommRow& bar = by_layer[{row.layer, row.kind}];
+    bar.layer = row.layer;
+    bar.kind = row.kind;
+    bar.bytes += row.bytes;
+    bar.count += row.count;
+    bar.seconds += row.seconds;
+  }
+  std::vector<CommRow> bars;
+  for (auto& [key, bar] : by_layer) bars.push_back(bar);
+  SortLargestFirst(bars, by_time);
+  if (bars.size() > 25) bars.resize(25);
+  auto value = [by_time](const CommRow& bar) { return by_time ? bar.seconds : bar.bytes; };
+  const double largest = std::max(value(bars.front()), by_time ? 1e-12 : 1.0);
   std::ostringstream out;
-  out << "<h2>Communication by source op</h2>\n";
+  std::vector<std::string> kinds;
+  for (const CommRow& bar : bars)
+    if (std::find(kinds.begin(), kinds.end(), bar.kind) == kinds.end()) kinds.push_back(bar.kind);
+  out << "<p class=\"legend\">" << (by_time ? "By estimated time" : "By bytes per device") << "; ";
+  for (const std::string& kind : kinds)
+    out << "<span class=\"swatch\" style=\"background:" << KindColour(kind) << "\"></span>" << kind << " ";
+  out << "</p>\n";
+  const int label_width = 320, bar_width = 500, text_width = 200, row_height = 18;
+  out << "<svg id=\"comm-chart\" class=\"chart\" width=\"" << label_width + bar_width + text_width << "\" height=\""
+      << bars.size() * row_height + 10 << "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
+  for (size_t i = 0; i < bars.size(); ++i) {
+    const CommRow& bar = bars[i];
+    const double width = bar_width * value(bar) / largest;
+    const size_t y = i * row_height + 4;
+    std::string label = bar.layer;
+    if (label.size() > 36) label = label.substr(0, 33) + "...";
+    label += " " + bar.kind;
+    const std::string figures =
+        by_time ? HumanSeconds(bar.seconds) + ", " + HumanBytes(bar.bytes) : HumanBytes(bar.bytes);
+    out << "<text x=\"" << label_width - 6 << "\" y=\"" << y + 12 << "\" text-anchor=\"end\">" << Escape(label)
+        << "</text><rect class=\"bar\" x=\"" << label_width << "\" y=\"" << y << "\" width=\"" << Fixed(width, 1)
+        << "\" height=\"" << row_height - 4 << "\" fill=\"" << KindColour(bar.kind) << "\" data-kind=\"" << bar.kind
+        << "\" data-layer=\"" << Escape(bar.layer) << "\" data-bytes=\"" << Number(bar.bytes) << "\" data-seconds=\""
+        << Number(bar.seconds) << "\"><title>" << Escape(bar.layer) << ", " << bar.kind << ": " << figures << " in "
+        << Number(bar.count) << " collectives</title></rect><text x=\"" << Fixed(label_width + width + 4, 1)
+        << "\" y=\"" << y + 12 << "\">" << figures << "</text>\n";
+  }
+  out << "</svg>\n";
+  return out.str();
+}
+
+std::string CommunicationSection(const std::vector<CommRow>& rows, bool has_seconds) {
+  std::ostringstream out;
+  out << "<h2>Communication by layer and source op</h2>\n";
   if (rows.empty()) {
     out << "<p>No collectives.</p>\n";
     return out.str();
   }
-  // Bars: the 25 sources that send most, bytes summed over collective kinds.
-  std::map<std::string, double> by_source;
-  for (const CommRow& row : rows) by_source[row.source] += row.bytes;
-  std::vector<std::pair<std::string, double>> bars(by_source.begin(), by_source.end());
-  std::stable_sort(bars.begin(), bars.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  if (bars.size() > 25) bars.resize(25);
-  const double largest = std::max(bars.front().second, 1.0);
-  const int label_width = 360, bar_width = 560, row_height = 18;
-  out << "<svg id=\"comm-chart\" class=\"chart\" width=\"" << label_width + bar_width + 110 << "\" height=\""
-      << bars.size() * row_height + 10 << "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
-  for (size_t i = 0; i < bars.size(); ++i) {
-    const double width = bar_width * bars[i].second / largest;
-    const size_t y = i * row_height + 4;
-    std::string label = bars[i].first;
-    if (label.size() > 58) label = label.substr(0, 55) + "...";
-    out << "<text x=\"" << label_width - 6 << "\" y=\"" << y + 12 << "\" text-anchor=\"end\">" << Escape(label)
-        << "</text><rect class=\"bar\" x=\"" << label_width << "\" y=\"" << y << "\" width=\"" << Fixed(width, 1)
-        << "\" height=\"" << row_height - 4 << "\" data-bytes=\"" << Number(bars[i].second) << "\"><title>"
-        << Escape(bars[i].first) << ": " << HumanBytes(bars[i].second) << "</title></rect><text x=\""
-        << label_width + width + 4 << "\" y=\"" << y + 12 << "\">" << HumanBytes(bars[i].second) << "</text>\n";
-  }
-  out << "</svg>\n";
-  out << "<table id=\"comm-table\" class=\"sortable\"><thead><tr><th class=\"name\">source op</th>"
-         "<th class=\"name\">kind</th><th data-type=\"number\">bytes per device</th><th data-type=\"number\">count"
-         "</th>" << (seconds ? "<th data-type=\"number\">est. time (us)</th>" : "") << "</tr></thead><tbody>\n";
+  out << CommunicationChart(rows, has_seconds);
+  out << "<div class=\"wide\"><table id=\"comm-table\" class=\"sortable\"><thead><tr><th class=\"name\">source op</th>"
+         "<th class=\"name\">layer</th><th class=\"name\">kind</th><th data-type=\"number\">bytes per device</th>"
+         "<th data-type=\"number\">count</th>" << (has_seconds ? "<th data-type=\"number\">est. time</th>" : "")
+      << "</tr></thead><tbody>\n";
   for (const CommRow& row : rows) {
-    out << "<tr><td class=\"name\">" << Escape(row.source) << "</td><td class=\"name\">" << row.kind
-        << "</td><td data-value=\"" << Number(row.bytes) << "\">" << HumanBytes(row.bytes) << "</td><td data-value=\""
-        << Number(row.count) << "\">" << Number(row.count) << "</td>";
-    if (seconds)
-      out << "<td data-value=\"" << Number(row.seconds) << "\">" << Fixed(row.seconds * 1e6, 1) << "</td>";
+    out << "<tr><td class=\"name\">" << Escape(row.source) << "</td><td class=\"name\">" << Escape(row.layer)
+        << "</td><td class=\"name\">" << row.kind << "</td><td data-value=\"" << Number(row.bytes) << "\">"
+        << HumanBytes(row.bytes) << "</td><td data-value=\"" << Number(row.count) << "\">" << Number(row.count)
+        << "</td>";
+    if (has_seconds) out << "<td data-value=\"" << Number(row.seconds) << "\">" << HumanSeconds(row.seconds) << "</td>";
     out << "</tr>\n";
   }
-  out << "</tbody></table>\n<p>Sum of the table's bytes: <span id=\"table-bytes-sum\">(script not run)</span></p>\n";
+  out << "</tbody></table></div>\n<p>Sum of the table's bytes: <span id=\"table-bytes-sum\">(script not run)</span></p>\n";
   return out.str();
 }
 
@@ -229,7 +360,7 @@ std::string ParameterPicture(const Instruction& parameter, bool shard_shapes, in
   const double cell_w = std::max(28.0, 240.0 / static_cast<double>(cols));
   const double cell_h = std::max(20.0, 120.0 / static_cast<double>(rows));
   out << "<svg class=\"grid\" width=\"" << Fixed(cols * cell_w + 2, 0) << "\" height=\"" << Fixed(rows * cell_h + 2, 0)
-      << "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
+      << "\" viewBox=\"0 0 " << Fixed(cols * cell_w + 2, 0) << " " << Fixed(rows * cell_h + 2, 0) << "\" xmlns=\"http://www.w3.org/2000/svg\">\n";
   std::map<std::vector<int64_t>, size_t> colour;
   const char* palette[] = {"#9ecae1", "#fdd0a2", "#a1d99b", "#dadaeb", "#fcbba1", "#c7e9c0", "#d9d9d9", "#fee391"};
   for (int64_t r = 0; r < rows; ++r) {
@@ -251,24 +382,14 @@ std::string ParameterPicture(const Instruction& parameter, bool shard_shapes, in
 
 }  // namespace
 
-std::string SourceOpOf(const Instruction& instruction) {
-  const std::string& metadata = instruction.metadata;
-  const size_t at = metadata.find("op_name=\"");
-  if (at == std::string::npos) return "";
-  const size_t begin = at + 9;
-  const size_t end = metadata.find('"', begin);
-  std::string name = metadata.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
-  if (name.compare(0, 4, "jit(") == 0) {
-    const size_t slash = name.find('/');
-    if (slash != std::string::npos) name = name.substr(slash + 1);
-  }
-  return name;
-}
-
 std::string RenderHtmlReport(const HtmlReportInput& input) {
   const Module& parameters_from = input.global ? *input.global : *input.per_device;
   int64_t collectives = 0;
   for (const auto& [kind, stats] : input.report.by_kind) collectives += stats.count;
+  const bool has_seconds = static_cast<bool>(input.collective_seconds);
+  const std::vector<CommRow> rows = CommunicationRows(*input.per_device, input.collective_seconds);
+  double seconds = 0;
+  for (const CommRow& row : rows) seconds += row.seconds;
   std::ostringstream out;
   out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>gspmd report: "
       << Escape(input.title) << "</title>\n<style>" << kStyle << "</style></head><body>\n<h1>gspmd report: "
@@ -278,12 +399,16 @@ std::string RenderHtmlReport(const HtmlReportInput& input) {
       << "</td></tr>\n"
       << "<tr><td class=\"name\">communication per device</td><td id=\"total-comm-bytes\" data-value=\""
       << Number(input.report.comm_bytes_per_device) << "\">" << HumanBytes(input.report.comm_bytes_per_device)
-      << "</td></tr>\n<tr><td class=\"name\">collectives executed</td><td id=\"total-collectives\" data-value=\""
+      << "</td></tr>\n";
+  if (has_seconds)
+    out << "<tr><td class=\"name\">estimated communication time (no overlap)</td><td id=\"total-comm-seconds\" "
+           "data-value=\"" << Number(seconds) << "\">" << HumanSeconds(seconds) << "</td></tr>\n";
+  out << "<tr><td class=\"name\">collectives executed</td><td id=\"total-collectives\" data-value=\""
       << collectives << "\">" << collectives << "</td></tr>\n"
       << "<tr><td class=\"name\">peak live memory per device</td><td id=\"total-peak-bytes\" data-value=\""
       << input.report.peak_bytes_per_device << "\">" << HumanBytes(static_cast<double>(input.report.peak_bytes_per_device))
       << "</td></tr>\n</tbody></table>\n";
-  out << CommunicationSection(*input.per_device, input.collective_seconds)
+  out << CommunicationSection(rows, has_seconds)
       << MemorySection(*input.per_device, input.report.peak_bytes_per_device);
   out << "<h2>Lint findings</h2>\n<div class=\"lint\" id=\"lint\">\n";
   if (input.lint_findings.empty())

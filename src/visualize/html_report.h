@@ -1,7 +1,8 @@
 // `gspmd report --html`: one self-contained HTML page (inline CSS, SVG and script; nothing
-// fetched) with the mesh, the entry parameters' shardings as tile grids, communication grouped
-// by source op (SVG bar chart and a sortable table), live memory over program order (SVG line
-// chart, peak marked) and the lint findings.
+// fetched) with the mesh, the entry parameters' shardings as tile grids, communication by layer
+// (SVG bar chart; the layers as `gspmd simulate --breakdown layer` names them, largest estimated
+// time first when a chip is given, else most bytes) and by source op (a sortable table), live
+// memory over program order (SVG line chart, peak marked) and the lint findings.
 #pragma once
 
 #include <functional>
@@ -29,12 +30,11 @@ struct HtmlReportInput {
   std::string lint_note;
 };
 
-// The page. Its totals carry their exact values in data-value attributes (#total-comm-bytes,
-// #total-peak-bytes, #total-collectives) so a browser test can compare them with --json.
+// The page. Figures show in binary units (KiB, MiB, GiB) and seconds (ms, µs); the totals
+// carry their exact values in data-value attributes (#total-comm-bytes, #total-peak-bytes,
+// #total-collectives, #total-comm-seconds with a chip) so a browser test can compare them with
+// --json. A collective is named by its op_name, or the nearest one (as simulate attributes
+// it), else by the op it was made for as the input named it ("dot %17 (line 12)" for MLIR).
 std::string RenderHtmlReport(const HtmlReportInput& input);
-
-// The op a collective was made for, from its op_name metadata without the leading
-// "jit(...)/" scope ("jvp(bqhk,hkd->bqd)/dot_general"); "" when it has none.
-std::string SourceOpOf(const Instruction& instruction);
 
 }  // namespace gspmd::visualize
