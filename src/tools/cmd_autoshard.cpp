@@ -192,7 +192,7 @@ void RunProgram(const AutoshardCliOptions& options) {
       continue;
     }
     std::printf("  %-14s %s (%lld plans%s)\n", mesh.mesh.c_str(), CostLine(mesh.cost, result.memory_budget_bytes).c_str(),
-                static_cast<long long>(mesh.evaluations), mesh.stopped_early ? ", stopped by the time limit" : "");
+                static_cast<long long>(mesh.evaluations), mesh.stopped_early ? ", stopped by the time or evaluation limit" : "");
   }
   for (const auto& [reason, count] : not_searched)
     std::printf("  %d other mesh%s %s (--json lists them)\n", count, count == 1 ? "" : "es", reason.c_str());
@@ -204,9 +204,22 @@ void RunProgram(const AutoshardCliOptions& options) {
   }
   std::printf("chosen mesh: %s (plan from the %s)\n", result.mesh.c_str(), result.origin.c_str());
   std::printf("plan (one decision per group of parameters with the same role):\n");
-  for (const api::AutoshardGroupPlan& group : result.plan)
+  int as_recipe = 0, following = 0;
+  for (const api::AutoshardGroupPlan& group : result.plan) {
+    // Groups that keep the recipe's annotation, or follow their weight, are counted, not listed.
+    if (group.spec == "(as the recipe)") {
+      ++as_recipe;
+      continue;
+    }
+    if (group.spec.rfind("(as ", 0) == 0) {
+      ++following;
+      continue;
+    }
     std::printf("  %-24s %-26s %-12s %s\n", group.label.c_str(), group.spec.c_str(),
                 Bytes(static_cast<double>(group.bytes)).c_str(), group.sharding.c_str());
+  }
+  if (as_recipe > 0) std::printf("  (%d more groups as the recipe has them)\n", as_recipe);
+  if (following > 0) std::printf("  (%d groups of optimizer state sharded as their weights)\n", following);
   std::printf("plan:  %s\n", CostLine(result.cost, result.memory_budget_bytes).c_str());
   if (result.input_cost)
     std::printf("input: %s (the input's own annotations)\n", CostLine(*result.input_cost, result.memory_budget_bytes).c_str());
@@ -214,7 +227,7 @@ void RunProgram(const AutoshardCliOptions& options) {
     std::printf("lower bound on the step: %s (the step's matrix FLOPs over all devices at peak)\n",
                 Seconds(*result.lower_bound_s).c_str());
   std::printf("solved in %.2f s: %lld plans partitioned and simulated%s\n", result.solve_time_s,
-              static_cast<long long>(result.evaluations), result.stopped_early ? ", stopped by the time limit" : "");
+              static_cast<long long>(result.evaluations), result.stopped_early ? ", stopped by the time or evaluation limit" : "");
   if (options.explain) {
     std::printf("why (the alternatives weighed for each group, with the others as chosen):\n");
     for (const api::AutoshardDecision& decision : result.decisions) {
