@@ -74,6 +74,24 @@ std::vector<Sharding> CandidateFixes(LintContext& context, const Instruction& an
   return candidates;
 }
 
+// When no annotation of the same size communicates less: annotations that hold more of
+// `annotated` per device so its users need not gather it (what propagation gives it without
+// the annotation, and replicated), largest saving in memory first.
+std::vector<Sharding> MemoryTradingFixes(LintContext& context, const Instruction& annotated) {
+  std::vector<Sharding> candidates;
+  if (!annotated.shape().IsArray()) return candidates;
+  const int64_t bytes = PerDeviceBytes(annotated.shape(), *annotated.sharding());
+  auto consider = [&](const Sharding& candidate) {
+    if (candidate.IsTuple() || PerDeviceBytes(annotated.shape(), candidate) <= bytes) return;
+    if (std::find(candidates.begin(), candidates.end(), candidate) != candidates.end()) return;
+    candidates.push_back(candidate);
+  };
+  if (std::optional<Sharding> propagated = context.ShardingWithoutAnnotation(annotated.name()))
+    consider(*propagated);
+  consider(Sharding::Replicated());
+  return candidates;
+}
+
 // The strides of the mesh axes splitting `dims` of `value`.
 std::set<int64_t> AxesSplitting(LintContext& context, const Instruction& value, const std::vector<int64_t>& dims) {
   std::set<int64_t> strides;
@@ -176,8 +194,14 @@ void CheckConflicts(LintContext& context, std::vector<LintFinding>& findings) {
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.second->bytes > b.second->bytes; });
   for (const auto& [annotated, b] : order) {
+    // A fix of the same size first; else one that holds more per device to communicate less;
+    // else the conflict is reported with its cost and no fix.
     std::optional<ChosenFix> fix = ChooseFix(context, *annotated, CandidateFixes(context, *annotated));
-    if (!fix) continue;  // nothing the annotation could say instead would communicate less
+    const bool trades_memory = !fix;
+    if (!fix) fix = ChooseFix(context, *annotated, MemoryTradingFixes(context, *annotated));
+    // Without any fix only a value its users gather whole is reported: an all-to-all between
+    // two annotations (MoE dispatch) is the layout change they ask for.
+    if (!fix && !b->kinds.count("all-gather")) continue;
     auto top = std::max_element(b->bytes_by_user.begin(), b->bytes_by_user.end(),
                                 [](const auto& x, const auto& y) { return x.second < y.second; });
     const Instruction* user = FindAnyInstruction(global, top->first);
@@ -200,7 +224,12 @@ void CheckConflicts(LintContext& context, std::vector<LintFinding>& findings) {
                              user->name(), b->bytes_by_user.size() > 1 ? StrCat(" and ", b->bytes_by_user.size() - 1,
                                                                                  " more") : "",
                              " costs ", BytesText(b->bytes), " per device");
-    DescribeFix(finding, *annotated, *fix, 0);
+    if (fix) DescribeFix(finding, *annotated, *fix, 0);
+    if (fix && trades_memory) {
+      const Shape& shape = annotated->shape();
+      finding.fix += StrCat(", memory ", BytesText(PerDeviceBytes(shape, *annotated->sharding())), " -> ",
+                            BytesText(PerDeviceBytes(shape, fix->sharding)), " per device for %", annotated->name());
+    }
     findings.push_back(finding);
   }
 }
