@@ -154,7 +154,7 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
   }
 
   const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                                 std::chrono::duration<double>(options.time_limit_s * 0.95));
+                                                 std::chrono::duration<double>(std::min(options.time_limit_s, 1e7) * 0.95));
   // The best plan so far: the search (or the recipe refinement) that found it.
   struct Contender {
     std::shared_ptr<const std::vector<autoshard::ParameterGroup>> groups;

@@ -267,7 +267,9 @@ void AddAutoshardCommand(CLI::App& app) {
   command->add_option("-o,--out", options->out, "write the program with the chosen annotations to this file");
   command->add_flag("--explain", options->explain, "for each decision, the alternatives weighed and their costs");
   command->add_option("--max-evaluations", options->max_evaluations,
-                      "plans compiled and simulated per mesh (default: until the search settles or time runs out)");
+                      "plans compiled and simulated per mesh (default: until the search settles or time runs out); "
+                      "with it the answer is the same on any machine, without it a search the clock stops "
+                      "depends on the machine's speed");
   command->add_option("--compute-type", options->compute_type, "re-type the float math (as gspmd simulate)");
   command->add_option("--mixed-precision", options->mixed_precision, "bf16 math, f32 state (as gspmd simulate)");
   command->add_option("--iopddl", options->iopddl, "an IOPDDL problem, .json or .json.gz");
