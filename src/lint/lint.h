@@ -60,7 +60,26 @@ LintReport LintProgram(const ProgramLoader& load, const LintOptions& options);
 
 // "FILE:LINE:COL: warning: MESSAGE [check]\n  fix: ...\n" per finding.
 std::string FormatLintReport(const LintReport& report);
+// What `gspmd lint` prints: the findings grouped (below), then the summary line.
+std::string FormatGroupedLintReport(const LintReport& report);
+// {"num_devices", "comm_bytes_per_device", "peak_bytes_per_device", "findings" (every one, in
+// program order), "groups" (indices into findings), "summary" (LintSummary's counts and line)}.
 nlohmann::json LintReportToJson(const LintReport& report);
+
+// Warnings that say the same but for the instructions they name (the same weight in each of
+// many layers): the first is shown, the rest counted. Groups of fewer than kMinGroupSize, and
+// notes, are one group per finding.
+constexpr size_t kMinGroupSize = 3;
+struct LintFindingGroup {
+  std::vector<size_t> members;  // indices into LintReport::findings, in program order
+  double bytes_per_device = 0;  // the members' bytes together
+};
+std::vector<LintFindingGroup> GroupLintFindings(const std::vector<LintFinding>& findings);
+
+// "63 warnings (by kind: conflict 13, replicated 50), 1.20 GiB (...) per device avoidable":
+// avoidable is the warnings' bytes together (communication and memory; a value replicated over an
+// unused axis counts under both checks). "no warnings: ..." for a clean program.
+std::string LintSummary(const LintReport& report);
 
 // "1.50 MiB (1572864 bytes)", "96 bytes".
 std::string BytesText(double bytes);

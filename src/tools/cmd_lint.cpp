@@ -1,5 +1,6 @@
 // `gspmd lint FILE [--json] [--werror] [--redundant]`: annotations of a global program that
-// cost more than they should, as FILE:LINE:COL: warning: ... with a fix and what it saves.
+// cost more than they should, as FILE:LINE:COL: warning: ... with a fix and what it saves
+// (alike ones grouped), then one summary line.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -36,7 +37,7 @@ void RunLint(const LintCommandOptions& options) {
   lint_options.large_bytes = static_cast<int64_t>(options.large_mib * 1024 * 1024);
   lint_options.redundant = options.redundant;
   const lint::LintReport report = api::Lint(LoadProgramArgument(options.file), lint_options);
-  WriteText("", options.json ? lint::LintReportToJson(report).dump(2) + "\n" : lint::FormatLintReport(report));
+  WriteText("", options.json ? lint::LintReportToJson(report).dump(2) + "\n" : lint::FormatGroupedLintReport(report));
   const bool has_warnings = std::any_of(report.findings.begin(), report.findings.end(),
                                         [](const lint::LintFinding& finding) { return finding.warning; });
   if (options.werror && has_warnings)
