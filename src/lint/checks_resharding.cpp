@@ -194,14 +194,14 @@ void CheckConflicts(LintContext& context, std::vector<LintFinding>& findings) {
   std::stable_sort(order.begin(), order.end(),
                    [](const auto& a, const auto& b) { return a.second->bytes > b.second->bytes; });
   for (const auto& [annotated, b] : order) {
-    // A fix of the same size first; else one that holds more per device to communicate less;
-    // else the conflict is reported with its cost and no fix.
+    // A fix of the same size first; else one that holds more per device to communicate less
+    // (a value its users need whole: the trade is reported with both numbers). Without either
+    // the resharding is what the annotations ask for (2-D weights gathered over one axis, MoE
+    // dispatch), not a conflict.
     std::optional<ChosenFix> fix = ChooseFix(context, *annotated, CandidateFixes(context, *annotated));
     const bool trades_memory = !fix;
     if (!fix) fix = ChooseFix(context, *annotated, MemoryTradingFixes(context, *annotated));
-    // Without any fix only a value its users gather whole is reported: an all-to-all between
-    // two annotations (MoE dispatch) is the layout change they ask for.
-    if (!fix && !b->kinds.count("all-gather")) continue;
+    if (!fix) continue;
     auto top = std::max_element(b->bytes_by_user.begin(), b->bytes_by_user.end(),
                                 [](const auto& x, const auto& y) { return x.second < y.second; });
     const Instruction* user = FindAnyInstruction(global, top->first);
@@ -224,8 +224,8 @@ void CheckConflicts(LintContext& context, std::vector<LintFinding>& findings) {
                              user->name(), b->bytes_by_user.size() > 1 ? StrCat(" and ", b->bytes_by_user.size() - 1,
                                                                                  " more") : "",
                              " costs ", BytesText(b->bytes), " per device");
-    if (fix) DescribeFix(finding, *annotated, *fix, 0);
-    if (fix && trades_memory) {
+    DescribeFix(finding, *annotated, *fix, 0);
+    if (trades_memory) {
       const Shape& shape = annotated->shape();
       finding.fix += StrCat(", memory ", BytesText(PerDeviceBytes(shape, *annotated->sharding())), " -> ",
                             BytesText(PerDeviceBytes(shape, fix->sharding)), " per device for %", annotated->name());
