@@ -142,7 +142,7 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
   const std::vector<autoshard::ParameterGroup> groups = autoshard::GroupParameters(*stripped, searched);
   const Program base = Program::FromModule(std::move(stripped), program.name());
 
-  AutoshardResult result{Annotate(base, {}, meshes[0])};
+  AutoshardResult result{.program = Annotate(base, {}, meshes[0])};
   result.devices = devices;
   result.memory_budget_bytes = budget;
   const SimulateOptions simulate = SimulateOptionsFor(options, devices, budget);
@@ -161,7 +161,10 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
     std::unique_ptr<MeshSearch> search;
     autoshard::PlanSearchResult found;
     std::string origin;
+    std::shared_ptr<const std::vector<autoshard::ParameterGroup>> screen_groups;
+    std::shared_ptr<MeshSearch> screen;  // the two-layer copy that screened candidates
   };
+  constexpr int kScreenKeep = 3;
   std::optional<Contender> best;
   std::string best_mesh;
   auto consider = [&](Contender contender, const std::string& mesh) {
@@ -176,8 +179,24 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
   std::vector<size_t> order(meshes.size());
   for (size_t m = 0; m < meshes.size(); ++m) order[m] = m;
   size_t focus = meshes.size();
+  // A model step with more than two layers: its two-layer copy ranks meshes and screens each
+  // group's candidates (only the best few there are partitioned and simulated in full).
+  const std::optional<Program> shallow = autoshard_internal::ShallowStep(input, 2);
+  std::optional<Program> shallow_base;
+  std::shared_ptr<const std::vector<autoshard::ParameterGroup>> shallow_groups;
+  if (shallow) {
+    std::unique_ptr<Module> module = shallow->CopyModule();
+    if (options.keep == "none") RemoveShardingAnnotations(*module);
+    if (options.keep == "boundary") RemoveShardingAnnotations(*module, AnnotationsToRemove::kIntermediates);
+    std::vector<int64_t> unannotated;
+    for (const Instruction* parameter : module->entry()->parameters())
+      if (!parameter->sharding()) unannotated.push_back(parameter->parameter_number);
+    shallow_groups = std::make_shared<const std::vector<autoshard::ParameterGroup>>(
+        autoshard::GroupParameters(*module, unannotated));
+    shallow_base = Program::FromModule(std::move(module), program.name());
+  }
   if (meshes.size() > 1) {
-    if (const std::optional<Program> shallow = autoshard_internal::ShallowStep(input, 2)) {
+    if (shallow) {
       std::vector<double> rank(meshes.size(), std::numeric_limits<double>::infinity());
       // At most a quarter of the time: meshes not reached keep their order, after the ranked.
       const Clock::time_point ranking_deadline = start + (deadline - start) / 4;
@@ -248,15 +267,32 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
           autoshard::GroupParameters(recipe_base.program.module(), all));
       Contender refined{recipe_groups,
                         std::make_unique<MeshSearch>(recipe_base.program, *recipe_groups, meshes[m], simulate, true), {},
-                        "recipe " + recipe_base.name + ", refined"};
+                        "recipe " + recipe_base.name + ", refined", {}, {}};
+      if (shallow) {
+        for (autoshard_internal::RecipeProgram& copy : autoshard_internal::StandardRecipes(shallow->module(), meshes[m])) {
+          if (copy.name != recipe_base.name) continue;
+          std::vector<int64_t> every;
+          for (int64_t i = 0; i < copy.program.module().entry()->num_parameters(); ++i) every.push_back(i);
+          refined.screen_groups = std::make_shared<const std::vector<autoshard::ParameterGroup>>(
+              autoshard::GroupParameters(copy.program.module(), every));
+          refined.screen = std::make_shared<MeshSearch>(copy.program, *refined.screen_groups, meshes[m], simulate, true);
+          refined.search->SetScreen(refined.screen.get(), kScreenKeep);
+        }
+      }
       const Clock::time_point later = Clock::now();
       refined.found = refined.search->Search(later + (std::max(mesh_deadline, later) - later) / 2, options.max_evaluations);
       if (!autoshard::BetterPlan(refined.found.cost, recipe_costs[*best_recipe]))
         refined.origin = "recipe " + recipe_base.name;
       take(std::move(refined));
     }
-    Contender searched{shared_groups, std::make_unique<MeshSearch>(base, *shared_groups, meshes[m], simulate, false), {}, "search"};
+    Contender searched{shared_groups, std::make_unique<MeshSearch>(base, *shared_groups, meshes[m], simulate, false), {},
+                       "search", {}, {}};
     any_splits = any_splits || searched.search->HasSplits();
+    if (shallow_base) {
+      searched.screen_groups = shallow_groups;
+      searched.screen = std::make_shared<MeshSearch>(*shallow_base, *shallow_groups, meshes[m], simulate, false);
+      searched.search->SetScreen(searched.screen.get(), kScreenKeep);
+    }
     if (!best || !mesh_has_plan || Clock::now() < mesh_deadline) {
       searched.found = searched.search->Search(mesh_deadline, options.max_evaluations);
       take(std::move(searched));

@@ -93,6 +93,54 @@ std::string MeshSearch::SpecText(size_t group, int candidate) const {
   return autoshard::PartitionSpecText(c.spec);
 }
 
+void MeshSearch::SetScreen(const MeshSearch* screen, int keep) {
+  screen_ = screen;
+  screen_keep_ = keep;
+  screen_group_.assign(groups_.size(), -1);
+  if (!screen) return;
+  const Computation& entry = *base_.module().entry();
+  const Computation& screen_entry = *screen->base_.module().entry();
+  std::map<std::string, int> screen_group_of;
+  for (size_t g = 0; g < screen->groups_.size(); ++g)
+    for (int64_t number : screen->groups_[g].parameters)
+      screen_group_of[screen_entry.parameter(number)->name()] = static_cast<int>(g);
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    auto it = screen_group_of.find(entry.parameter(groups_[g].parameters[0])->name());
+    if (it == screen_group_of.end()) continue;
+    const auto& mine = candidates_[g];
+    const auto& theirs = screen->candidates_[it->second];
+    bool same = mine.size() == theirs.size();
+    for (size_t c = 0; same && c < mine.size(); ++c) same = mine[c].kind == theirs[c].kind && mine[c].spec == theirs[c].spec;
+    if (same) screen_group_[g] = it->second;
+  }
+}
+
+std::vector<int> MeshSearch::Shortlist(const std::vector<int>& choice, int group) const {
+  std::vector<int> all(candidates_[group].size());
+  for (size_t c = 0; c < all.size(); ++c) all[c] = static_cast<int>(c);
+  const int mapped = screen_group_[group];
+  if (mapped < 0) return all;
+  std::vector<int> screen_choice(screen_->groups_.size(), 0);
+  for (size_t g = 0; g < groups_.size(); ++g)
+    if (screen_group_[g] >= 0) screen_choice[screen_group_[g]] = choice[g];
+  std::vector<std::pair<PlanCost, int>> ranked;
+  for (int c : all) {
+    screen_choice[mapped] = c;
+    auto it = screen_memo_.find(screen_choice);
+    if (it == screen_memo_.end()) it = screen_memo_.emplace(screen_choice, screen_->Evaluate(screen_choice)).first;
+    ranked.push_back({it->second, c});
+  }
+  // By time alone: the copy's memory says little of the whole program's.
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    if (a.first.valid != b.first.valid) return a.first.valid;
+    return a.first.step_time_s < b.first.step_time_s;
+  });
+  std::vector<int> out;
+  for (size_t i = 0; i < ranked.size() && static_cast<int>(out.size()) < screen_keep_; ++i)
+    if (ranked[i].first.valid) out.push_back(ranked[i].second);
+  return out;
+}
+
 autoshard::PlanSearchResult MeshSearch::Search(Clock::time_point deadline, int64_t max_evaluations) const {
   std::vector<int64_t> weight;
   std::vector<bool> leaders, followers;
@@ -108,6 +156,7 @@ autoshard::PlanSearchResult MeshSearch::Search(Clock::time_point deadline, int64
   options.deadline = deadline;
   options.max_evaluations = max_evaluations;
   options.active = leaders;
+  if (screen_) options.shortlist = [this](const std::vector<int>& choice, int group) { return Shortlist(choice, group); };
   autoshard::PlanSearchResult first = autoshard::SearchPlan(counts, weight, evaluate, options);
   const bool any_follower = std::find(followers.begin(), followers.end(), true) != followers.end();
   if (first.stopped_early || !any_follower) return first;

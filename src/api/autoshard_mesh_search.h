@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,14 +45,24 @@ class MeshSearch {
   // (weight-update sharding).
   autoshard::PlanSearchResult Search(Clock::time_point deadline, int64_t max_evaluations) const;
 
+  // Screens candidates on `screen`, the same search on a shallower copy of the program (its
+  // groups matched to these by their first parameter's name): of each group's candidates only
+  // the `keep` best there (by step time) are evaluated here. `screen` must outlive this.
+  void SetScreen(const MeshSearch* screen, int keep);
+
  private:
   const Candidate& Resolved(const std::vector<int>& choice, size_t group) const;
+  std::vector<int> Shortlist(const std::vector<int>& choice, int group) const;
 
   Program base_;
   const std::vector<autoshard::ParameterGroup>& groups_;
   Mesh mesh_;
   SimulateOptions simulate_;
   std::vector<std::vector<Candidate>> candidates_;
+  const MeshSearch* screen_ = nullptr;
+  int screen_keep_ = 0;
+  std::vector<int> screen_group_;  // per group: the screen's group with the same candidates, or -1
+  mutable std::map<std::vector<int>, autoshard::PlanCost> screen_memo_;
 };
 
 }  // namespace gspmd::api::autoshard_internal

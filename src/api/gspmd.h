@@ -350,19 +350,19 @@ struct AutoshardResult {
   // The input with the chosen annotations, num_partitions set: PartitionSpecs on parameters,
   // plus a recipe's annotations of intermediates when the plan refines a recipe.
   Program program;
-  std::string origin;  // "search", or "recipe NAME, refined" / "recipe NAME"
-  std::string mesh;
+  std::string origin{};  // "search", or "recipe NAME, refined" / "recipe NAME"
+  std::string mesh{};
   int64_t devices = 0;
   int64_t memory_budget_bytes = 0;
-  autoshard::PlanCost cost;
-  std::optional<autoshard::PlanCost> input_cost;  // the input's own annotations, when it has any
-  std::vector<AutoshardMeshResult> meshes;        // every mesh searched, in search order
-  std::vector<AutoshardRecipe> recipes;           // every standard recipe priced
-  std::vector<AutoshardGroupPlan> plan;
-  std::vector<AutoshardDecision> decisions;       // for the chosen mesh
+  autoshard::PlanCost cost{};
+  std::optional<autoshard::PlanCost> input_cost{};  // the input's own annotations, when it has any
+  std::vector<AutoshardMeshResult> meshes{};        // every mesh searched, in search order
+  std::vector<AutoshardRecipe> recipes{};           // every standard recipe priced
+  std::vector<AutoshardGroupPlan> plan{};
+  std::vector<AutoshardDecision> decisions{};       // for the chosen mesh
   double solve_time_s = 0;
   // Matrix FLOPs of the whole step / (devices x peak FLOP/s): no plan can be faster.
-  std::optional<double> lower_bound_s;
+  std::optional<double> lower_bound_s{};
   int64_t evaluations = 0;
   bool stopped_early = false;
 };

@@ -110,6 +110,23 @@ TEST(Autoshard, DenseLmPlanTrainsEqualToOneDevice) { AutoshardAndTrain("dense_lm
 TEST(Autoshard, GShardMoePlanTrainsEqualToOneDevice) { AutoshardAndTrain("gshard_moe", "data=2,expert=4"); }
 TEST(Autoshard, PipelinedLmPlanTrainsEqualToOneDevice) { AutoshardAndTrain("pipelined_lm", "stage=4,data=2"); }
 
+// A step of more than two layers is screened on its two-layer copy: fewer plans are compiled
+// in full, and the plan still fits and trains.
+TEST(Autoshard, DeeperStepsAreScreenedOnATwoLayerCopy) {
+  const Program step = Model(ModelOptions{"dense_lm", "", {"sharding=none", "layers=4"}, ""});
+  AutoshardOptions options;
+  options.mesh = "x=2,y=4";
+  options.max_evaluations = 12;
+  const AutoshardResult screened = Autoshard(step, options);
+  EXPECT_TRUE(screened.cost.fits);
+  ASSERT_FALSE(screened.decisions.empty());
+  // Each group weighs at most the 3 best of its copy plus its current candidate.
+  for (const AutoshardDecision& decision : screened.decisions) EXPECT_LE(decision.alternatives.size(), 4u);
+  TrainOptions train;
+  train.check = true;
+  Train(screened.program, 2, train, 8);
+}
+
 // Every corpus program with its annotations removed runs, as autosharded, equal to XLA's output.
 TEST(Autoshard, CorpusProgramsWithoutTheirAnnotationsRunEqualToXla) {
   const fs::path corpus = fs::path(GSPMD_TEST_DATA_DIR) / "corpus" / "gspmd";

@@ -107,6 +107,21 @@ TEST(SearchPlan, InactiveGroupsKeepTheirStart) {
   EXPECT_EQ(result.choice, (std::vector<int>{0, 2, 3}));
 }
 
+TEST(SearchPlan, AShortlistLimitsWhatIsEvaluated) {
+  PlanSearchOptions options;
+  int asked = 0;
+  options.shortlist = [&](const std::vector<int>&, int group) {
+    ++asked;
+    return std::vector<int>{group + 1};  // a screen that knows the answer
+  };
+  const PlanSearchResult result = SearchPlan({4, 4, 4}, {30, 20, 10}, KnownCost, options);
+  EXPECT_EQ(result.choice, (std::vector<int>{1, 2, 3}));
+  EXPECT_GE(asked, 3);
+  // The start, then one candidate per group (the current one is remembered): 4 plans, not 10.
+  EXPECT_EQ(result.evaluations, 4);
+  for (const GroupDecision& decision : result.decisions) EXPECT_EQ(decision.alternatives.size(), 2u);
+}
+
 TEST(BetterPlan, FittingBeatsFastAndMemoryBreaksTies) {
   PlanCost fast{true, "", 1.0, 0, 100, false, 0};
   PlanCost slow{true, "", 2.0, 0, 10, true, 0};

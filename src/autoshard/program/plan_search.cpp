@@ -52,7 +52,15 @@ PlanSearchResult SearchPlan(const std::vector<int>& candidates, const std::vecto
       decision.group = static_cast<int>(g);
       int best = result.choice[g];
       PlanCost best_cost = result.cost;
-      for (int c = 0; c < candidates[g]; ++c) {
+      std::vector<int> tried;
+      if (options.shortlist) {
+        tried = options.shortlist(result.choice, static_cast<int>(g));
+        if (std::find(tried.begin(), tried.end(), result.choice[g]) == tried.end()) tried.push_back(result.choice[g]);
+        std::sort(tried.begin(), tried.end());
+      } else {
+        for (int c = 0; c < candidates[g]; ++c) tried.push_back(c);
+      }
+      for (int c : tried) {
         std::vector<int> plan = result.choice;
         plan[g] = c;
         if (c != result.choice[g] && memo.find(plan) == memo.end() && out_of_budget()) {

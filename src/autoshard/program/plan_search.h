@@ -46,6 +46,9 @@ struct PlanSearchOptions {
   int max_passes = 4;
   std::vector<int> start;       // one candidate per group; empty: candidate 0 of every group
   std::vector<bool> active;     // the groups to decide; empty: all (the others keep `start`)
+  // The candidates worth evaluating for group `group` given the others' `choice` (e.g. the best
+  // few on a cheaper copy of the program); unset: all of them. The current one is always kept.
+  std::function<std::vector<int>(const std::vector<int>& choice, int group)> shortlist;
 };
 
 struct PlanSearchResult {
