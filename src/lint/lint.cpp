@@ -194,25 +194,17 @@ nlohmann::json LintReportToJson(const LintReport& report) {
   nlohmann::json groups = nlohmann::json::array();
   for (const LintFindingGroup& group : GroupLintFindings(report.findings))
     groups.push_back({{"findings", group.members}, {"bytes_per_device", group.bytes_per_device}});
-  nlohmann::json by_kind = nlohmann::json::object();
-  size_t warnings = 0;
-  double avoidable = 0;
-  for (const LintFinding& finding : report.findings) {
-    by_kind[finding.check] = by_kind.value(finding.check, 0) + 1;
-    if (!finding.warning) continue;
-    ++warnings;
-    avoidable += finding.bytes_per_device;
-  }
+  const LintTotals totals = CountLintFindings(report.findings);
   return {{"num_devices", report.num_devices},
           {"comm_bytes_per_device", report.comm_bytes_per_device},
           {"peak_bytes_per_device", report.peak_bytes_per_device},
           {"findings", findings},
           {"groups", groups},
           {"summary",
-           {{"warnings", warnings},
-            {"notes", report.findings.size() - warnings},
-            {"by_kind", by_kind},
-            {"avoidable_bytes_per_device", avoidable},
+           {{"warnings", totals.warnings},
+            {"notes", totals.notes},
+            {"by_kind", totals.by_kind},
+            {"avoidable_bytes_per_device", totals.avoidable_bytes_per_device},
             {"text", LintSummary(report)}}}};
 }
 

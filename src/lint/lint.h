@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,15 @@ struct LintFindingGroup {
   double bytes_per_device = 0;  // the members' bytes together
 };
 std::vector<LintFindingGroup> GroupLintFindings(const std::vector<LintFinding>& findings);
+
+// The counts the summary line and --json's "summary" give.
+struct LintTotals {
+  size_t warnings = 0;
+  size_t notes = 0;
+  std::map<std::string, size_t> by_kind;   // check -> findings, notes included
+  double avoidable_bytes_per_device = 0;   // the warnings' bytes together
+};
+LintTotals CountLintFindings(const std::vector<LintFinding>& findings);
 
 // "63 warnings (by kind: conflict 13, replicated 50), 1.20 GiB (...) per device avoidable":
 // avoidable is the warnings' bytes together (communication and memory; a value replicated over an

@@ -62,25 +62,29 @@ std::vector<LintFindingGroup> GroupLintFindings(const std::vector<LintFinding>& 
   return kept;
 }
 
-std::string LintSummary(const LintReport& report) {
-  size_t warnings = 0;
-  size_t notes = 0;
-  double avoidable = 0;
-  std::map<std::string, size_t> by_kind;
-  for (const LintFinding& finding : report.findings) {
-    ++by_kind[finding.check];
+LintTotals CountLintFindings(const std::vector<LintFinding>& findings) {
+  LintTotals totals;
+  for (const LintFinding& finding : findings) {
+    ++totals.by_kind[finding.check];
     if (!finding.warning) {
-      ++notes;
+      ++totals.notes;
       continue;
     }
-    ++warnings;
-    avoidable += finding.bytes_per_device;
+    ++totals.warnings;
+    totals.avoidable_bytes_per_device += finding.bytes_per_device;
   }
+  return totals;
+}
+
+std::string LintSummary(const LintReport& report) {
   if (report.findings.empty()) return "no warnings: no annotation costs more than lint can tell it should";
+  const LintTotals totals = CountLintFindings(report.findings);
   std::string kinds;
-  for (const auto& [kind, count] : by_kind) kinds += (kinds.empty() ? "" : ", ") + kind + " " + std::to_string(count);
-  return Plural(warnings, "warning", "warnings") + (notes > 0 ? " and " + Plural(notes, "note", "notes") : "") +
-         " (by kind: " + kinds + "), " + BytesText(avoidable) + " per device avoidable";
+  for (const auto& [kind, count] : totals.by_kind)
+    kinds += (kinds.empty() ? "" : ", ") + kind + " " + std::to_string(count);
+  return Plural(totals.warnings, "warning", "warnings") +
+         (totals.notes > 0 ? " and " + Plural(totals.notes, "note", "notes") : "") + " (by kind: " + kinds + "), " +
+         BytesText(totals.avoidable_bytes_per_device) + " per device avoidable";
 }
 
 std::string FormatGroupedLintReport(const LintReport& report) {
