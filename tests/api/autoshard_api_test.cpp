@@ -69,6 +69,28 @@ TEST(Autoshard, RecoversMegatronsColumnThenRowSplitOnAnUnannotatedMlp) {
   for (const AutoshardDecision& decision : result.decisions) EXPECT_GE(decision.alternatives.size(), 2u);
 }
 
+// An unannotated MoE step, with nothing saying it is one (no recipe to start from): the search
+// splits its experts over the devices, and the partitioner dispatches and combines with
+// all-to-alls.
+TEST(Autoshard, SplitsTheExpertsOfAnUnannotatedMoeWithAllToAlls) {
+  const std::vector<std::string> settings = {"sharding=none", "layers=2",          "d_model=512", "heads=8",
+                                             "head_dim=64",   "d_ff=2048",         "experts=8",   "expert_hidden=4096",
+                                             "vocab=1024",    "batch=64",          "seq=128",     "groups=64"};
+  std::string text = Model(ModelOptions{"gshard_moe", "", settings, "data=1,expert=8"}).Text();
+  const std::string model_attribute = "gspmd.model=\"gshard_moe\",";
+  ASSERT_NE(text.find(model_attribute), std::string::npos);
+  text.erase(text.find(model_attribute), model_attribute.size());
+  AutoshardOptions options;
+  options.mesh = "x=8";
+  const AutoshardResult result = Autoshard(Program::FromText(text, "moe.hlo"), options);
+  EXPECT_TRUE(result.recipes.empty());
+  EXPECT_EQ(ShardingOf(result.program, "l1.wi"), "{devices=[8,1,1]<=[8]}");
+  EXPECT_EQ(ShardingOf(result.program, "l1.wo_expert"), "{devices=[8,1,1]<=[8]}");
+  const CommReport report = Report(Partition(result.program).per_device);
+  ASSERT_EQ(report.by_kind.count("all-to-all"), 1u);
+  EXPECT_GE(report.by_kind.at("all-to-all").count, 4);  // dispatch and combine, forward and backward
+}
+
 TEST(Autoshard, DeterministicPlanAndText) {
   const Program mlp = Program::FromText(kMlp, "mlp.hlo");
   AutoshardOptions options;
