@@ -9,7 +9,6 @@
 
 namespace gspmd::api::autoshard_internal {
 
-using autoshard::DimAxes;
 using autoshard::PlanCost;
 
 PlanCost CostOf(const simulate::SimulationReport& report) {
@@ -30,7 +29,7 @@ MeshSearch::MeshSearch(const Program& base, const std::vector<autoshard::Paramet
     std::vector<Candidate> candidates;
     if (group.leader >= 0) candidates.push_back({Candidate::Kind::kLeader, {}});
     candidates.push_back({keep_base ? Candidate::Kind::kKeep : Candidate::Kind::kPropagated, {}});
-    for (DimAxes& spec : autoshard::CandidateSpecs(group.dims, mesh_))
+    for (PartitionSpec& spec : autoshard::CandidateSpecs(group.dims, mesh_))
       candidates.push_back({Candidate::Kind::kSpec, std::move(spec)});
     candidates_.push_back(std::move(candidates));
   }
@@ -90,7 +89,7 @@ std::string MeshSearch::SpecText(size_t group, int candidate) const {
     case Candidate::Kind::kSpec:
       break;
   }
-  return autoshard::PartitionSpecText(c.spec);
+  return gspmd::SpecText(c.spec);
 }
 
 void MeshSearch::SetScreen(const MeshSearch* screen, int keep) {

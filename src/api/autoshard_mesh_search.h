@@ -26,7 +26,7 @@ struct Candidate {
     kKeep,        // the base program's own annotation (a recipe's)
     kSpec,        // this PartitionSpec
   } kind = Kind::kPropagated;
-  autoshard::DimAxes spec;
+  PartitionSpec spec;
 };
 
 class MeshSearch {

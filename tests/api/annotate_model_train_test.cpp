@@ -4,11 +4,14 @@
 
 #include <filesystem>
 
+#include "api/api_test_util.h"
 #include "api/gspmd.h"
 #include "text/printer.h"
 
 namespace gspmd::api {
 namespace {
+
+using test_util::KindOf;
 
 const char kUnannotated[] = R"(HloModule mlp
 
@@ -27,16 +30,6 @@ Mesh DataModel() { return Mesh{{{"data", 2}, {"model", 4}}, {}}; }
 std::string ShardingOf(const Program& program, int64_t parameter) {
   const auto& sharding = program.module().entry()->parameter(parameter)->sharding();
   return sharding ? sharding->ToString() : "(none)";
-}
-
-UserErrorKind KindOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& error) {
-    return error.kind();
-  }
-  ADD_FAILURE() << "no UserError";
-  return UserErrorKind::kInput;
 }
 
 TEST(ApiAnnotateTest, SpecsBecomeTiledAndPartiallyReplicatedShardings) {

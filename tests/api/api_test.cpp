@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "analysis/literal_compare.h"
+#include "api/api_test_util.h"
 #include "api/gspmd.h"
 #include "io/npy.h"
 
@@ -13,6 +14,8 @@ namespace gspmd::api {
 namespace {
 
 namespace fs = std::filesystem;
+using test_util::KindOf;
+using test_util::MessageOf;
 
 const char kDot[] = R"(HloModule dot, num_partitions=4
 
@@ -28,26 +31,6 @@ Literal Iota(const Shape& shape) {
   float* data = literal.data<float>();
   for (int64_t i = 0; i < shape.element_count(); ++i) data[i] = static_cast<float>(i % 7) - 3.0f;
   return literal;
-}
-
-UserErrorKind KindOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& error) {
-    return error.kind();
-  }
-  ADD_FAILURE() << "no UserError";
-  return UserErrorKind::kInput;
-}
-
-std::string MessageOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "no UserError";
-  return "";
 }
 
 TEST(ApiProgramTest, FromTextKeepsTheNameForErrorsAndPrintsXlaText) {

@@ -51,16 +51,16 @@ TEST(GroupParameters, IdenticalLayersShareAGroupAndStateFollowsItsWeight) {
 
 TEST(CandidateSpecs, EveryEvenPlacementOfEveryAxisReplicatedFirst) {
   Mesh mesh{{{"x", 2}, {"y", 4}}, {}};
-  const std::vector<DimAxes> specs = CandidateSpecs({8, 6}, mesh);
+  const std::vector<PartitionSpec> specs = CandidateSpecs({8, 6}, mesh);
   std::vector<std::string> texts;
-  for (const DimAxes& spec : specs) texts.push_back(PartitionSpecText(spec));
+  for (const PartitionSpec& spec : specs) texts.push_back(SpecText(spec));
   EXPECT_EQ(texts, (std::vector<std::string>{"P()", "P('y')", "P('x')", "P(('x', 'y'))", "P(None, 'x')", "P('y', 'x')"}))
       << ::testing::PrintToString(texts);
   EXPECT_EQ(CandidateSpecs({}, mesh).size(), 1u);  // a scalar: replicated only
   EXPECT_EQ(CandidateSpecs({3}, mesh).size(), 1u);
   // Axes of size 1 split nothing.
   EXPECT_EQ(CandidateSpecs({8, 6}, Mesh{{{"data", 1}, {"y", 4}}, {}}).size(), 2u);
-  EXPECT_EQ(PartitionSpecText({{}, {"x", "y"}}), "P(None, ('x', 'y'))");
+  EXPECT_EQ(SpecText({{}, {"x", "y"}}), "P(None, ('x', 'y'))");
 }
 
 // A cost with a known optimum: group g prefers candidate g+1, and group 0's choice doubles the

@@ -105,15 +105,15 @@ std::vector<ParameterGroup> GroupParameters(const Module& module, const std::vec
   return groups;
 }
 
-std::vector<DimAxes> CandidateSpecs(const std::vector<int64_t>& dims, const Mesh& mesh) {
+std::vector<PartitionSpec> CandidateSpecs(const std::vector<int64_t>& dims, const Mesh& mesh) {
   const int64_t rank = static_cast<int64_t>(dims.size());
   const size_t axes = mesh.axes.size();
-  std::vector<DimAxes> out;
+  std::vector<PartitionSpec> out;
   // target[a] in [-1, rank): the dim axis a splits (-1: none); counted like an odometer whose
   // first axis turns slowest, so that the replicated spec comes first.
   std::vector<int64_t> target(axes, -1);
   while (true) {
-    DimAxes spec(static_cast<size_t>(rank));
+    PartitionSpec spec(static_cast<size_t>(rank));
     std::vector<int64_t> ways(static_cast<size_t>(rank), 1);
     for (size_t a = 0; a < axes; ++a) {
       if (target[a] < 0) continue;
@@ -136,23 +136,6 @@ std::vector<DimAxes> CandidateSpecs(const std::vector<int64_t>& dims, const Mesh
     }
     if (axes == 0) return out;
   }
-}
-
-std::string PartitionSpecText(const DimAxes& spec) {
-  std::string out = "P(";
-  for (size_t d = 0; d < spec.size(); ++d) {
-    if (d > 0) out += ", ";
-    if (spec[d].empty()) {
-      out += "None";
-    } else if (spec[d].size() == 1) {
-      out += "'" + spec[d][0] + "'";
-    } else {
-      out += "(";
-      for (size_t k = 0; k < spec[d].size(); ++k) out += (k > 0 ? ", '" : "'") + spec[d][k] + "'";
-      out += ")";
-    }
-  }
-  return out + ")";
 }
 
 }  // namespace gspmd::autoshard

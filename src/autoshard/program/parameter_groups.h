@@ -6,13 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "builder/mesh_split.h"
 #include "ir/module.h"
 #include "sharding/mesh.h"
 
 namespace gspmd::autoshard {
-
-// JAX's PartitionSpec: per leading dim, the mesh axes it is tiled over, major first.
-using DimAxes = std::vector<std::vector<std::string>>;
 
 // Entry parameters that play the same role: the same shape, element type and name once layer
 // numbers are taken out ("l3.w1" and "l7.w1" -> "l#.w1"), and the same uses (opcodes, operand
@@ -36,9 +34,6 @@ std::vector<ParameterGroup> GroupParameters(const Module& module, const std::vec
 // Every way to place the mesh's axes on `dims`: each axis on one dim or on none, a dim's axes
 // in mesh order, every split even. The first candidate is the replicated one ({} per dim).
 //   dims [8,6], mesh x=2,y=4  ->  [], [x], [_,x], [y], [x,y]...(with [_,y] dropped: 6 % 4 != 0)
-std::vector<DimAxes> CandidateSpecs(const std::vector<int64_t>& dims, const Mesh& mesh);
-
-// P('x', None) / P(('x', 'y'), None) / P() in JAX's spelling.
-std::string PartitionSpecText(const DimAxes& spec);
+std::vector<PartitionSpec> CandidateSpecs(const std::vector<int64_t>& dims, const Mesh& mesh);
 
 }  // namespace gspmd::autoshard
