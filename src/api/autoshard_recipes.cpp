@@ -13,11 +13,22 @@
 namespace gspmd::api::autoshard_internal {
 namespace {
 
-std::vector<std::string> RecipeNames(const std::string& model) {
-  if (model == "dense_lm") return {"2d", "megatron", "data", "fsdp"};
-  if (model == "gshard_moe") return {"expert"};
-  if (model == "pipelined_lm") return {"stage"};
+// A key's choices in the model's configuration (none when the model or the key is unknown).
+std::vector<std::string> KeyChoices(const std::string& model, const std::string& key) {
+  for (const ModelEntry& entry : TrainingModels()) {
+    if (entry.name != model) continue;
+    const ModelConfig config = entry.config();  // made on each call: keep it while reading its keys
+    for (const ModelKey& k : config.keys())
+      if (k.name == key) return k.choices;
+  }
   return {};
+}
+
+// The model's recipes: its `sharding` choices but "none".
+std::vector<std::string> RecipeNames(const std::string& model) {
+  std::vector<std::string> names = KeyChoices(model, "sharding");
+  names.erase(std::remove(names.begin(), names.end(), "none"), names.end());
+  return names;
 }
 
 bool SameParameters(const Module& a, const Module& b) {
@@ -71,21 +82,28 @@ std::vector<RecipeProgram> StandardRecipes(const Module& input, const Mesh& mesh
   // The model's mesh axes, and the searched mesh's sizes on them.
   const Mesh model_mesh = FindTrainingModel(model).config().mesh();
   if (mesh.axes.size() > model_mesh.axes.size()) return {};
+  // Axes named as the model's keep their names (the others are 1); else in order, the
+  // missing leading ones 1.
+  bool by_name = true;
+  for (const Mesh::Axis& axis : mesh.axes) by_name = by_name && model_mesh.AxisIndex(axis.name) >= 0;
   const size_t pad = model_mesh.axes.size() - mesh.axes.size();
   std::string mesh_text;
-  for (size_t a = 0; a < model_mesh.axes.size(); ++a)
-    mesh_text += (a > 0 ? "," : "") + model_mesh.axes[a].name + "=" +
-                 std::to_string(a < pad ? 1 : mesh.axes[a - pad].size);
+  for (size_t a = 0; a < model_mesh.axes.size(); ++a) {
+    const std::string& name = model_mesh.axes[a].name;
+    const int64_t named = mesh.AxisIndex(name);
+    const int64_t size = by_name ? (named >= 0 ? mesh.axes[named].size : 1) : (a < pad ? 1 : mesh.axes[a - pad].size);
+    mesh_text += (a > 0 ? "," : "") + name + "=" + std::to_string(size);
+  }
   // The input's settings, without its own recipe.
   const std::vector<std::string> settings = StepSettings(config, {"sharding", "opt_state_sharding"});
   std::vector<RecipeProgram> out;
   for (const std::string& recipe : recipes) {
-    for (const char* state : {"weight", "data"}) {
+    for (const std::string& state : KeyChoices(model, "opt_state_sharding")) {
       ModelOptions options;
       options.name = model;
       options.settings = settings;
       options.settings.push_back("sharding=" + recipe);
-      options.settings.push_back(std::string("opt_state_sharding=") + state);
+      options.settings.push_back("opt_state_sharding=" + state);
       options.mesh = mesh_text;
       try {
         Program program = Model(options);

@@ -16,9 +16,10 @@ struct RecipeProgram {
   Program program;   // the same step as the input, with the recipe's annotations
 };
 
-// Every recipe of the input's model on `mesh` (its axes renamed to the model's, in order; a
-// mesh with fewer axes than the model's gets leading axes of size 1) that can be built there
-// and has the input's parameters; none when the input is not a model's step.
+// Every recipe of the input's model on `mesh` that can be built there and has the input's
+// parameters; none when the input is not a model's step. Axes named as the model's are taken
+// by name (its other axes of size 1); otherwise they are renamed to the model's in order, a
+// mesh with fewer axes getting leading axes of size 1.
 std::vector<RecipeProgram> StandardRecipes(const Module& input, const Mesh& mesh);
 
 // The input's model step rebuilt with `layers` layers and otherwise the same settings, mesh and

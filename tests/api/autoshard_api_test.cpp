@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "analysis/literal_compare.h"
+#include "api/api_test_util.h"
 #include "api/gspmd.h"
 #include "io/npy.h"
 
@@ -13,6 +14,7 @@ namespace gspmd::api {
 namespace {
 
 namespace fs = std::filesystem;
+using test_util::MessageOf;
 
 // Two MLP layers on 2047 tokens (no 8-way data parallelism), wide enough to be compute-bound;
 // the user wants the result whole (its annotation is kept).
@@ -111,13 +113,15 @@ void AutoshardAndTrain(const std::string& model, const std::string& mesh) {
   AutoshardOptions options;
   options.devices = 8;
   options.mesh = mesh;
-  options.max_evaluations = 1;  // the first plan: nothing annotated, everything replicated
-  const int64_t unsharded_peak = Autoshard(step, options).cost.peak_bytes;
+  SimulateOptions unsharded;  // nothing annotated: everything replicated
+  unsharded.devices = 8;
+  const int64_t unsharded_peak = Simulate(step, unsharded).memory.peak_bytes;
   options.max_evaluations = 60;
   options.memory_budget_bytes = unsharded_peak * 7 / 10;
   const AutoshardResult result = Autoshard(step, options);
   EXPECT_TRUE(result.cost.fits);
   EXPECT_LE(result.cost.peak_bytes, options.memory_budget_bytes);
+  EXPECT_FALSE(result.recipes.empty()) << model;  // the model's own recipes were priced too
   EXPECT_NE(result.program.Text().find("sharding={"), std::string::npos) << model;
   TrainOptions train;
   train.check = true;
@@ -181,31 +185,21 @@ TEST(Autoshard, CorpusProgramsWithoutTheirAnnotationsRunEqualToXla) {
   }
 }
 
-std::string ErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const UserError& error) {
-    return error.what();
-  }
-  ADD_FAILURE() << "no UserError";
-  return "";
-}
-
 TEST(Autoshard, RefusesWhatItCannotDo) {
   const Program mlp = Program::FromText(kMlp, "mlp.hlo");
-  EXPECT_NE(ErrorOf([&] { Autoshard(mlp, {.chip = "tpu-v99", .devices = 8}); }).find("tpu-v99"), std::string::npos);
-  const std::string budget = ErrorOf([&] { Autoshard(mlp, {.devices = 8, .mesh = "x=8", .memory_budget_bytes = 4096}); });
+  EXPECT_NE(MessageOf([&] { Autoshard(mlp, {.chip = "tpu-v99", .devices = 8}); }).find("tpu-v99"), std::string::npos);
+  const std::string budget = MessageOf([&] { Autoshard(mlp, {.devices = 8, .mesh = "x=8", .memory_budget_bytes = 4096}); });
   EXPECT_NE(budget.find("no plan found fits the memory budget of 4096 bytes per device; the smallest peak found is"),
             std::string::npos)
       << budget;
-  const std::string seven = ErrorOf([&] { Autoshard(mlp, {.devices = 7}); });
+  const std::string seven = MessageOf([&] { Autoshard(mlp, {.devices = 7}); });
   EXPECT_NE(seven.find("autoshard cannot use 7 devices here"), std::string::npos) << seven;
-  EXPECT_NE(ErrorOf([&] { Autoshard(mlp, {.devices = 8, .mesh = "x=8,y"}); }).find("expected AXIS=N"), std::string::npos);
-  EXPECT_NE(ErrorOf([&] { Autoshard(mlp, {.devices = 8, .mesh = "x=2,y=2"}); }).find("has 4 devices but --devices is 8"),
+  EXPECT_NE(MessageOf([&] { Autoshard(mlp, {.devices = 8, .mesh = "x=8,y"}); }).find("expected AXIS=N"), std::string::npos);
+  EXPECT_NE(MessageOf([&] { Autoshard(mlp, {.devices = 8, .mesh = "x=2,y=2"}); }).find("has 4 devices but --devices is 8"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { Autoshard(mlp, {.devices = 8, .keep = "some"}); }).find("expected all, boundary or none"),
+  EXPECT_NE(MessageOf([&] { Autoshard(mlp, {.devices = 8, .keep = "some"}); }).find("expected all, boundary or none"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { Autoshard(mlp, {}); }).find("expected the number of devices"), std::string::npos);
+  EXPECT_NE(MessageOf([&] { Autoshard(mlp, {}); }).find("expected the number of devices"), std::string::npos);
 }
 
 }  // namespace
