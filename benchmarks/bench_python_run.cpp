@@ -1,4 +1,4 @@
-// The baseline of bench_python_run.py: the in-process run `gspmd run --spmd --like` does
+// The baseline of bench_python_run.py: the in-process run `gspmd run --per-device --like` does
 // (api::Run of a per-device program with its global program), on the 32-layer training step
 // partitioned once for 8 devices. bench_python_run.py times Program.run from Python on the same
 // program and inputs beside it and reports the ratio.

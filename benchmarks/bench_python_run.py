@@ -1,7 +1,7 @@
 """Program.run from Python against the in-process run the CLI does, on an already-partitioned step.
 
 Both sides run the same per-device program (partitioned once) on the same inputs, the C++ side
-as `gspmd run --spmd --like` does it (bench_python_run.cpp: api::Run timed in-process, one
+as `gspmd run --per-device --like` does it (bench_python_run.cpp: api::Run timed in-process, one
 Google Benchmark repetition per run), the Python side as ``per_device.run(*arrays)``: numpy
 arrays in, numpy arrays out. Rounds alternate between the two so both see the same machine; the
 ratio of medians is the Python overhead. Beside wall time both sides report the process CPU time of

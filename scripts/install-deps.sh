@@ -13,7 +13,7 @@ packages=(
   libgtest-dev libgmock-dev  # tests
   libbenchmark-dev     # benchmarks
   libopenmpi-dev openmpi-bin  # the MPI backend (gspmd run --backend mpi) and its mpirun tests
-  chromium             # headless browser that loads `gspmd report --html` pages in the tests
+  chromium             # headless browser that loads `gspmd report -o PAGE.html` pages in the tests
   clang libclang-rt-14-dev    # libFuzzer and clang's sanitizer runtimes (scripts/fuzz.sh)
 )
 missing=()

@@ -32,7 +32,7 @@ echo "== gspmd model gshard_moe -> $model =="
 echo
 
 echo "== gspmd train: $steps steps on 8 devices, each checked against one device =="
-"$gspmd" train "$model" --steps "$steps" --check --progress lines --save "$out_dir/last" | tee "$out_dir/train.log"
+"$gspmd" train "$model" --steps "$steps" --check --progress lines -o "$out_dir/last" | tee "$out_dir/train.log"
 status=${PIPESTATUS[0]}
 elapsed_ms=$(( ($(date +%s%N) - start_ns) / 1000000 ))
 seconds=$(printf '%d.%01d' $((elapsed_ms / 1000)) $(((elapsed_ms % 1000) / 100)))

@@ -5,7 +5,7 @@
 
 namespace gspmd {
 
-LiteralComparison CompareLiterals(const Literal& actual, const Literal& expected, double rtol) {
+LiteralComparison CompareLiterals(const Literal& actual, const Literal& expected, double rtol, double atol) {
   LiteralComparison result;
   if (actual.shape().IsTuple() || expected.shape().IsTuple()) {
     if (!actual.shape().Compatible(expected.shape())) {
@@ -16,8 +16,9 @@ LiteralComparison CompareLiterals(const Literal& actual, const Literal& expected
     result.matches = true;
     for (size_t i = 0; i < actual.tuple_elements().size(); ++i) {
       LiteralComparison element =
-          CompareLiterals(actual.tuple_elements()[i], expected.tuple_elements()[i], rtol);
+          CompareLiterals(actual.tuple_elements()[i], expected.tuple_elements()[i], rtol, atol);
       result.relative_error = std::max(result.relative_error, element.relative_error);
+      result.rms_difference = std::max(result.rms_difference, element.rms_difference);
       result.mismatched_elements += element.mismatched_elements;
       if (!element.matches && result.matches) {
         result.matches = false;
@@ -43,6 +44,7 @@ LiteralComparison CompareLiterals(const Literal& actual, const Literal& expected
   }
   double diff_norm = 0, ref_norm = 0;
   int64_t nan_mismatches = 0;
+  int64_t finite_pairs = 0;
   for (int64_t i = 0; i < count; ++i) {
     double a = actual.GetAsDouble(i), e = expected.GetAsDouble(i);
     if (std::isnan(a) || std::isnan(e)) {
@@ -55,15 +57,21 @@ LiteralComparison CompareLiterals(const Literal& actual, const Literal& expected
     }
     diff_norm += (a - e) * (a - e);
     ref_norm += e * e;
+    ++finite_pairs;
     if (a != e) ++result.mismatched_elements;
   }
+  result.rms_difference = finite_pairs > 0 ? std::sqrt(diff_norm / static_cast<double>(finite_pairs)) : 0;
   diff_norm = std::sqrt(diff_norm);
   ref_norm = std::sqrt(ref_norm);
   result.relative_error = ref_norm > 0 ? diff_norm / ref_norm : diff_norm;
   result.mismatched_elements += nan_mismatches;
-  result.matches = nan_mismatches == 0 && result.relative_error <= rtol;
+  const bool within = result.relative_error <= rtol || (atol > 0 && result.rms_difference <= atol);
+  result.matches = nan_mismatches == 0 && within;
   if (nan_mismatches > 0)
     result.message = StrCat(nan_mismatches, " elements differ in NaN/inf");
+  else if (!result.matches && atol > 0)
+    result.message = StrCat("relative error ", result.relative_error, " exceeds ", rtol, " and the RMS difference ",
+                            result.rms_difference, " exceeds ", atol);
   else if (!result.matches)
     result.message = StrCat("relative error ", result.relative_error, " exceeds ", rtol);
   return result;

@@ -60,8 +60,11 @@ class Program {
   std::unique_ptr<Module> CopyModule() const;
   std::unique_ptr<Module> TakeModule() &&;
   // A per-device (partitioned) program: the partitioner's output, or one with collectives or
-  // partition-id outside manual regions.
+  // partition-id outside manual regions; or what SetPerDevice said.
   bool IsPerDevice() const;
+  // Overrides the detection (the CLI's --per-device / --global): true per-device, false global,
+  // nullopt detect. Kept by copies of this Program, not by programs derived from it.
+  void SetPerDevice(std::optional<bool> per_device) { per_device_ = per_device; }
   // Whether some instruction still lacks a sharding (propagation would choose it).
   bool NeedsPropagation() const;
 
@@ -69,6 +72,7 @@ class Program {
   struct State;
   explicit Program(std::shared_ptr<State> state);
   std::shared_ptr<State> state_;
+  std::optional<bool> per_device_;
 };
 
 // Whether propagation may choose the shardings of the entry parameters / the result:
@@ -176,8 +180,10 @@ struct MpiOptions {
 // MPI job. Returns false when an MPI job failed after its ranks said why (the caller exits 1).
 struct RunJobOptions {
   std::string file;
-  bool spmd = false;
-  std::string like;  // with spmd: the global program it came from
+  // Whether FILE is a per-device program: nullopt detects it (Program::IsPerDevice) and says so
+  // on stderr when it is.
+  std::optional<bool> per_device;
+  std::string like;  // for a per-device FILE: the global program it came from
   int64_t devices = 0;
   std::vector<std::string> inputs;
   std::string out_dir;
@@ -185,6 +191,12 @@ struct RunJobOptions {
   bool sharded_output = false;
   bool report_memory = false;     // each process's peak resident memory on stderr
   std::optional<MpiOptions> mpi;  // nullopt: threads of this process
+  // Also evaluate the global program (FILE, or `like` for a per-device FILE) on one device with
+  // the interpreter and compare every output (CompareLiterals with rtol/atol); a difference is
+  // a UserError naming the output.
+  bool check = false;
+  double rtol = 1e-4;
+  double atol = 1e-6;
 };
 bool RunJob(const RunJobOptions& options);
 

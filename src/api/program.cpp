@@ -129,7 +129,7 @@ std::unique_ptr<Module> Program::TakeModule() && {
   return module;
 }
 
-bool Program::IsPerDevice() const { return IsPerDeviceProgram(module()); }
+bool Program::IsPerDevice() const { return per_device_.value_or(IsPerDeviceProgram(module())); }
 
 bool Program::NeedsPropagation() const { return api::NeedsPropagation(module()); }
 

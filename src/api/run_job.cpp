@@ -3,6 +3,7 @@
 #include <sys/resource.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "api/file_context.h"
 #include "api/gspmd.h"
 #include "api/pipeline.h"
+#include "analysis/literal_compare.h"
 #include "io/array_source.h"
 #include "runtime/comm/mpi/mpi_session.h"
 #include "runtime/spmd/like_module.h"
@@ -58,7 +60,8 @@ void CheckInputShapes(const Module& module, const std::string& file, const OpenI
 
 // What both backends run: the per-device program, its plan and the opened inputs.
 struct PreparedRun {
-  std::unique_ptr<Module> module;  // the global program (or the --spmd one)
+  std::unique_ptr<Module> module;  // the global program (or the per-device one)
+  bool is_per_device = false;  // FILE is a per-device program (detected or said)
   std::unique_ptr<Module> like;
   CompiledPartition partition;          // when FILE is a global program
   const Module* per_device = nullptr;
@@ -71,6 +74,19 @@ struct PreparedRun {
 PreparedRun Prepare(const RunJobOptions& options, int64_t devices, const std::string& device_source, bool print_warnings) {
   PreparedRun run;
   run.module = LoadProgram(options.file);
+  run.is_per_device = options.per_device.value_or(IsPerDeviceProgram(*run.module));
+  if (!options.like.empty() && !run.is_per_device)
+    GSPMD_USER_ERROR("gspmd run: error: --like describes the global program a per-device FILE was partitioned "
+                     "from, but ", options.file, " is a global program",
+                     options.per_device ? " (--global)" : " (detected; --per-device to read it as one device's)");
+  if (run.is_per_device && !options.per_device && print_warnings)
+    std::fprintf(stderr, "gspmd run: %s: per-device program (detected; --global reads it as a global one)\n",
+                 options.file.c_str());
+  if (options.check && run.is_per_device && options.like.empty())
+    GSPMD_USER_ERROR("gspmd run: error: --check runs the global program on one device, and ", options.file,
+                     " is per-device: give the global program it came from with --like GLOBAL");
+  if (options.check && options.sharded_output)
+    GSPMD_USER_ERROR("gspmd run: error: --check compares the assembled outputs; drop --sharded-output");
   auto with_devices = [&](auto&& fn) {
     try {
       return fn();
@@ -79,7 +95,7 @@ PreparedRun Prepare(const RunJobOptions& options, int64_t devices, const std::st
       throw UserError(StrCat(error.what(), " (running on ", device_source, ")"));
     }
   };
-  if (options.spmd) {
+  if (run.is_per_device) {
     if (!options.like.empty()) run.like = LoadProgram(options.like);
     if (devices > 0) with_devices([&] { CheckDevicesMatchModule(*run.module, options.file, devices); return 0; });
     CheckInputCount(*run.module, options.file, options.inputs.size());
@@ -118,6 +134,24 @@ void PrintPeakMemory(const char* who, const SpmdPlan& plan) {
                static_cast<double>((plan.ArgumentBytes() + plan.ResultBytes()) * plan.num_devices) / mib);
 }
 
+// --check: the global program on one device against the files the run wrote.
+void CheckAgainstInterpreter(const RunJobOptions& options, const std::string& global_text) {
+  const std::string& global_file = options.like.empty() ? options.file : options.like;
+  const std::vector<Literal> expected = WithFileContext(global_file, [&] {
+    return Eval(Program::FromText(global_text, global_file, Format::kHlo), ReadInputs(options.inputs));
+  });
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const std::string path = (std::filesystem::path(options.out_dir) / StrCat("out", i, ".npy")).string();
+    const LiteralComparison comparison = CompareLiterals(ReadArrayFile(path), expected[i], options.rtol, options.atol);
+    if (!comparison.matches)
+      ThrowUserErrorAt(SourceLocation{path, 0, 0},
+                       StrCat("differs from the one-device run of ", global_file, ": ", comparison.message,
+                              " (--rtol ", options.rtol, ", --atol ", options.atol, ")"));
+  }
+  std::printf("check: %zu output%s the one-device run (rtol %g, atol %g)\n", expected.size(),
+              expected.size() == 1 ? " matches" : "s match", options.rtol, options.atol);
+}
+
 void RunOnThreads(const RunJobOptions& options, int64_t devices) {
   PreparedRun run = Prepare(options, devices, "", true);
   const SpmdDeviceResults results = WithFileContext(options.file, [&] {
@@ -127,6 +161,7 @@ void RunOnThreads(const RunJobOptions& options, int64_t devices) {
                                                             options.sharded_output))
     std::printf("%s\n", line.c_str());
   if (options.report_memory) PrintPeakMemory("threads backend", run.plan);
+  if (options.check) CheckAgainstInterpreter(options, PrintModule(run.like ? *run.like : *run.module));
 }
 
 uint64_t Fingerprint(const std::string& text) {
@@ -142,6 +177,7 @@ bool RunOnMpi(const RunJobOptions& options, const MpiOptions& mpi, int64_t devic
   session_options.collective_timeout_seconds = mpi.collective_timeout_s;
   const int64_t per_rank = mpi.devices_per_rank;
   int failed_rank = -1;
+  std::string checked_text;  // rank 0 with --check: the global program, checked after MPI_Finalize
   {
     MpiSession session(session_options);
     const int64_t total = per_rank * session.size();
@@ -173,8 +209,10 @@ bool RunOnMpi(const RunJobOptions& options, const MpiOptions& mpi, int64_t devic
       mpi_options.sharded_output = options.sharded_output;
       mpi_options.report_memory = options.report_memory;
       RunSpmdOverMpi(session, *run.per_device, run.plan, run.inputs.arguments, mpi_options);
+      if (options.check && session.rank() == 0) checked_text = PrintModule(run.like ? *run.like : *run.module);
     }
   }  // MPI_Finalize
+  if (failed_rank < 0 && !checked_text.empty()) CheckAgainstInterpreter(options, checked_text);
   return failed_rank < 0;
 }
 

@@ -1,4 +1,4 @@
-// `gspmd compare ACTUAL.npy EXPECTED.npy [--rtol R]`: compares two arrays; exit 1 if they differ.
+// `gspmd compare ACTUAL.npy EXPECTED.npy [--rtol R] [--atol A]`: compares two arrays; exit 1 if they differ.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "io/npy.h"
 #include "support/diagnostic.h"
 #include "tools/commands.h"
+#include "tools/tool_util.h"
 
 namespace gspmd::tools {
 namespace {
@@ -19,7 +20,8 @@ namespace {
 struct CompareOptions {
   std::string actual;
   std::string expected;
-  double rtol = 1e-4;
+  double rtol = kDefaultRtol;
+  double atol = kDefaultAtol;
 };
 
 // Largest |a - b| over all elements (NaN when either holds a NaN where the other does not).
@@ -40,13 +42,12 @@ double MaxAbsError(const Literal& actual, const Literal& expected) {
   return worst;
 }
 
-// Exit code 0 when the arrays match within rtol, 1 otherwise (the result line says why).
+// Exit code 0 when the arrays match within rtol or atol, 1 otherwise (the result line says why).
 int RunCompare(const CompareOptions& options) {
-  if (!(options.rtol >= 0))
-    GSPMD_USER_ERROR("gspmd compare: error: --rtol ", options.rtol, " is invalid (expected a value >= 0)");
+  CheckTolerances(options.rtol, options.atol, "compare");
   const Literal actual = ReadArrayFile(options.actual);
   const Literal expected = ReadArrayFile(options.expected);
-  LiteralComparison comparison = CompareLiterals(actual, expected, options.rtol);
+  LiteralComparison comparison = CompareLiterals(actual, expected, options.rtol, options.atol);
   const bool same_shape = actual.shape().Compatible(expected.shape());
   const bool only_the_type_differs =
       actual.shape().dims() == expected.shape().dims() && actual.element_type() != expected.element_type();
@@ -56,8 +57,9 @@ int RunCompare(const CompareOptions& options) {
   std::string line = options.actual + " vs " + options.expected + ": " + actual.shape().ToString(false);
   if (same_shape) {
     char numbers[160];
-    std::snprintf(numbers, sizeof(numbers), " max_abs_err=%.3g rel_err=%.3g (rtol %.3g)",
-                  MaxAbsError(actual, expected), comparison.relative_error, options.rtol);
+    std::snprintf(numbers, sizeof(numbers), " max_abs_err=%.3g rel_err=%.3g rms_err=%.3g (rtol %.3g, atol %.3g)",
+                  MaxAbsError(actual, expected), comparison.relative_error, comparison.rms_difference, options.rtol,
+                  options.atol);
     line += numbers;
   }
   line += comparison.matches ? " PASS" : " FAIL";
@@ -74,8 +76,7 @@ void AddCompareCommand(CLI::App& app) {
       "compare", "Compare two .npy arrays: relative L2 error for floats, exact for integers; exit 1 on mismatch");
   command->add_option("ACTUAL", options->actual, "computed .npy file")->required();
   command->add_option("EXPECTED", options->expected, "reference .npy file")->required();
-  command->add_option("--rtol", options->rtol, "largest accepted relative error ||a-e||/||e||")
-      ->capture_default_str();
+  AddToleranceOptions(*command, options->rtol, options->atol, "");
   command->callback([options] {
     if (RunCompare(*options) != 0) throw CLI::RuntimeError(1);
   });

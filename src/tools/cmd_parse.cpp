@@ -1,7 +1,6 @@
-// `gspmd parse FILE`: parses HLO text (or converts StableHLO .mlir) and prints it in canonical HLO form.
+// `gspmd parse FILE [-o OUT]`: parses HLO text (or converts StableHLO .mlir) and prints it in canonical HLO form.
 #include <CLI/CLI.hpp>
 
-#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -12,15 +11,20 @@
 namespace gspmd::tools {
 
 void AddParseCommand(CLI::App& app) {
-  auto file = std::make_shared<std::string>();
+  struct ParseOptions {
+    std::string file;
+    std::string out;
+  };
+  auto options = std::make_shared<ParseOptions>();
   CLI::App* command = app.add_subcommand("parse", "Parse an HLO module (or convert a StableHLO .mlir module) and print it as canonical HLO text");
-  command->add_option("FILE", *file, "HLO text file, or StableHLO (.mlir) text; - for standard input")
+  command->add_option("FILE", options->file, "HLO text file, or StableHLO (.mlir) text; - for standard input")
       ->required()
       ->type_name("FILE");
-  command->callback([file] {
-    std::unique_ptr<Module> module = LoadProgram(*file);
-    const std::string text = PrintModule(*module);
-    std::fwrite(text.data(), 1, text.size(), stdout);
+  command->add_option("-o,--out", options->out, "write the module to OUT instead of stdout (- for stdout)")
+      ->type_name("OUT");
+  command->callback([options] {
+    std::unique_ptr<Module> module = LoadProgram(options->file);
+    WriteText(options->out, PrintModule(*module));
   });
 }
 

@@ -21,6 +21,7 @@ struct PartitionCommandOptions {
   bool propagate_only = false;
   bool explain = false;
   BoundaryFlags boundary;
+  bool global = false;  // --global: partition FILE even when it looks per-device
 };
 
 void RunPartitionCommand(const PartitionCommandOptions& options) {
@@ -31,12 +32,13 @@ void RunPartitionCommand(const PartitionCommandOptions& options) {
   api::Program program = LoadProgramArgument(options.file);
   const std::string file = program.name();  // "<stdin>" for "-"
   // Partitioned again, its shard shapes would be taken for global ones.
+  if (options.global) program.SetPerDevice(false);
   if (program.IsPerDevice())
     ThrowUserErrorAt(SourceLocation{file, 0, 0},
                      StrCat(options.propagate_only ? "propagation" : "partitioning",
                             " needs a global program; this one is per-device already (it has collectives or "
                             "partition-id, or is the partitioner's output): to measure or run it as it is, use "
-                            "gspmd report, gspmd simulate or gspmd run --spmd on it"));
+                            "gspmd report, gspmd simulate or gspmd run on it (--global partitions it anyway)"));
   const api::BoundaryOptions boundary{options.boundary.to_parameters, options.boundary.to_outputs};
   if (options.propagate_only) {
     const api::Propagated propagated = api::Propagate(std::move(program), {devices, options.explain, boundary});
@@ -71,6 +73,7 @@ void AddPartitionCommand(CLI::App& app) {
   command->add_flag("--explain", options->explain,
                     "with --propagate-only: annotate each instruction with where its sharding came from");
   AddBoundaryOptions(*command, options->boundary);
+  AddGlobalOverride(*command, options->global);
   command->callback([options] { RunPartitionCommand(*options); });
 }
 

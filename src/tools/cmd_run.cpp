@@ -1,7 +1,7 @@
-// `gspmd run FILE [--spmd [--like OTHER]] [--devices N] -i ... -o OUTDIR`: runs a program on N
-// devices with global inputs and outputs. Without --spmd, FILE is a global program: it is
-// propagated (when not fully sharded) and partitioned first. With --spmd, FILE is already a
-// per-device program. The devices are threads of this process (--backend threads, the
+// `gspmd run FILE [--per-device [--like OTHER] | --global] [--devices N] -i ... -o OUTDIR [--check]`:
+// runs a program on N devices with global inputs and outputs. A global FILE is propagated (when
+// not fully sharded) and partitioned first; a per-device one (detected, or --per-device) runs as
+// it is. The devices are threads of this process (--backend threads, the
 // default), or spread over the ranks of an MPI job (`mpirun -np R gspmd run ... --backend mpi
 // [--devices-per-rank K]`, R x K devices). Inputs are .npy files or shard indexes; each device
 // reads only its shards of them. The job is api::RunJob; this file reads the command line.
@@ -23,7 +23,7 @@ namespace {
 
 struct RunOptions {
   std::string file;
-  bool spmd = false;
+  ProgramKindFlags kind;
   std::string like;
   std::string devices;  // validated by ParseDeviceCount
   std::vector<std::string> inputs;
@@ -34,12 +34,13 @@ struct RunOptions {
   double collective_timeout = 0;  // 0: not given
   bool sharded_output = false;
   bool report_memory = false;
+  bool check = false;
+  double rtol = kDefaultRtol;
+  double atol = kDefaultAtol;
 };
 
 void RunCommand(const RunOptions& options) {
-  if (!options.like.empty() && !options.spmd)
-    GSPMD_USER_ERROR("gspmd run: error: --like needs --spmd (it describes the program a per-device FILE was "
-                     "partitioned from; without --spmd FILE is that program)");
+  CheckTolerances(options.rtol, options.atol, "run");
   const bool mpi = options.backend == "mpi";
   if (!mpi && options.devices_per_rank > 0)
     GSPMD_USER_ERROR("gspmd run: error: --devices-per-rank needs --backend mpi (with threads, --devices gives the "
@@ -48,7 +49,7 @@ void RunCommand(const RunOptions& options) {
     GSPMD_USER_ERROR("gspmd run: error: --collective-timeout needs --backend mpi");
   api::RunJobOptions job;
   job.file = options.file;
-  job.spmd = options.spmd;
+  job.per_device = options.kind.Override();
   job.like = options.like;
   job.devices = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "run");
   job.inputs = options.inputs;
@@ -56,6 +57,9 @@ void RunCommand(const RunOptions& options) {
   job.boundary = api::BoundaryOptions{options.boundary.to_parameters, options.boundary.to_outputs};
   job.sharded_output = options.sharded_output;
   job.report_memory = options.report_memory;
+  job.check = options.check;
+  job.rtol = options.rtol;
+  job.atol = options.atol;
   if (mpi) {
     job.mpi.emplace();
     if (options.devices_per_rank > 0) job.mpi->devices_per_rank = options.devices_per_rank;
@@ -72,14 +76,15 @@ void AddRunCommand(CLI::App& app) {
   auto options = std::make_shared<RunOptions>();
   CLI::App* command = app.add_subcommand(
       "run",
-      "Run a program on devices with global inputs and outputs: FILE is partitioned first (propagating shardings if "
-      "needed), unless --spmd says it is a per-device program already. Devices are threads of this process, or with "
+      "Run a program on devices with global inputs and outputs: a global FILE is partitioned first (propagating "
+      "shardings if needed), a per-device one runs as it is. Devices are threads of this process, or with "
       "--backend mpi spread over the ranks of `mpirun -np R`");
   command->add_option("FILE", options->file, "HLO text file, or StableHLO (.mlir) text")->required()->type_name("FILE");
-  command->add_flag("--spmd", options->spmd, "FILE is a per-device (partitioned) program: run it on every device as is");
+  AddProgramKindOptions(*command, options->kind, "partitioned first");
+  AddHiddenFlagAlias(*command, "--spmd", options->kind.per_device);  // the spelling before --per-device (one release)
   command->add_option("--like", options->like,
-                      "with --spmd: HLO module whose entry supplies parameter/root shardings and global "
-                      "result shapes FILE lacks (e.g. XLA's propagated.hlo for its partitioned.hlo)")
+                      "for a per-device FILE: the global module whose entry supplies parameter/root shardings and "
+                      "global result shapes FILE lacks (e.g. XLA's propagated.hlo for its partitioned.hlo)")
       ->type_name("OTHER");
   command->add_option("--devices", options->devices,
                       "number of devices (default: num_partitions, else derived from the shardings; with --backend "
@@ -112,6 +117,11 @@ void AddRunCommand(CLI::App& app) {
                     "out<i>.json, instead of assembling global out<i>.npy files; the index is accepted as an input");
   command->add_flag("--report-memory", options->report_memory,
                     "print each process's peak resident memory beside the bytes of its devices' shards (stderr)");
+  CLI::Option* check = command->add_flag(
+      "--check", options->check,
+      "also run the global program (FILE, or --like for a per-device FILE) on one device with the interpreter and "
+      "compare every output; exit 1 at the first difference");
+  AddToleranceOptions(*command, options->rtol, options->atol, "with --check, per output: ", check);
   command->callback([options] { RunCommand(*options); });
 }
 

@@ -1,5 +1,5 @@
 // `gspmd train FILE --steps N [-i IN0.npy ...] [--devices N] [--carry OUT:IN,...] [--data DIR]
-// [--check] [--save DIR] [--plot FILE.svg] [--backend threads|mpi]`: partitions a training step once and runs it
+// [--check] [-o DIR] [--plot FILE.svg] [--backend threads|mpi]`: partitions a training step once and runs it
 // N times on simulated devices, feeding its carried outputs back as inputs; shows loss and
 // throughput per step. Under `mpirun ... --backend mpi` each rank keeps its devices' shards of
 // the carry between steps (nothing is gathered). The job is api::TrainJob; this file reads the
@@ -30,8 +30,8 @@ struct TrainCommandOptions {
   std::string carry;
   std::string data;
   bool check = false;
-  double rtol = 1e-4;
-  double atol = 1e-6;
+  double rtol = kDefaultRtol;
+  double atol = kDefaultAtol;
   std::string save;
   std::string plot;
   uint64_t seed = 0;
@@ -53,8 +53,7 @@ void RunTrainCommand(const TrainCommandOptions& options) {
   if (options.progress != "auto" && options.progress != "bar" && options.progress != "lines" &&
       options.progress != "quiet")
     GSPMD_USER_ERROR("gspmd train: error: --progress ", options.progress, ": expected auto, bar, lines or quiet");
-  if (!(options.rtol >= 0) || !(options.atol >= 0))
-    GSPMD_USER_ERROR("gspmd train: error: --rtol and --atol must be >= 0");
+  CheckTolerances(options.rtol, options.atol, "train");
   const int64_t steps = ParseSteps(options.steps);
   if (!options.plot.empty()) CheckPlotPath(options.plot);
   const int64_t requested = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "train");
@@ -112,14 +111,12 @@ void AddTrainCommand(CLI::App& app) {
   command->add_option("--data", options->data,
                       "batches: DIR/<input name>.npy or DIR/in<i>.npy of shape [N, ...]; step k takes row k mod N")
       ->type_name("DIR");
-  command->add_flag("--check", options->check, "also run every step on one device and stop at the first mismatch");
-  command->add_option("--rtol", options->rtol, "--check tolerance: relative L2 error per output (default 1e-4)")
-      ->type_name("R");
-  command->add_option("--atol", options->atol,
-                      "--check: an output also matches when its RMS difference is at most this (default 1e-6)")
-      ->type_name("A");
-  command->add_option("--save", options->save, "write the last step's outputs as DIR/out0.npy, out1.npy, ...")
+  CLI::Option* check =
+      command->add_flag("--check", options->check, "also run every step on one device and stop at the first mismatch");
+  AddToleranceOptions(*command, options->rtol, options->atol, "with --check, per output: ", check);
+  command->add_option("-o,--out", options->save, "output directory (created) for the last step's outputs")
       ->type_name("DIR");
+  AddHiddenOptionAlias(*command, "--save", options->save);  // the spelling before -o (one release)
   command->add_option("--plot", options->plot, "write the loss per step as an SVG line chart")
       ->type_name("FILE.svg");
   command->add_option("--seed", options->seed, "seed of the initial values and the synthetic batches (default 0)")

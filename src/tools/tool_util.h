@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,6 +19,7 @@
 
 namespace CLI {
 class App;
+class Option;
 }
 
 namespace gspmd::tools {
@@ -52,5 +54,43 @@ using api::WithFileContext;
 
 // Adds --propagate-to-parameters and --propagate-to-outputs to a subcommand.
 void AddBoundaryOptions(CLI::App& command, BoundaryFlags& flags);
+
+// The CLI's grammar (README "One grammar"): every command that reads a program says what kind
+// of file it took it for. --per-device / --global override the detection (api::Program's
+// IsPerDevice); at most one may be given.
+struct ProgramKindFlags {
+  bool per_device = false;
+  bool global = false;
+  // nullopt: detect; true: per-device; false: global.
+  std::optional<bool> Override() const;
+};
+// Adds --per-device and --global; `what_global_means` says what the command does with a global
+// program ("partitioned first", ...). Returns the --per-device option, for hidden aliases.
+CLI::Option* AddProgramKindOptions(CLI::App& command, ProgramKindFlags& flags, const std::string& what_global_means);
+// For commands that take only a global program (partition, lint, autoshard): --global reads
+// FILE as global even when it looks per-device (which they refuse otherwise).
+void AddGlobalOverride(CLI::App& command, bool& global);
+// FILE loaded, taken as global when `global` (else detected).
+api::Program LoadGlobalProgram(const std::string& file, bool global);
+// A flag with an old spelling kept for one release: accepted, not listed in --help.
+void AddHiddenFlagAlias(CLI::App& command, const std::string& name, bool& target);
+void AddHiddenOptionAlias(CLI::App& command, const std::string& name, std::string& target);
+// Loads FILE and applies the override; prints to stderr how the file was taken when that was
+// detected rather than given, e.g. "gspmd run: x.hlo: per-device program for 8 devices (detected;
+// --global to read it as a global one)". `stated_kind`: which detected kind is worth a line
+// (the one the command does not expect by default); nullopt: neither.
+api::Program LoadProgramOfKind(const std::string& file, const ProgramKindFlags& flags, const std::string& command,
+                               std::optional<bool> stated_kind);
+
+// --rtol and --atol, with the same meaning and defaults in compare, run and train: floats
+// match when the relative L2 error <= rtol or the root-mean-square difference <= atol;
+// integers must be equal.
+inline constexpr double kDefaultRtol = 1e-4;
+inline constexpr double kDefaultAtol = 1e-6;
+// `needs`: the option they apply to (--check), which then must be given with them.
+void AddToleranceOptions(CLI::App& command, double& rtol, double& atol, const std::string& when,
+                         CLI::Option* needs = nullptr);
+// rtol/atol must be finite and >= 0 ("gspmd COMMAND: error: --rtol ..." otherwise).
+void CheckTolerances(double rtol, double atol, const std::string& command);
 
 }  // namespace gspmd::tools

@@ -70,7 +70,7 @@ TEST_F(JobApiTest, RunJobOfAPerDeviceProgramWithItsGlobalOne) {
   const fs::path case_dir = kCorpus / "transformer_train_1l";
   RunJobOptions job;
   job.file = (case_dir / "partitioned.hlo").string();
-  job.spmd = true;
+  job.per_device = true;
   job.like = (case_dir / "propagated.hlo").string();
   job.inputs = InputFiles(case_dir, CountInputs(case_dir));
   job.out_dir = (dir_ / "out").string();

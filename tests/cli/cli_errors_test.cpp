@@ -110,7 +110,7 @@ TEST_F(CliErrorsTest, BadValuesSayWhatIsExpected) {
 
 TEST_F(CliErrorsTest, OptionWithoutItsValue) {
   Expect({"run", "x.hlo", "-o"}, "error: --out: needs a value (DIR)");
-  Expect({"compare", "a.npy", "b.npy", "--rtol"}, "error: --rtol: needs a value (FLOAT)");
+  Expect({"compare", "a.npy", "b.npy", "--rtol"}, "error: --rtol: needs a value (RTOL)");
 }
 
 TEST_F(CliErrorsTest, VersionNamesTheRevision) {

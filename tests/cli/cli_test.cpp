@@ -120,7 +120,7 @@ TEST_F(CliTest, EvalRejectsBadInputs) {
 TEST_F(CliTest, RunSpmdMatchesCorpusWithLike) {
   const fs::path case_dir = kCorpus / "dp_matmul";
   CommandResult result =
-      Gspmd({"run", "--spmd", (case_dir / "partitioned.hlo").string(), "--like", (case_dir / "propagated.hlo").string(),
+      Gspmd({"run", "--per-device", (case_dir / "partitioned.hlo").string(), "--like", (case_dir / "propagated.hlo").string(),
              "--devices", "8", "-i", (case_dir / "in0.npy").string(), (case_dir / "in1.npy").string(), "-o", Path("out")});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   ExpectAllClose(Path("out"), case_dir, 1, 1e-5);
@@ -128,7 +128,7 @@ TEST_F(CliTest, RunSpmdMatchesCorpusWithLike) {
 
 TEST_F(CliTest, RunSpmdTransformerTrainingStep) {
   const fs::path case_dir = kCorpus / "transformer_train_1l";
-  std::vector<std::string> args = {"run", "--spmd", (case_dir / "partitioned.hlo").string(), "--like",
+  std::vector<std::string> args = {"run", "--per-device", (case_dir / "partitioned.hlo").string(), "--like",
                                    (case_dir / "propagated.hlo").string(), "-o", Path("out"), "-i"};
   for (int i = 0; i < 10; ++i) args.push_back((case_dir / ("in" + std::to_string(i) + ".npy")).string());
   CommandResult result = Gspmd(args);
@@ -142,16 +142,24 @@ TEST_F(CliTest, RunRejectsBadArguments) {
   const std::string in0 = (case_dir / "in0.npy").string();
   const std::string in1 = (case_dir / "in1.npy").string();
 
-  // Without --spmd FILE is a global program: XLA's per-device program takes per-device
-  // inputs, so the global arrays do not fit its parameters.
-  CommandResult no_spmd = Gspmd({"run", partitioned, "-i", in0, in1, "-o", Path("out")});
-  EXPECT_EQ(no_spmd.exit_code, 1);
-  EXPECT_NE(no_spmd.err.find("input holds f32[16,32] but parameter 0"), std::string::npos) << no_spmd.err;
+  // --global reads XLA's per-device program as a global one: it takes per-device inputs, so the
+  // global arrays do not fit its parameters.
+  CommandResult as_global = Gspmd({"run", partitioned, "--global", "-i", in0, in1, "-o", Path("out")});
+  EXPECT_EQ(as_global.exit_code, 1);
+  EXPECT_NE(as_global.err.find("input holds f32[16,32] but parameter 0"), std::string::npos) << as_global.err;
+  // Detected per-device, it needs its root's sharding from --like.
+  CommandResult detected = Gspmd({"run", partitioned, "-i", in0, in1, "-o", Path("out")});
+  EXPECT_EQ(detected.exit_code, 1);
+  EXPECT_NE(detected.err.find("per-device program (detected; --global reads it as a global one)"), std::string::npos)
+      << detected.err;
+  EXPECT_NE(detected.err.find("expected --like GLOBAL"), std::string::npos) << detected.err;
 
-  CommandResult like_without_spmd = Gspmd({"run", (case_dir / "propagated.hlo").string(), "--like", partitioned,
-                                           "-i", in0, in1, "-o", Path("out")});
-  EXPECT_EQ(like_without_spmd.exit_code, 1);
-  EXPECT_NE(like_without_spmd.err.find("--like needs --spmd"), std::string::npos) << like_without_spmd.err;
+  CommandResult like_of_global = Gspmd({"run", (case_dir / "propagated.hlo").string(), "--like", partitioned,
+                                        "-i", in0, in1, "-o", Path("out")});
+  EXPECT_EQ(like_of_global.exit_code, 1);
+  EXPECT_NE(like_of_global.err.find("--like describes the global program a per-device FILE was partitioned from"),
+            std::string::npos)
+      << like_of_global.err;
 
   CommandResult global_mismatch = Gspmd({"run", (case_dir / "propagated.hlo").string(), "--devices", "4", "-i", in0,
                                          in1, "-o", Path("out")});
@@ -159,27 +167,27 @@ TEST_F(CliTest, RunRejectsBadArguments) {
   EXPECT_NE(global_mismatch.err.find("num_partitions=8"), std::string::npos) << global_mismatch.err;
 
   for (const std::string bad : {"abc", "0", "-3", "2.5", "99999999"}) {
-    CommandResult devices = Gspmd({"run", "--spmd", partitioned, "--devices", bad, "-i", in0, in1, "-o", Path("out")});
+    CommandResult devices = Gspmd({"run", "--per-device", partitioned, "--devices", bad, "-i", in0, in1, "-o", Path("out")});
     EXPECT_EQ(devices.exit_code, 1) << bad;
     EXPECT_NE(devices.err.find("--devices"), std::string::npos) << bad << ": " << devices.err;
   }
 
-  CommandResult mismatch = Gspmd({"run", "--spmd", partitioned, "--devices", "4", "-i", in0, in1, "-o", Path("out")});
+  CommandResult mismatch = Gspmd({"run", "--per-device", partitioned, "--devices", "4", "-i", in0, in1, "-o", Path("out")});
   EXPECT_EQ(mismatch.exit_code, 1);
   EXPECT_NE(mismatch.err.find("num_partitions=8"), std::string::npos) << mismatch.err;
 
-  CommandResult count = Gspmd({"run", "--spmd", partitioned, "-i", in0, "-o", Path("out")});
+  CommandResult count = Gspmd({"run", "--per-device", partitioned, "-i", in0, "-o", Path("out")});
   EXPECT_EQ(count.exit_code, 1);
   EXPECT_NE(count.err.find(partitioned + ": error: "), std::string::npos) << count.err;
 
   CommandResult like_missing =
-      Gspmd({"run", "--spmd", partitioned, "--like", Path("nope.hlo"), "-i", in0, in1, "-o", Path("out")});
+      Gspmd({"run", "--per-device", partitioned, "--like", Path("nope.hlo"), "-i", in0, in1, "-o", Path("out")});
   EXPECT_EQ(like_missing.exit_code, 1);
   EXPECT_NE(like_missing.err.find(Path("nope.hlo")), std::string::npos) << like_missing.err;
 
   // Global inputs swapped: the executor reports the shape mismatch.
   CommandResult swapped =
-      Gspmd({"run", "--spmd", partitioned, "--like", (case_dir / "propagated.hlo").string(), "-i", in1, in0, "-o",
+      Gspmd({"run", "--per-device", partitioned, "--like", (case_dir / "propagated.hlo").string(), "-i", in1, in0, "-o",
              Path("out")});
   EXPECT_EQ(swapped.exit_code, 1);
   EXPECT_NE(swapped.err.find("error"), std::string::npos) << swapped.err;

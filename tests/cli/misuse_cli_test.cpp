@@ -56,7 +56,7 @@ TEST_F(MisuseCliTest, PartitionRefusesPerDevicePrograms) {
   // shapes as global shapes.
   const std::string xla = ExpectRefused({"partition", CaseFile("partitioned.hlo")},
                                         CaseFile("partitioned.hlo") + ": error: partitioning needs a global program");
-  EXPECT_TRUE(Contains(xla, "use gspmd report, gspmd simulate or gspmd run --spmd on it")) << xla;
+  EXPECT_TRUE(Contains(xla, "use gspmd report, gspmd simulate or gspmd run on it (--global partitions it anyway)")) << xla;
 
   ASSERT_EQ(Gspmd({"partition", CaseFile("pre.hlo"), "-o", Path("ours.hlo")}).exit_code, 0);
   ExpectRefused({"partition", Path("ours.hlo")}, Path("ours.hlo") + ": error: partitioning needs a global program");
@@ -64,33 +64,36 @@ TEST_F(MisuseCliTest, PartitionRefusesPerDevicePrograms) {
                 Path("ours.hlo") + ": error: propagation needs a global program");
 }
 
-TEST_F(MisuseCliTest, ReportRefusesAGlobalProgram) {
+TEST_F(MisuseCliTest, ReportPartitionsAGlobalProgramFirstAndSaysSo) {
   // It has no collectives yet: the report used to say "comm_bytes_per_device: 0" and exit 0.
-  const std::string err = ExpectRefused({"report", CaseFile("pre.hlo")}, CaseFile("pre.hlo") + ": error: this program is global");
-  EXPECT_TRUE(Contains(err, "gspmd report --partition")) << err;
-  const CommandResult partitioned = Gspmd({"report", CaseFile("pre.hlo"), "--partition"});
-  EXPECT_EQ(partitioned.exit_code, 0) << partitioned.err;
-  EXPECT_TRUE(StartsWith(partitioned.out, "comm_bytes_per_device: ")) << partitioned.out;
+  const CommandResult report = Gspmd({"report", CaseFile("pre.hlo")});
+  EXPECT_EQ(report.exit_code, 0) << report.err;
+  EXPECT_EQ(report.err, CaseFile("pre.hlo").insert(0, "gspmd report: ") +
+                            ": global program (detected; --per-device reads it as one device's), partitioned for 8 "
+                            "devices first\n");
+  EXPECT_TRUE(StartsWith(report.out, "comm_bytes_per_device: ")) << report.out;
+  EXPECT_FALSE(StartsWith(report.out, "comm_bytes_per_device: 0\n")) << report.out;
 }
 
 TEST_F(MisuseCliTest, RunSpmdWithoutLikeNeedsARootSharding) {
   // XLA's partitioned.hlo drops the root sharding: without --like its outputs would be written
   // with their per-device shapes (f32[2,64] for f32[16,64]).
   const std::string err = ExpectRefused(
-      {"run", "--spmd", CaseFile("partitioned.hlo"), "-i", CaseFile("in0.npy"), CaseFile("in1.npy"), "-o", Path("out")},
+      {"run", "--per-device", CaseFile("partitioned.hlo"), "-i", CaseFile("in0.npy"), CaseFile("in1.npy"), "-o", Path("out")},
       CaseFile("partitioned.hlo") + ": error: the root %");
   EXPECT_TRUE(Contains(err, "global output shapes cannot be known")) << err;
   EXPECT_TRUE(Contains(err, "--like")) << err;
   EXPECT_FALSE(fs::exists(Path("out")));
 
-  const CommandResult with_like = Gspmd({"run", "--spmd", CaseFile("partitioned.hlo"), "--like", CaseFile("propagated.hlo"),
+  const CommandResult with_like = Gspmd({"run", "--per-device", CaseFile("partitioned.hlo"), "--like", CaseFile("propagated.hlo"),
                                          "-i", CaseFile("in0.npy"), CaseFile("in1.npy"), "-o", Path("out")});
   ASSERT_EQ(with_like.exit_code, 0) << with_like.err;
   EXPECT_EQ(with_like.out, Path("out") + "/out0.npy f32[16,64]\n");
 }
 
 TEST_F(MisuseCliTest, AnOptionThatWouldBeIgnoredIsRefused) {
-  ExpectRefused({"report", CaseFile("partitioned.hlo"), "--chip", "tpu-v3"}, "error: report: --chip needs --html\n");
+  const std::string err = ExpectRefused({"report", CaseFile("partitioned.hlo"), "--chip", "tpu-v3"}, "gspmd report: error: --chip ");
+  EXPECT_TRUE(Contains(err, "expected -o OUT.html")) << err;
 }
 
 // ---- messages ----
@@ -158,9 +161,9 @@ TEST_F(MisuseCliTest, DashIsStandardInputAndOutput) {
   EXPECT_FALSE(fs::exists(Path("-")));
 
   // StableHLO on stdin is told apart by its first line.
-  const CommandResult mlir = GspmdReading(CaseFile("stablehlo.mlir"), {"report", "-", "--partition", "--json"});
+  const CommandResult mlir = GspmdReading(CaseFile("stablehlo.mlir"), {"report", "-", "--global", "--json"});
   EXPECT_EQ(mlir.exit_code, 0) << mlir.err;
-  EXPECT_EQ(mlir.out, Gspmd({"report", CaseFile("stablehlo.mlir"), "--partition", "--json"}).out);
+  EXPECT_EQ(mlir.out, Gspmd({"report", CaseFile("stablehlo.mlir"), "--global", "--json"}).out);
 
   const CommandResult parsed = GspmdReading(CaseFile("pre.hlo"), {"parse", "-"});
   EXPECT_EQ(parsed.exit_code, 0) << parsed.err;

@@ -232,7 +232,7 @@ TEST_F(OutOfMemoryCliTest, TrainUnderAddressLimit) {
              Path("step.hlo")});
   ASSERT_EQ(model.exit_code, 0) << model.err;
   const LimitedResult result =
-      RunGspmd(dir_, {"train", Path("step.hlo"), "--steps", "2", "--progress", "lines", "--save", Path("saved")},
+      RunGspmd(dir_, {"train", Path("step.hlo"), "--steps", "2", "--progress", "lines", "-o", Path("saved")},
                kAddressSpaceLimit);
   ExpectOutOfMemoryError(result, "[0-9]+");
   ExpectNoOutput(Path("saved"));
@@ -318,7 +318,7 @@ TEST_F(OutOfMemoryCliTest, InjectedFailureInTrain) {
       Gspmd({"model", "dense_lm", "--set", "batch=64", "--set", "seq=64", "-o", Path("step.hlo")});
   ASSERT_EQ(model.exit_code, 0) << model.err;
   const LimitedResult result =
-      RunGspmd(dir_, {"train", Path("step.hlo"), "--steps", "2", "--progress", "lines", "--save", Path("saved")}, 0,
+      RunGspmd(dir_, {"train", Path("step.hlo"), "--steps", "2", "--progress", "lines", "-o", Path("saved")}, 0,
                {"GSPMD_TEST_MAX_ALLOCATION=65536"});
   ExpectOutOfMemoryError(result, "[0-9]+");
   EXPECT_TRUE(std::regex_search(result.err, std::regex("device [0-7]: [^\n]*step\\.hlo:[0-9]+:[0-9]+: error: %")))

@@ -217,7 +217,7 @@ TEST_F(PartitionCliTest, ReportJsonOnXlaProgramsGivesXlaCommBytes) {
 TEST_F(PartitionCliTest, ReportTextByDefault) {
   CommandResult result = Gspmd({"report", (kCorpus / "uneven_internal_10_over_4" / "partitioned.hlo").string()});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_NE(result.out.find("comm_bytes_per_device: 252"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("comm_bytes_per_device: 252 B\n"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("all-gather: count=1"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("all-reduce: count=1"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("peak_bytes_per_device: "), std::string::npos) << result.out;
@@ -333,7 +333,7 @@ TEST_F(PartitionCliTest, PartitionedUnevenOutputsRunWithoutLike) {
   const std::string per_device = ReadText(Path("per_device.hlo"));
   EXPECT_NE(per_device.find("gspmd.global_result_shapes=\"(f32[10,3], s32[7])\""), std::string::npos) << per_device;
 
-  CommandResult run = Gspmd({"run", "--spmd", Path("per_device.hlo"), "-i", Path("x.npy"), Path("y.npy"), "-o",
+  CommandResult run = Gspmd({"run", "--per-device", Path("per_device.hlo"), "-i", Path("x.npy"), Path("y.npy"), "-o",
                              Path("out")});
   ASSERT_EQ(run.exit_code, 0) << run.err;
   EXPECT_NE(run.out.find("out0.npy f32[10,3]"), std::string::npos) << run.out;  // cropped, not 12 rows
@@ -345,7 +345,7 @@ TEST_F(PartitionCliTest, PartitionedCorpusCaseRunsWithoutLike) {
   const fs::path case_dir = kCorpus / "uneven_internal_10_over_4";
   CommandResult partition = Gspmd({"partition", (case_dir / "propagated.hlo").string(), "-o", Path("ours.hlo")});
   ASSERT_EQ(partition.exit_code, 0) << partition.err;
-  std::vector<std::string> args = {"run", "--spmd", Path("ours.hlo"), "-o", Path("out"), "-i"};
+  std::vector<std::string> args = {"run", "--per-device", Path("ours.hlo"), "-o", Path("out"), "-i"};
   for (const std::string& input : CaseInputs(case_dir)) args.push_back(input);
   CommandResult run = Gspmd(args);
   ASSERT_EQ(run.exit_code, 0) << run.err;
@@ -361,7 +361,7 @@ TEST_F(PartitionCliTest, BrokenRecordedResultShapesAreReported) {
   text.replace(text.find(recorded), recorded.size(), "\"(f32[10,3])\"");
   WriteNpy(Path("x.npy"), Ramp(Shape(ElementType::kF32, {10, 3}), 0.01));
   WriteNpy(Path("y.npy"), Ramp(Shape(ElementType::kS32, {7}), 3));
-  CommandResult run = Gspmd({"run", "--spmd", WriteFile("broken.hlo", text), "-i", Path("x.npy"), Path("y.npy"),
+  CommandResult run = Gspmd({"run", "--per-device", WriteFile("broken.hlo", text), "-i", Path("x.npy"), Path("y.npy"),
                              "-o", Path("out")});
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_NE(run.err.find("gspmd.global_result_shapes"), std::string::npos) << run.err;

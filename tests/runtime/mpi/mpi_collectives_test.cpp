@@ -149,7 +149,7 @@ class MpiCollectivesTest : public MpiTest {
   void CheckProgram(const Program& program, const std::string& name) {
     const std::string file = Path(name + ".hlo");
     std::ofstream(file) << program.text;
-    std::vector<std::string> args = {"run", file, "--spmd"};
+    std::vector<std::string> args = {"run", file, "--per-device"};
     for (const std::string& input : program.inputs) {
       args.push_back("-i");
       args.push_back(input);

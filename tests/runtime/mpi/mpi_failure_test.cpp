@@ -54,7 +54,7 @@ class MpiFailureTest : public MpiTest {
     WriteNpy(Path("in0.npy"), input);
   }
   std::vector<std::string> RunArgs(const std::string& out, double timeout, int devices_per_rank = 1) const {
-    return {"run", program_, "--spmd", "--backend", "mpi", "--devices-per-rank", std::to_string(devices_per_rank),
+    return {"run", program_, "--per-device", "--backend", "mpi", "--devices-per-rank", std::to_string(devices_per_rank),
             "--collective-timeout", std::to_string(timeout), "-i", Path("in0.npy"), "-o", Path(out)};
   }
   std::string program_;

@@ -44,7 +44,7 @@ TEST_F(MpiMemoryTest, PeakMemoryStaysNearOwnShards) {
   WriteBigInput(Path("a.npy"), A);
   WriteBigInput(Path("b.npy"), B);
 
-  const Launch launch = Mpi({8, 1, ""}, {"run", program, "--spmd", "--backend", "mpi", "--report-memory", "-i",
+  const Launch launch = Mpi({8, 1, ""}, {"run", program, "--per-device", "--backend", "mpi", "--report-memory", "-i",
                                          Path("a.npy"), "-i", Path("b.npy"), "-o", Path("out")});
   ASSERT_EQ(launch.exit_code, 0) << launch.err;
 

@@ -80,7 +80,7 @@ TEST_F(MpiOutOfMemoryTest, TrainUnderAddressLimit) {
   const Launch launch =
       MpiLimited(uint64_t{1} << 30,
               {"train", Path("step.hlo"), "--backend", "mpi", "--devices-per-rank", "4", "--steps", "2", "--progress",
-               "lines", "--save", Path("saved")});
+               "lines", "-o", Path("saved")});
   ExpectJobEndsWithOutOfMemory(launch, "gspmd: rank [01]: [^\n]*error: [^\n]*out of memory: cannot allocate [^\n]* "
                                        "\\([0-9]+ bytes\\)");
   EXPECT_TRUE(FilesIn(Path("saved")).empty());

@@ -82,7 +82,7 @@ TEST_F(MpiRunTest, MpiOptionsNeedTheMpiBackend) {
 // 3 ranks x 1 device cannot run a program partitioned for 8: one rank reports, all exit 1.
 TEST_F(MpiRunTest, RankDeviceCountMismatchIsOneClearError) {
   const std::string partitioned = (kTrainStep / "partitioned.hlo").string();
-  const Launch launch = Mpi({3, 1, ""}, Concat({"run", partitioned, "--spmd", "--like", (kTrainStep / "propagated.hlo").string(),
+  const Launch launch = Mpi({3, 1, ""}, Concat({"run", partitioned, "--per-device", "--like", (kTrainStep / "propagated.hlo").string(),
                                                 "--backend", "mpi", "-o", Path("o")},
                                                StepInputs("", "")));
   EXPECT_NE(launch.exit_code, 0);
