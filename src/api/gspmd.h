@@ -123,10 +123,47 @@ struct ShowOptions {
   std::vector<std::string> values;  // instruction names; empty: the entry parameters and result
   int64_t devices = 0;
   bool color = false;
+  bool summary = false;       // one line per value (ShowSummaryText) instead of pictures
+  int64_t max_pictures = 40;  // without `values`: draw this many, then say how many more (0: all)
 };
 // Tile grids (1-D/2-D) or dims tables of how values are laid out over the devices; a global
-// program is propagated first.
+// program is propagated first. Without `values`, a program with more than max_pictures entry
+// parameters and result ends after that many with "... M more values; use --value NAME or
+// --summary".
 std::string Show(const Program& program, const ShowOptions& options = {});
+
+// One array that `gspmd show` lists: an entry parameter, the result, or a value asked for by
+// name; a tuple is listed leaf by leaf (`leaf` is the index path, empty for an array value).
+//   parameter 0 %a  f32[8,16] {devices=[2,4]<=[8]}: 8 tiles of f32[4,4] per device
+struct ShownValue {
+  std::string role;  // "parameter 0", "result", "result 3" (element 3 of a tuple instruction at the
+                     // root, named by the value it holds), or "" for a value named by `values`
+  std::string name;  // the instruction, without '%'
+  std::vector<int64_t> leaf;
+  Shape shape;       // global
+  Sharding sharding = Sharding::Replicated();
+  int64_t tiles = 1;             // distinct pieces the value is cut into
+  int64_t devices_per_tile = 1;  // devices holding each (replication)
+  Shape tile_shape;              // what one device holds (padded)
+  std::string Label() const;     // "parameter 0 %a", "result 1 %w_new", "result %t{1}"
+};
+struct ShowResult {
+  int64_t devices = 0;
+  bool per_device = false;  // the program was per-device: shapes are shard shape x tiles
+  std::vector<ShownValue> values;
+};
+// What Show draws, as data (all values: no cap).
+ShowResult ShowValues(const Program& program, const ShowOptions& options = {});
+// The leaves of one instruction as ShowValues lists them.
+std::vector<ShownValue> ShownLeaves(const std::string& role, const Instruction& value, bool per_device,
+                                    int64_t devices);
+// "mesh: 8 devices", one aligned line per value, then "total: 6 values, 2.50 KiB global, 320 B per
+// device".
+std::string ShowSummaryText(const ShowResult& result);
+// {"devices", "per_device_program", "values": [{"name", "role", "shape", "dims", "dtype",
+// "sharding" (XLA's text), "tiles", "tile_shape", "devices_per_tile", "bytes_per_device",
+// "leaf" (tuple leaves only)}]}.
+nlohmann::json ShowResultToJson(const ShowResult& result);
 
 // Lint findings of a global program (lint::LintOptions: thresholds, device count, budget).
 lint::LintReport Lint(const Program& program, const lint::LintOptions& options = {});
@@ -262,9 +299,15 @@ struct TrainJobOptions {
   std::vector<std::string> inputs;  // .npy files of the first step's inputs (none: the module's inits)
   int64_t devices = 0;              // 0: num_partitions
   TrainOptions train;               // carry, data, check, tolerances, seed (inputs: read from `inputs`)
+  // The last step's outputs, one .npy per output named after the parameter it updates or its
+  // metric (out<i> otherwise), and index.json mapping each file to its output
+  // (train/saved_outputs.h); one line "saved N arrays to DIR" unless progress is quiet.
   std::string save;
   std::string plot;
   std::string progress = "auto";
+  // Print the run as one JSON object on stdout at the end (per step: loss, metrics, seconds;
+  // devices, totals, the check, what was saved) instead of the header and progress.
+  bool json = false;
   std::optional<MpiOptions> mpi;    // nullopt: threads of this process
 };
 bool TrainJob(const TrainJobOptions& options);

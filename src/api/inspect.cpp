@@ -53,21 +53,58 @@ CommReport Report(const Program& per_device) {
   return WithFileContext(per_device.name(), [&] { return AnalyzeCommunication(per_device.module()); });
 }
 
-std::string Show(const Program& program, const ShowOptions& options) {
-  const bool per_device = program.IsPerDevice();
-  Program shown = program;
-  int64_t devices = program.module().num_partitions();
+namespace {
+
+// The program Show draws (propagated when it is global and not fully sharded) and the devices
+// its shardings cover.
+struct ShownProgram {
+  Program program;
+  bool per_device = false;
+  int64_t devices = 0;
+};
+
+ShownProgram PrepareShow(const Program& program, const ShowOptions& options) {
+  ShownProgram shown{program, program.IsPerDevice(), program.module().num_partitions()};
   if (options.devices > 0) CheckDevicesMatchModule(program.module(), program.name(), options.devices);
-  if (!per_device && program.NeedsPropagation()) {
+  if (!shown.per_device && program.NeedsPropagation()) {
     Propagated propagated = api::Propagate(program, PropagateOptions{options.devices, false, {}});
-    devices = propagated.result.num_partitions;
-    shown = std::move(propagated.program);
+    shown.devices = propagated.result.num_partitions;
+    shown.program = std::move(propagated.program);
   }
-  if (options.devices > 0) devices = options.devices;
-  const Module& module = shown.module();
-  for (const auto& computation : module.computations())
+  if (options.devices > 0) shown.devices = options.devices;
+  for (const auto& computation : shown.program.module().computations())
     for (const auto& instruction : computation->instructions())
-      if (instruction->sharding()) devices = std::max(devices, instruction->sharding()->RequiredDeviceCount());
+      if (instruction->sharding())
+        shown.devices = std::max(shown.devices, instruction->sharding()->RequiredDeviceCount());
+  return shown;
+}
+
+}  // namespace
+
+ShowResult ShowValues(const Program& program, const ShowOptions& options) {
+  const ShownProgram shown = PrepareShow(program, options);
+  const Module& module = shown.program.module();
+  ShowResult result{shown.devices, shown.per_device, {}};
+  auto add = [&](const std::string& role, const Instruction& value) {
+    for (ShownValue& leaf : ShownLeaves(role, value, shown.per_device, shown.devices))
+      result.values.push_back(std::move(leaf));
+  };
+  if (!options.values.empty()) {
+    for (const std::string& name : options.values) add("", *FindValue(module, name, program.name()));
+    return result;
+  }
+  for (const Instruction* parameter : module.entry()->parameters())
+    add("parameter " + std::to_string(parameter->parameter_number), *parameter);
+  add("result", *module.entry()->root());
+  return result;
+}
+
+std::string Show(const Program& program, const ShowOptions& options) {
+  if (options.summary) return ShowSummaryText(ShowValues(program, options));
+  const ShownProgram shown = PrepareShow(program, options);
+  const bool per_device = shown.per_device;
+  const int64_t devices = shown.devices;
+  const Module& module = shown.program.module();
 
   visualize::PictureOptions picture;
   picture.color = options.color;
@@ -78,10 +115,18 @@ std::string Show(const Program& program, const ShowOptions& options) {
       text << "\n" << DrawValue("", *FindValue(module, name, program.name()), per_device, devices, picture);
     return text.str();
   }
-  for (const Instruction* parameter : module.entry()->parameters())
-    text << "\n" << DrawValue("parameter " + std::to_string(parameter->parameter_number) + ": ", *parameter,
+  const auto& parameters = module.entry()->parameters();
+  const int64_t total = static_cast<int64_t>(parameters.size()) + 1;  // and the result
+  const int64_t drawn = options.max_pictures > 0 ? std::min(total, options.max_pictures) : total;
+  for (int64_t i = 0; i < drawn && i < static_cast<int64_t>(parameters.size()); ++i)
+    text << "\n" << DrawValue("parameter " + std::to_string(parameters[i]->parameter_number) + ": ", *parameters[i],
                               per_device, devices, picture);
-  text << "\n" << DrawValue("result: ", *module.entry()->root(), per_device, devices, picture);
+  if (drawn == total) {
+    text << "\n" << DrawValue("result: ", *module.entry()->root(), per_device, devices, picture);
+    return text.str();
+  }
+  text << "\n... " << total - drawn << " more value" << (total - drawn == 1 ? "" : "s")
+       << "; use --value NAME or --summary\n";
   return text.str();
 }
 

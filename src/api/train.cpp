@@ -3,6 +3,7 @@
 // api::TrainJob, `gspmd train` from files on threads or over the ranks of an MPI job.
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,6 +21,7 @@
 #include "text/printer.h"
 #include "train/loss_plot.h"
 #include "train/progress_display.h"
+#include "train/saved_outputs.h"
 #include "train/sharded_trainer.h"
 
 namespace gspmd::api {
@@ -194,7 +196,8 @@ class LossCurve {
     const std::string name = model.empty() ? std::filesystem::path(options_.file).filename().string() : model;
     WriteLossPlot(options_.plot, StrCat(name, ": ", metric_, " per step on ", devices, " devices"), metric_, values_);
     if (options_.progress != "quiet")
-      std::printf("wrote %s (%s of %zu steps)\n", options_.plot.c_str(), metric_.c_str(), values_.size());
+      std::fprintf(options_.json ? stderr : stdout, "wrote %s (%s of %zu steps)\n", options_.plot.c_str(),
+                   metric_.c_str(), values_.size());
   }
 
  private:
@@ -202,6 +205,85 @@ class LossCurve {
   std::string metric_;
   std::vector<double> values_;
 };
+
+// --json: the run as one object on stdout, printed at the end (the progress display is quiet;
+// what would go beside it, "saved ..." and "wrote ...", goes to stderr).
+class TrainRecord {
+ public:
+  TrainRecord(const TrainJobOptions& options, std::string model, int64_t devices, std::vector<std::string> metrics,
+              int64_t tokens_per_step)
+      : options_(options),
+        model_(std::move(model)),
+        devices_(devices),
+        metrics_(std::move(metrics)),
+        tokens_(tokens_per_step) {}
+
+  void Add(int64_t step, const std::vector<double>& values, double seconds, double check_seconds, bool checked) {
+    nlohmann::json entry = {{"step", step + 1}, {"seconds", seconds}};
+    nlohmann::json metrics = nlohmann::json::object();
+    for (size_t k = 0; k < metrics_.size() && k < values.size(); ++k) metrics[metrics_[k]] = values[k];
+    entry["loss"] = values.empty() || metrics_.empty() ? nlohmann::json(nullptr) : nlohmann::json(values[0]);
+    entry["metrics"] = std::move(metrics);
+    if (checked) {
+      entry["check_seconds"] = check_seconds;
+      entry["matches_one_device"] = true;  // a mismatch ends the run with an error instead
+    }
+    seconds_ += seconds;
+    per_step_.push_back(std::move(entry));
+  }
+  void Saved(const std::string& dir, int64_t files) {
+    saved_ = {{"dir", dir}, {"files", files}, {"index", (std::filesystem::path(dir) / "index.json").string()}};
+  }
+
+  void Print(const std::string& layout) const {
+    const auto count = static_cast<int64_t>(per_step_.size());
+    nlohmann::json record = {{"file", options_.file},
+                             {"model", model_.empty() ? nlohmann::json(nullptr) : nlohmann::json(model_)},
+                             {"devices", devices_},
+                             {"backend", options_.mpi ? "mpi" : "threads"},
+                             {"layout", layout},
+                             {"steps", count},
+                             {"metrics", metrics_},
+                             {"tokens_per_step", tokens_},
+                             {"seconds", seconds_},
+                             {"seconds_per_step", count > 0 ? seconds_ / static_cast<double>(count) : 0.0},
+                             {"tokens_per_second", nullptr},
+                             {"first_loss", nullptr},
+                             {"last_loss", nullptr},
+                             {"per_step", per_step_},
+                             {"check", nullptr},
+                             {"saved", saved_},
+                             {"plot", options_.plot.empty() ? nlohmann::json(nullptr) : nlohmann::json(options_.plot)}};
+    if (tokens_ > 0 && seconds_ > 0) record["tokens_per_second"] = static_cast<double>(tokens_ * count) / seconds_;
+    if (count > 0 && !metrics_.empty()) {
+      record["first_loss"] = per_step_.front()["loss"];
+      record["last_loss"] = per_step_.back()["loss"];
+    }
+    if (options_.train.check)
+      record["check"] = {{"rtol", options_.train.rtol}, {"atol", options_.train.atol}, {"passed", true}};
+    std::printf("%s\n", record.dump(2).c_str());
+    std::fflush(stdout);
+  }
+
+ private:
+  const TrainJobOptions& options_;
+  std::string model_;
+  int64_t devices_;
+  std::vector<std::string> metrics_;
+  int64_t tokens_;
+  double seconds_ = 0;
+  nlohmann::json per_step_ = nlohmann::json::array();
+  nlohmann::json saved_ = nullptr;
+};
+
+// --save: one line, "saved 57 arrays to DIR (and index.json naming them)", unless quiet; on stderr
+// beside --json.
+void SaidSaved(const TrainJobOptions& options, size_t files) {
+  if (options.progress == "quiet") return;
+  std::fprintf(options.json ? stderr : stdout, "saved %zu array%s to %s (and index.json naming them)\n", files,
+               files == 1 ? "" : "s", options.save.c_str());
+  std::fflush(options.json ? stderr : stdout);
+}
 
 // The threads backend: api::Training compiles the step once and runs it; this shows it.
 void TrainOnThreads(const TrainJobOptions& options) {
@@ -218,12 +300,13 @@ void TrainOnThreads(const TrainJobOptions& options) {
   training.Start(std::move(train_options));
   const std::string model = ModuleFrontendAttribute(program.module(), "gspmd.model");
   const Module& per_device = training.per_device().module();
-  if (options.progress != "quiet")
+  if (options.progress != "quiet" && !options.json)
     PrintTrainHeader(options.file, model, training.num_devices(), "", training.signature(),
                      AnalyzeCommunication(per_device));
   const std::vector<std::string> metrics = training.metric_names();
   LossCurve curve(options, metrics);
-  StepDisplay display(options.progress, steps, training.tokens_per_step(), metrics);
+  StepDisplay display(options.json ? "quiet" : options.progress, steps, training.tokens_per_step(), metrics);
+  TrainRecord record(options, model, training.num_devices(), metrics, training.tokens_per_step());
   StepResult last;
   for (int64_t i = 0; i < steps; ++i) {
     StepResult result = training.Step();
@@ -235,11 +318,17 @@ void TrainOnThreads(const TrainJobOptions& options) {
       display.EndLine();
       throw training.MismatchError(result);
     }
+    record.Add(result.step, values, result.seconds, result.check_seconds, options.train.check);
     last = std::move(result);
   }
   display.Finish(options.train.check);
-  if (!options.save.empty()) WriteOutputs(options.save, last.outputs);
+  if (!options.save.empty()) {
+    WriteSavedOutputs(options.save, last.outputs, SavedOutputNames(training.signature(), metrics));
+    SaidSaved(options, last.outputs.size());
+    record.Saved(options.save, static_cast<int64_t>(last.outputs.size()));
+  }
   curve.Write(model, training.num_devices());
+  if (options.json) record.Print("");
 }
 
 uint64_t Fingerprint(const std::string& text) {
@@ -310,25 +399,37 @@ bool TrainOnMpi(const TrainJobOptions& options, const MpiOptions& mpi) {
       if (!session.AllRanksAgree(Fingerprint(PrintModule(per_device)), "comparing the compiled steps"))
         session.FailJob("the ranks compiled different per-device programs from " + options.file +
                         " (is FILE the same file on every machine?)");
-      const std::string mode = reporter ? options.progress : "quiet";
+      const std::string mode = reporter && !options.json ? options.progress : "quiet";
+      const std::string model = ModuleFrontendAttribute(*step.original, "gspmd.model");
       if (mode != "quiet")
-        PrintTrainHeader(options.file, ModuleFrontendAttribute(*step.original, "gspmd.model"), total,
-                         layout + ", sharded carry", trainer->signature(), AnalyzeCommunication(per_device));
+        PrintTrainHeader(options.file, model, total, layout + ", sharded carry", trainer->signature(),
+                         AnalyzeCommunication(per_device));
       const std::vector<std::string> metrics = ShownMetrics(trainer->signature());
       StepDisplay display(mode, steps, trainer->tokens_per_step(), metrics);
+      TrainRecord record(options, model, total, metrics, trainer->tokens_per_step());
       for (int64_t i = 0; i < steps; ++i) {
         ShardedStepResult result = trainer->Step();
         display.Show(result.step, result.metrics, result.seconds);
+        record.Add(result.step, result.metrics, result.seconds, 0, false);
         if (reporter) curve->Add(result.metrics);
       }
       display.Finish(false);
       if (!options.save.empty()) {
+        const std::vector<SavedOutput> saved = SavedOutputNames(trainer->signature(), metrics);
         MpiRunOptions save;
         save.devices_per_rank = per_rank;
         save.out_dir = options.save;
+        save.print_files = false;
+        for (const SavedOutput& output : saved) save.result_files.push_back(output.file);
         WriteResultsOverMpi(session, per_device, trainer->plan(), trainer->last_results(), save);
+        if (reporter) {
+          WriteSavedOutputsIndex(options.save, saved, trainer->signature().outputs);
+          SaidSaved(options, saved.size());
+          record.Saved(options.save, static_cast<int64_t>(saved.size()));
+        }
       }
-      if (reporter) curve->Write(ModuleFrontendAttribute(*step.original, "gspmd.model"), total);
+      if (reporter) curve->Write(model, total);
+      if (reporter && options.json) record.Print(layout);
     }
   }  // MPI_Finalize
   return failed_rank < 0;

@@ -1,4 +1,5 @@
-// `gspmd compare ACTUAL.npy EXPECTED.npy [--rtol R] [--atol A]`: compares two arrays; exit 1 if they differ.
+// `gspmd compare ACTUAL.npy EXPECTED.npy [--rtol R] [--atol A] [--json]`: compares two arrays; exit 1
+// if they differ.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -6,6 +7,8 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "analysis/literal_compare.h"
 #include "io/array_source.h"
@@ -22,6 +25,7 @@ struct CompareOptions {
   std::string expected;
   double rtol = kDefaultRtol;
   double atol = kDefaultAtol;
+  bool json = false;
 };
 
 // Largest |a - b| over all elements (NaN when either holds a NaN where the other does not).
@@ -54,6 +58,28 @@ int RunCompare(const CompareOptions& options) {
   if (only_the_type_differs)
     comparison.message = StrCat("element type ", ElementTypeName(actual.element_type()), " differs from expected ",
                                 ElementTypeName(expected.element_type()), " (the dims match)");
+  if (options.json) {
+    // The same figures as the line, unrounded; null where the shapes differ (or a NaN).
+    nlohmann::json result = {{"actual", options.actual},
+                             {"expected", options.expected},
+                             {"shape", actual.shape().ToString(false)},
+                             {"dtype", ElementTypeName(actual.element_type())},
+                             {"expected_shape", expected.shape().ToString(false)},
+                             {"max_abs_err", nullptr},
+                             {"rel_err", nullptr},
+                             {"rms_err", nullptr},
+                             {"rtol", options.rtol},
+                             {"atol", options.atol},
+                             {"pass", comparison.matches},
+                             {"message", comparison.message}};
+    if (same_shape) {
+      result["max_abs_err"] = MaxAbsError(actual, expected);
+      result["rel_err"] = comparison.relative_error;
+      result["rms_err"] = comparison.rms_difference;
+    }
+    std::printf("%s\n", result.dump(2).c_str());
+    return comparison.matches ? 0 : 1;
+  }
   std::string line = options.actual + " vs " + options.expected + ": " + actual.shape().ToString(false);
   if (same_shape) {
     char numbers[160];
@@ -77,6 +103,9 @@ void AddCompareCommand(CLI::App& app) {
   command->add_option("ACTUAL", options->actual, "computed .npy file")->required();
   command->add_option("EXPECTED", options->expected, "reference .npy file")->required();
   AddToleranceOptions(*command, options->rtol, options->atol, "");
+  command->add_flag("--json", options->json,
+                    "print JSON: shape, dtype, max_abs_err, rel_err, rms_err, rtol, atol, pass (exit 1 still on a "
+                    "mismatch)");
   command->callback([options] {
     if (RunCompare(*options) != 0) throw CLI::RuntimeError(1);
   });

@@ -1,5 +1,6 @@
-// `gspmd show FILE [--value NAME ...] [--color auto|always|never] [-o OUT]`: draws how values
-// are laid out over the devices (tile grids for 1-D/2-D arrays, a dims table above that).
+// `gspmd show FILE [--value NAME ...] [--summary] [--json] [--color auto|always|never] [-o OUT]`:
+// draws how values are laid out over the devices (tile grids for 1-D/2-D arrays, a dims table
+// above that), or lists them one line each (--summary) or as JSON.
 #include <CLI/CLI.hpp>
 #include <unistd.h>
 
@@ -22,6 +23,8 @@ struct ShowOptions {
   std::string color = "auto";
   std::string out;
   std::string devices;
+  bool summary = false;
+  bool json = false;
 };
 
 bool UseColour(const std::string& mode, const std::string& out) {
@@ -42,7 +45,15 @@ void RunShow(const ShowOptions& options) {
   show.devices = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "show");
   show.values = options.values;
   show.color = UseColour(options.color, options.out);
-  WriteText(options.out, api::Show(LoadProgramArgument(options.file), show));
+  if (options.json && options.summary)
+    GSPMD_USER_ERROR("gspmd show: error: --json and --summary both choose the output; give at most one");
+  const api::Program program = LoadProgramArgument(options.file);
+  if (options.json) {
+    WriteText(options.out, api::ShowResultToJson(api::ShowValues(program, show)).dump(2) + "\n");
+    return;
+  }
+  show.summary = options.summary;
+  WriteText(options.out, api::Show(program, show));
 }
 
 }  // namespace
@@ -61,6 +72,11 @@ void AddShowCommand(CLI::App& app) {
   command->add_option("--value", options->values, "instruction to draw (repeatable; default: entry parameters "
                                                   "and the result)")
       ->type_name("NAME");
+  command->add_flag("--summary", options->summary,
+                    "one line per value (shape, sharding, tiles per device) and a total, instead of pictures "
+                    "(show draws at most 40 pictures without --value)");
+  command->add_flag("--json", options->json,
+                    "print JSON: devices and per value its name, shape, sharding (XLA's text) and tiles");
   command->add_option("--color", options->color, "colour the tiles: auto (a terminal without NO_COLOR), always, never")
       ->type_name("WHEN");
   command->add_option("--devices", options->devices, "number of partitions (default: from the module)")->type_name("N");

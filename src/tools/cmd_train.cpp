@@ -36,6 +36,7 @@ struct TrainCommandOptions {
   std::string plot;
   uint64_t seed = 0;
   std::string progress = "auto";
+  bool json = false;
   std::string backend = "threads";
   int64_t devices_per_rank = 0;
   double collective_timeout = 0;
@@ -76,6 +77,7 @@ void RunTrainCommand(const TrainCommandOptions& options) {
   job.save = options.save;
   job.plot = options.plot;
   job.progress = options.progress;
+  job.json = options.json;
   if (mpi) {
     job.mpi.emplace();
     if (options.devices_per_rank > 0) job.mpi->devices_per_rank = options.devices_per_rank;
@@ -124,6 +126,9 @@ void AddTrainCommand(CLI::App& app) {
   command->add_option("--progress", options->progress,
                       "auto (a bar on a terminal, else a line per step), bar, lines or quiet")
       ->type_name("MODE");
+  command->add_flag("--json", options->json,
+                    "print the run as one JSON object at the end (per step loss, metrics and seconds; devices, "
+                    "totals, the check) instead of the header and progress");
   command->add_option("--backend", options->backend,
                       "threads (default): devices are threads of this process; mpi: devices are spread over the "
                       "ranks of `mpirun -np R`, each keeping its shards of the carry")

@@ -3,24 +3,50 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 #include "support/diagnostic.h"
+#include "support/units.h"
 
 namespace gspmd {
 namespace {
 
-std::string Bytes(double bytes) {
-  const char* units[] = {"B", "KB", "MB", "GB", "TB"};
-  int unit = 0;
-  while (bytes >= 1000 && unit < 4) {
-    bytes /= 1000;
-    ++unit;
+// Every line train prints (header, step lines, the bar, the summary) fits this many columns.
+constexpr size_t kColumns = kTrainDisplayColumns;
+
+// `text` cut to `width` columns, ending in "..." when cut.
+std::string Clip(const std::string& text, size_t width) {
+  if (text.size() <= width) return text;
+  return text.substr(0, width > 3 ? width - 3 : 0) + "...";
+}
+
+// A comma-separated list cut after its last whole item that fits, then ",...".
+std::string ClipList(const std::string& text, size_t width) {
+  if (text.size() <= width) return text;
+  const size_t comma = text.rfind(',', width - 4);
+  return comma == std::string::npos ? Clip(text, width) : text.substr(0, comma) + ",...";
+}
+
+// The required parts joined by two spaces, then each optional part in order that still fits
+// (kept in its place among the others: `parts` pairs a text with whether it may be dropped).
+std::string FitParts(const std::vector<std::pair<std::string, bool>>& parts, size_t width) {
+  size_t used = 0;
+  for (const auto& [text, optional] : parts)
+    if (!optional) used += (used == 0 ? 0 : 2) + text.size();
+  std::vector<bool> keep(parts.size());
+  for (size_t i = 0; i < parts.size(); ++i) {
+    keep[i] = !parts[i].second;
+    if (keep[i] || used + 2 + parts[i].first.size() > width) continue;
+    keep[i] = true;
+    used += 2 + parts[i].first.size();
   }
-  char text[32];
-  std::snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.1f %s", bytes, units[unit]);
-  return text;
+  std::string line;
+  for (size_t i = 0; i < parts.size(); ++i)
+    if (keep[i]) line += (line.empty() ? "" : "  ") + parts[i].first;
+  return Clip(line, width);
 }
 
 std::string Duration(double seconds) {
@@ -47,26 +73,39 @@ std::vector<std::string> ShownMetrics(const StepSignature& s) {
 
 void PrintTrainHeader(const std::string& file, const std::string& model, int64_t devices, const std::string& layout,
                       const StepSignature& s, const CommReport& comm) {
+  // The file name is the user's: that line alone may be wider.
   std::printf("train %s%s on %lld devices%s, %zu inputs, %zu outputs\n", file.c_str(),
               model.empty() ? "" : (" (model " + model + ")").c_str(), static_cast<long long>(devices),
               layout.empty() ? "" : (" (" + layout + ")").c_str(), s.inputs.size(), s.outputs.size());
   const char* source = s.carry_source == StepSignature::CarrySource::kModule ? "recorded in the module"
                        : s.carry_source == StepSignature::CarrySource::kFlag
                            ? "from --carry"
-                           : "inferred: trailing outputs match trailing inputs in shape and sharding";
-  const std::string carry = s.CarryText();
-  if (s.carry.empty())
-    std::printf("carry: none (%s); every step takes the same carried inputs\n",
-                s.carry_source == StepSignature::CarrySource::kInferred ? "no trailing output matches a trailing input"
-                                                                         : source);
-  else
-    std::printf("carry: %zu outputs feed the next step's inputs (%s): %s\n", s.carry.size(), source,
-                s.carry.size() <= 12 ? carry.c_str() : (carry.substr(0, 60) + "...").c_str());
-  std::string kinds;
-  for (const auto& [kind, stats] : comm.by_kind)
-    kinds += StrCat(kinds.empty() ? "" : ", ", kind, " ", Bytes(stats.bytes), " (", stats.count, ")");
-  std::printf("communication per step and device: %s%s%s\n", Bytes(comm.comm_bytes_per_device).c_str(),
-              kinds.empty() ? "" : ": ", kinds.c_str());
+                           : "inferred: trailing outputs match trailing inputs";
+  if (s.carry.empty()) {
+    std::printf("carry: none (%s)\n", s.carry_source == StepSignature::CarrySource::kInferred
+                                          ? "no trailing output matches a trailing input in shape and sharding"
+                                          : source);
+  } else {
+    // The pairs after the sentence when they fit beside it, else on a line of their own.
+    const std::string carry = StrCat("carry: ", s.carry.size(), " outputs feed the next step's inputs (", source, ")");
+    const std::string pairs = s.CarryText();
+    if (carry.size() + 2 + pairs.size() <= kColumns)
+      std::printf("%s: %s\n", carry.c_str(), pairs.c_str());
+    else
+      std::printf("%s\n%s\n", Clip(carry, kColumns).c_str(), ClipList("  output:input " + pairs, kColumns).c_str());
+  }
+  std::string line = StrCat("communication per step and device: ", FormatBytes(comm.comm_bytes_per_device));
+  const char* separator = ": ";
+  for (const auto& [kind, stats] : comm.by_kind) {
+    const std::string part = StrCat(separator, kind, " ", FormatBytes(stats.bytes), " (", stats.count, ")");
+    if (line.size() + part.size() > kColumns) {
+      line += StrCat(separator, "...");
+      break;
+    }
+    line += part;
+    separator = ", ";
+  }
+  std::printf("%s\n", Clip(line, kColumns).c_str());
   std::fflush(stdout);
 }
 
@@ -87,29 +126,48 @@ void StepDisplay::Show(int64_t step, const std::vector<double>& values, double s
     if (shown_ == 1) first_loss_ = values[0];
   }
   if (quiet_) return;
-  std::string metrics;
-  for (size_t i = 0; i < metrics_.size() && i < values.size(); ++i) metrics += "  " + MetricText(metrics_[i], values[i]);
-  char rate[64] = "";
-  if (tokens_ > 0 && seconds > 0)
-    std::snprintf(rate, sizeof(rate), "  tokens/s %.0f", static_cast<double>(tokens_) / seconds);
-  if (bar_) {
-    const int64_t done = step + 1;
-    const int width = 24;
-    std::string bar(static_cast<size_t>(width * done / steps_), '=');
-    bar.resize(width, ' ');
-    const double eta = total_seconds_ / static_cast<double>(shown_) * static_cast<double>(steps_ - done);
-    std::printf("\r\033[Kstep %lld/%lld [%s]%s%s  ETA %s", static_cast<long long>(done), static_cast<long long>(steps_),
-                bar.c_str(), metrics.c_str(), rate, Duration(eta).c_str());
-    std::fflush(stdout);
-    return;
-  }
-  char check[64] = "";
-  if (check_seconds > 0)
-    std::snprintf(check, sizeof(check), "  %s one device (%.1f ms)", mismatch.empty() ? "matches" : "DIFFERS from",
-                  check_seconds * 1e3);
-  std::printf("step %lld/%lld%s  time %.1f ms%s%s\n", static_cast<long long>(step + 1), static_cast<long long>(steps_),
-              metrics.c_str(), seconds * 1e3, rate, check);
+  std::printf("%s%s", bar_ ? "\r\033[K" : "", StepLine(step, values, seconds, check_seconds, mismatch).c_str());
+  if (!bar_) std::printf("\n");
   std::fflush(stdout);
+}
+
+std::string StepDisplay::StepLine(int64_t step, const std::vector<double>& values, double seconds,
+                                  double check_seconds, const std::string& mismatch) const {
+  // What must show (the step, the loss, the time, the verdict of the check) and what is shown
+  // while it fits (the other metrics first, then throughput and the check's time), in reading
+  // order; the bar takes what is left, up to 20 columns.
+  //   step 3/10  loss 3.2311  accuracy 0.0156  aux_loss 1.5700  dropped_tokens 0  13.1 ms  check ok
+  //   step 3/10 [======      ]  loss 3.2311  accuracy 0.0156  tokens/s 9134  ETA 0:05
+  const int64_t done = step + 1;
+  const size_t width = bar_ ? kColumns - 1 : kColumns;  // the bar leaves the cursor's column free
+  std::vector<std::pair<std::string, bool>> parts;
+  parts.push_back({StrCat("step ", done, "/", steps_), false});
+  for (size_t i = 0; i < metrics_.size() && i < values.size(); ++i)
+    parts.push_back({MetricText(metrics_[i], values[i]), i > 0});
+  if (!bar_) parts.push_back({FormatSeconds(seconds), false});
+  if (tokens_ > 0 && seconds > 0)
+    parts.push_back({StrCat("tokens/s ", static_cast<int64_t>(std::llround(static_cast<double>(tokens_) / seconds))),
+                     true});
+  if (bar_) {
+    const double eta = total_seconds_ / static_cast<double>(shown_) * static_cast<double>(steps_ - done);
+    parts.push_back({"ETA " + Duration(eta), false});
+  }
+  if (!bar_ && check_seconds > 0) {
+    parts.push_back({mismatch.empty() ? "check ok" : "DIFFERS from one device", false});
+    parts.push_back({"(check " + FormatSeconds(check_seconds) + ")", true});
+  }
+  if (!bar_) return FitParts(parts, width);
+  // The bar after the step, in what the parts leave (up to 20 columns, at least 5: optional parts
+  // give way to it down to that).
+  constexpr size_t kBarFrame = 3;  // " [" and "]"
+  std::string line = FitParts(parts, width);
+  if (line.size() + kBarFrame + 5 > width) line = FitParts(parts, width - kBarFrame - 5);
+  const size_t bar_width = std::min<size_t>(20, width - std::min(width, line.size() + kBarFrame));
+  if (bar_width < 5) return line;
+  std::string bar(bar_width * static_cast<size_t>(done) / static_cast<size_t>(steps_), '=');
+  bar.resize(bar_width, ' ');
+  const size_t head = parts[0].first.size();
+  return line.substr(0, head) + " [" + bar + "]" + line.substr(head);
 }
 
 void StepDisplay::EndLine() {
@@ -121,17 +179,26 @@ void StepDisplay::Finish(bool checked) {
   if (quiet_) return;
   if (bar_) std::printf("\n");
   if (shown_ == 0) return;
-  char loss[128] = "";
-  if (!metrics_.empty())
-    std::snprintf(loss, sizeof(loss), "; loss %.4f -> %.4f (%.1f%% of the first)", first_loss_, last_loss_,
-                  100.0 * last_loss_ / first_loss_);
-  char rate[64] = "";
-  if (tokens_ > 0 && run_seconds_ > 0)
-    std::snprintf(rate, sizeof(rate), ", %.0f tokens/s", static_cast<double>(tokens_ * shown_) / run_seconds_);
-  std::printf("done: %lld steps, %.1f ms per step%s%s%s\n", static_cast<long long>(shown_),
-              run_seconds_ / static_cast<double>(shown_) * 1e3, rate, loss,
-              checked ? "; every step matched one device" : "");
+  for (const std::string& line : SummaryLines(checked)) std::printf("%s\n", line.c_str());
   std::fflush(stdout);
+}
+
+std::vector<std::string> StepDisplay::SummaryLines(bool checked) const {
+  std::string line = StrCat("done: ", shown_, " step", shown_ == 1 ? "" : "s", ", ",
+                            FormatSeconds(run_seconds_ / static_cast<double>(shown_)), " per step");
+  if (tokens_ > 0 && run_seconds_ > 0)
+    line += StrCat(", ", static_cast<int64_t>(std::llround(static_cast<double>(tokens_ * shown_) / run_seconds_)),
+                   " tokens/s");
+  if (!metrics_.empty()) {
+    char loss[128];
+    std::snprintf(loss, sizeof(loss), "; loss %.4f -> %.4f (%s of the first)", first_loss_, last_loss_,
+                  FormatPercent(last_loss_ / first_loss_).c_str());
+    line += loss;
+  }
+  const std::string check = "every step matched one device";
+  if (!checked) return {Clip(line, kColumns)};
+  if (line.size() + 2 + check.size() <= kColumns) return {line + "; " + check};
+  return {Clip(line, kColumns), check};
 }
 
 }  // namespace gspmd

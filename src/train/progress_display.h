@@ -12,6 +12,10 @@
 
 namespace gspmd {
 
+// Every line of the progress (the bar, step lines, the summary) and of the header but its first
+// (which names the user's file) fits this many columns.
+inline constexpr size_t kTrainDisplayColumns = 100;
+
 // The outputs shown per step: the module's metric names, else output 0 as the loss when it
 // is a float scalar (none otherwise).
 std::vector<std::string> ShownMetrics(const StepSignature& signature);
@@ -36,6 +40,13 @@ class StepDisplay {
 
   double first_loss() const { return first_loss_; }
   double last_loss() const { return last_loss_; }
+
+  // The text Show prints for a step (without the bar's carriage return) and Finish's lines:
+  // at most kTrainDisplayColumns wide (the bar's one less), the loss, the time and the
+  // check's verdict always in, other metrics, tokens/s and the check's time while they fit.
+  std::string StepLine(int64_t step, const std::vector<double>& metrics, double seconds, double check_seconds = 0,
+                       const std::string& mismatch = "") const;
+  std::vector<std::string> SummaryLines(bool checked) const;
 
  private:
   int64_t steps_;

@@ -7,8 +7,11 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "api/gspmd.h"
 #include "io/array_source.h"
@@ -33,9 +36,14 @@ int CountInputs(const fs::path& dir) {
   return count;
 }
 
-void ExpectSameBytes(const std::vector<Literal>& expected, const fs::path& out_dir) {
+// out_dir/out<i>.npy, or with `names` (train --save) the file index.json names for output i.
+void ExpectSameBytes(const std::vector<Literal>& expected, const fs::path& out_dir, bool names = false) {
+  nlohmann::json index;
+  if (names) index = nlohmann::json::parse(std::ifstream(out_dir / "index.json"))["outputs"];
+  if (names) ASSERT_EQ(index.size(), expected.size());
   for (size_t i = 0; i < expected.size(); ++i) {
-    const Literal written = ReadArrayFile((out_dir / ("out" + std::to_string(i) + ".npy")).string());
+    const std::string file = names ? index[i]["file"].get<std::string>() : "out" + std::to_string(i) + ".npy";
+    const Literal written = ReadArrayFile((out_dir / file).string());
     ASSERT_TRUE(written.shape().Compatible(expected[i].shape())) << "output " << i;
     const std::vector<uint8_t> written_bytes(written.raw(), written.raw() + written.byte_size());
     const std::vector<uint8_t> expected_bytes(expected[i].raw(), expected[i].raw() + expected[i].byte_size());
@@ -96,7 +104,7 @@ TEST_F(JobApiTest, TrainJobSavesWhatTrainReturns) {
   TrainOptions options;
   options.carry = "1:2,2:3,3:4,4:5,5:6,6:7,7:8,8:9";
   for (const std::string& file : job.inputs) options.inputs.push_back(ReadArrayFile(file));
-  ExpectSameBytes(Train(Program::Load(job.file), 2, std::move(options)), dir_ / "saved");
+  ExpectSameBytes(Train(Program::Load(job.file), 2, std::move(options)), dir_ / "saved", true);
 }
 
 TEST_F(JobApiTest, TrainJobOverMpiRefusesTheCheckBeforeStartingMpi) {

@@ -2,6 +2,7 @@
 // of the partitioner (per-device module text, communication report, global runs).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -94,7 +95,9 @@ TEST_F(PartitionCliTest, PartitionPrintsThePerDeviceModule) {
   const fs::path case_dir = kCorpus / "megatron_mlp";
   CommandResult result = Gspmd({"partition", (case_dir / "propagated.hlo").string()});
   ASSERT_EQ(result.exit_code, 0) << result.err;
-  EXPECT_EQ(result.err, "");  // no warnings
+  // No warnings: only the summary line (its form is tested in summaries_cli_test.cpp).
+  EXPECT_EQ(result.err.rfind("partitioned ", 0), 0u) << result.err;
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
   EXPECT_NE(result.out.find("num_partitions=8"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("all-reduce("), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("channel_id="), std::string::npos) << result.out;

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cli/cli_test_util.h"
 #include "io/npy.h"
 #include "models/model_registry.h"
@@ -50,7 +52,22 @@ class TrainCliTest : public CliTest {
               std::string::npos)
         << r.out;
     const std::string chained = ChainEval(hlo, inputs, carry, 3);
-    ExpectAllClose(Path("trained"), chained, outputs, 1e-5);
+    ExpectSavedClose(Path("trained"), chained, outputs, 1e-5);
+  }
+
+  // train --save wrote output i as the file index.json names for it: it matches
+  // expected_dir/out<i>.npy for each of the `count` outputs.
+  void ExpectSavedClose(const fs::path& saved_dir, const fs::path& expected_dir, int count, double rtol) {
+    const nlohmann::json outputs = nlohmann::json::parse(ReadText(saved_dir / "index.json"))["outputs"];
+    ASSERT_EQ(outputs.size(), static_cast<size_t>(count)) << saved_dir;
+    for (int i = 0; i < count; ++i) {
+      EXPECT_EQ(outputs[i]["output"], i);
+      const std::string file = outputs[i]["file"];
+      const LiteralComparison comparison =
+          CompareLiterals(ReadNpy((saved_dir / file).string()),
+                          ReadNpy((expected_dir / ("out" + std::to_string(i) + ".npy")).string()), rtol);
+      EXPECT_TRUE(comparison.matches) << file << " (output " << i << "): " << comparison.message;
+    }
   }
 };
 
@@ -102,12 +119,12 @@ TEST_F(TrainCliTest, CarryIsInferredFromMatchingTrailingOutputsAndSaid) {
   for (const std::string& input : CaseInputs(c)) args.push_back(input);
   CommandResult r = Gspmd(args);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("(inferred: trailing outputs match trailing inputs in shape and sharding): "
+  EXPECT_NE(r.out.find("(inferred: trailing outputs match trailing inputs)\n  output:input "
                        "1:2,2:3,3:4,4:5,5:6,6:7,7:8,8:9"),
             std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("step 2/2  loss "), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("matches one device"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("  check ok"), std::string::npos) << r.out;
 }
 
 TEST_F(TrainCliTest, ModelTrainsWithCheckAndSavesItsLastOutputs) {
@@ -123,8 +140,8 @@ TEST_F(TrainCliTest, ModelTrainsWithCheckAndSavesItsLastOutputs) {
   EXPECT_NE(r.out.find("dropped_tokens"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("step 3/3"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("every step matched one device"), std::string::npos) << r.out;
-  EXPECT_TRUE(fs::exists(Path("saved/out0.npy")));
-  EXPECT_EQ(ReadNpy(Path("saved/out0.npy")).shape().rank(), 0);  // the loss
+  EXPECT_TRUE(fs::exists(Path("saved/loss.npy")));
+  EXPECT_EQ(ReadNpy(Path("saved/loss.npy")).shape().rank(), 0);
   // --plot: the loss curve, three points, and the last one's value as printed.
   EXPECT_NE(r.out.find("wrote " + Path("loss.svg") + " (loss of 3 steps)"), std::string::npos) << r.out;
   const std::string svg = ReadText(Path("loss.svg"));

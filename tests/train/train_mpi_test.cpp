@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "runtime/mpi/mpi_test_util.h"
 
 namespace gspmd::mpi_test {
@@ -18,6 +20,22 @@ std::vector<std::string> Concat(std::vector<std::string> a, const std::vector<st
 
 std::vector<std::string> MpiFlags(const MpiLayout& layout) {
   return {"--backend", "mpi", "--devices-per-rank", std::to_string(layout.devices_per_rank), "--progress", "lines"};
+}
+
+// Both runs saved the same files (index.json names them after the parameters they update)
+// holding the same values.
+void ExpectSameSavedOutputs(const fs::path& actual_dir, const fs::path& expected_dir, double rtol) {
+  const std::string index = ReadText(expected_dir / "index.json");
+  ASSERT_FALSE(index.empty()) << expected_dir;
+  EXPECT_EQ(ReadText(actual_dir / "index.json"), index);
+  const nlohmann::json outputs = nlohmann::json::parse(index)["outputs"];
+  EXPECT_GT(outputs.size(), 0u);
+  for (const nlohmann::json& output : outputs) {
+    const std::string file = output["file"];
+    const LiteralComparison comparison = CompareLiterals(ReadArrayFile((actual_dir / file).string()),
+                                                         ReadArrayFile((expected_dir / file).string()), rtol);
+    EXPECT_TRUE(comparison.matches) << actual_dir / file << ": " << comparison.message;
+  }
 }
 
 // The "loss X" values of the per-step lines.
@@ -55,7 +73,7 @@ TEST_F(TrainMpiTest, ShardedCarryTrainsLikeThreads) {
     const std::vector<double> losses = Losses(mpi.out);
     ASSERT_EQ(losses.size(), 3u) << mpi.out;
     for (size_t k = 0; k < losses.size(); ++k) EXPECT_NEAR(losses[k], Losses(threads.out)[k], 2e-4) << k;
-    ExpectSameOutputs(saved, Path("threads"), 1e-5);
+    ExpectSameSavedOutputs(saved, Path("threads"), 1e-5);
   }
 }
 
@@ -68,7 +86,7 @@ TEST_F(TrainMpiTest, CorpusStepWithCarryTrainsLikeThreads) {
   const MpiLayout layout{2, 4, ""};
   const Launch mpi = Mpi(layout, Concat(Concat(train, {"--save", Path("mpi")}), MpiFlags(layout)));
   ASSERT_EQ(mpi.exit_code, 0) << mpi.err;
-  ExpectSameOutputs(Path("mpi"), Path("threads"), 1e-5);
+  ExpectSameSavedOutputs(Path("mpi"), Path("threads"), 1e-5);
 }
 
 TEST_F(TrainMpiTest, OptionsAndJobSizesThatDoNotFitGetClearErrors) {

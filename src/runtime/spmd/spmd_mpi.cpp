@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <thread>
 
 #include "io/npy.h"
@@ -161,6 +162,7 @@ class Runner {
   int RankOf(int64_t device) const { return static_cast<int>(device / options_.devices_per_rank); }
 
   void WriteSharded() {
+    GSPMD_CHECK(options_.result_files.empty(), "sharded outputs are named out<i>");
     CreateOutputDirectory(options_.out_dir);
     WriteOwnedShards(plan_, options_.out_dir, devices_, results_, files_);
     PendingFiles indexes;
@@ -186,7 +188,10 @@ class Runner {
       std::string path, header;
       if (writer) {
         CreateOutputDirectory(options_.out_dir);
-        path = GlobalResultPath(options_.out_dir, i);  // for messages; written under files_'s name
+        // For messages; written under files_'s name.
+        path = options_.result_files.empty()
+                   ? GlobalResultPath(options_.out_dir, i)
+                   : (std::filesystem::path(options_.out_dir) / options_.result_files.at(i)).string();
         fd = ::open(files_.Add(path).c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0) ThrowUserErrorAt(SourceLocation{path, 0, 0}, "cannot open the output for writing");
         header = NpyHeaderBytes(leaf.global.element_type(), leaf.global.dims());
@@ -238,7 +243,7 @@ class Runner {
     session_.Barrier("the barrier before committing the outputs");
     if (!writer) return;
     files_.Commit();
-    PrintLines(false);
+    if (options_.print_files) PrintLines(false);
   }
 
   void PrintLines(bool sharded) const {

@@ -21,6 +21,10 @@ struct MpiRunOptions {
   std::string out_dir;
   bool sharded_output = false;
   bool report_memory = false;  // each rank prints its peak RSS beside the bytes of its shards
+  // Global outputs only: file names in out_dir per result (empty: out<i>.npy), and whether
+  // rank 0 lists the files it wrote (gspmd train says one line of its own).
+  std::vector<std::string> result_files;
+  bool print_files = true;
 };
 
 // Runs and writes the outputs; rank 0 prints one line per result file. Every rank must call it
