@@ -2,12 +2,12 @@
 #include "analysis/comm_report.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <functional>
 #include <map>
 #include <unordered_map>
 
 #include "analysis/trip_count.h"
+#include "support/units.h"
 
 namespace gspmd {
 namespace {
@@ -107,12 +107,6 @@ int64_t ComputationPeak(const Computation& computation, std::unordered_map<const
   return peak;
 }
 
-std::string FormatBytes(double bytes) {
-  char buffer[64];
-  std::snprintf(buffer, sizeof(buffer), "%.0f", bytes);
-  return buffer;
-}
-
 }  // namespace
 
 double CollectiveBytesPerDevice(const Instruction& collective, int64_t num_devices) {
@@ -180,7 +174,7 @@ std::string FormatCommReport(const CommReport& report) {
   if (report.by_kind.empty()) out += "  (none)\n";
   for (const auto& [kind, stats] : report.by_kind)
     out += StrCat("  ", kind, ": count=", stats.count, " bytes=", FormatBytes(stats.bytes), "\n");
-  out += StrCat("peak_bytes_per_device: ", report.peak_bytes_per_device, "\n");
+  out += "peak_bytes_per_device: " + FormatBytes(report.peak_bytes_per_device) + "\n";
   for (const std::string& warning : report.warnings) out += "warning: " + warning + "\n";
   return out;
 }

@@ -67,6 +67,8 @@ struct EntryLiveRanges {
 };
 EntryLiveRanges LiveRangesOfEntry(const Module& module);
 
+// The text of `gspmd report`: the JSON keys with figures in binary units ("comm_bytes_per_device:
+// 36.3 KiB"); CommReportToJson keeps the exact ones.
 std::string FormatCommReport(const CommReport& report);
 nlohmann::json CommReportToJson(const CommReport& report);
 

@@ -2,11 +2,11 @@
 // a mesh axis they could be split over, mesh axes no value uses, and annotations propagation
 // would have produced anyway.
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
 
 #include "lint/checks.h"
+#include "support/units.h"
 #include "visualize/sharding_picture.h"
 
 namespace gspmd::lint {
@@ -28,12 +28,6 @@ double PaddingShare(const Shape& shape, const Sharding& sharding) {
   int64_t tiles = 1;
   for (int64_t c : counts) tiles *= c;
   return static_cast<double>(PerDeviceBytes(shape, sharding)) * tiles / shape.byte_size() - 1.0;
-}
-
-std::string Percent(double share) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", 100.0 * share);
-  return text;
 }
 
 bool IsCheckedArray(const Instruction& instruction) {
@@ -84,7 +78,7 @@ std::vector<Sharding> EvenSplits(const Shape& shape, const Sharding& sharding, i
 }
 
 std::string CommChange(const LintFinding& finding) {
-  return StrCat("communication ", BytesText(finding.comm_before), " -> ", BytesText(finding.comm_after),
+  return StrCat("communication ", FormatBytes(finding.comm_before), " -> ", FormatBytes(finding.comm_after),
                 " per device");
 }
 
@@ -152,8 +146,8 @@ void CheckUnevenPadding(LintContext& context, std::vector<LintFinding>& findings
     finding.annotation = annotated_here ? value.name() : (key != &value ? key->name() : "");
     finding.bytes_per_device = PaddingBytes(shape, sharding);
     finding.message = StrCat("%", value.name(), " ", shape.ToString(false), " sharding=", sharding.ToString(), ": ",
-                             dims_text, "; padding is ", Percent(PaddingShare(shape, sharding)), " of the value, ",
-                             BytesText(finding.bytes_per_device), " per device",
+                             dims_text, "; padding is ", FormatPercent(PaddingShare(shape, sharding)), " of the value, ",
+                             FormatBytes(finding.bytes_per_device), " per device",
                              group.more > 0 ? StrCat(" (and ", group.more, " more values laid out from it)") : "");
     if (annotated_here) {
       // The candidate that communicates least, then the one with fewer bytes per device.
@@ -174,8 +168,8 @@ void CheckUnevenPadding(LintContext& context, std::vector<LintFinding>& findings
         finding.fix_bytes_per_device = PaddingBytes(shape, *best);
         finding.comm_after = best_comm.value_or(finding.comm_before);
         finding.fix = StrCat("annotate %", value.name(), " with sharding=", best->ToString(), ": padding ",
-                             BytesText(finding.fix_bytes_per_device), " per device (",
-                             BytesText(PerDeviceBytes(shape, *best)), " per device in all)",
+                             FormatBytes(finding.fix_bytes_per_device), " per device (",
+                             FormatBytes(PerDeviceBytes(shape, *best)), " per device in all)",
                              best_comm ? ", " + CommChange(finding) : "");
       }
     }
@@ -209,15 +203,15 @@ void CheckReplicatedLarge(LintContext& context, std::vector<LintFinding>& findin
       finding.annotation = context.IsUserAnnotated(value) ? value.name() : "";
       finding.bytes_per_device = static_cast<double>(bytes) - static_cast<double>(bytes) / axis.size;
       finding.message = StrCat("%", value.name(), " ", shape.ToString(false), " sharding=", sharding.ToString(),
-                               " holds ", BytesText(bytes), " per device and is replicated over ",
+                               " holds ", FormatBytes(bytes), " per device and is replicated over ",
                                MeshAxisName(mesh, axis), ", which it could be split over: ",
-                               BytesText(finding.bytes_per_device), " more per device");
+                               FormatBytes(finding.bytes_per_device), " more per device");
       finding.fix_instruction = value.name();
       finding.fix_sharding = best->ToString();
       finding.fix_bytes_per_device = 0;
       finding.comm_after = best_comm < 1e300 ? best_comm : finding.comm_before;
       finding.fix = StrCat("annotate %", value.name(), " with sharding=", best->ToString(), ": ",
-                           BytesText(PerDeviceBytes(shape, *best)), " per device, ", CommChange(finding));
+                           FormatBytes(PerDeviceBytes(shape, *best)), " per device, ", CommChange(finding));
       findings.push_back(finding);
       break;
     }
@@ -263,8 +257,8 @@ void CheckUnusedMeshAxes(LintContext& context, std::vector<LintFinding>& finding
     const double peak = static_cast<double>(context.base().peak_bytes_per_device);
     finding.bytes_per_device = peak - peak / axis.size;
     finding.message = StrCat(MeshAxisName(mesh, axis), " of the ", num_devices, "-device mesh splits no value: every "
-                             "value is held ", axis.size, " times over; of the peak of ", BytesText(peak),
-                             " per device, ", BytesText(finding.bytes_per_device), " is replication over it");
+                             "value is held ", axis.size, " times over; of the peak of ", FormatBytes(peak),
+                             " per device, ", FormatBytes(finding.bytes_per_device), " is replication over it");
     if (split) {
       std::optional<double> after;
       if (split_comm < 1e300) after = split_comm;

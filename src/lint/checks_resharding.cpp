@@ -7,6 +7,7 @@
 #include "analysis/comm_report.h"
 #include "ir/opcode.h"
 #include "lint/checks.h"
+#include "support/units.h"
 
 namespace gspmd::lint {
 namespace {
@@ -156,7 +157,7 @@ void DescribeFix(LintFinding& finding, const Instruction& annotated, const Chose
   finding.comm_after = fix.comm_after;
   finding.fix_bytes_per_device = remaining;
   finding.fix = StrCat("annotate %", annotated.name(), " with sharding=", fix.sharding.ToString(),
-                       ": communication ", BytesText(finding.comm_before), " -> ", BytesText(fix.comm_after),
+                       ": communication ", FormatBytes(finding.comm_before), " -> ", FormatBytes(fix.comm_after),
                        " per device");
 }
 
@@ -223,12 +224,12 @@ void CheckConflicts(LintContext& context, std::vector<LintFinding>& findings) {
                              " conflicts with ", conflicts_with, ": ", Joined(b->kinds, ", "), " at %",
                              user->name(), b->bytes_by_user.size() > 1 ? StrCat(" and ", b->bytes_by_user.size() - 1,
                                                                                  " more") : "",
-                             " costs ", BytesText(b->bytes), " per device");
+                             " costs ", FormatBytes(b->bytes), " per device");
     DescribeFix(finding, *annotated, *fix, 0);
     if (trades_memory) {
       const Shape& shape = annotated->shape();
-      finding.fix += StrCat(", memory ", BytesText(PerDeviceBytes(shape, *annotated->sharding())), " -> ",
-                            BytesText(PerDeviceBytes(shape, fix->sharding)), " per device for %", annotated->name());
+      finding.fix += StrCat(", memory ", FormatBytes(PerDeviceBytes(shape, *annotated->sharding())), " -> ",
+                            FormatBytes(PerDeviceBytes(shape, fix->sharding)), " per device for %", annotated->name());
     }
     findings.push_back(finding);
   }
@@ -259,7 +260,7 @@ void CheckFullRematerialization(LintContext& context, std::vector<LintFinding>& 
     finding.bytes_per_device = bytes;
     finding.message = StrCat("%", global_name, " is gathered to replicated and sliced again (", transition, ")",
                              annotated ? StrCat(", laid out by %", annotated->name(), "'s annotation") : "", ": ",
-                             BytesText(bytes), " per device");
+                             FormatBytes(bytes), " per device");
     if (annotated != nullptr && annotated->sharding()) {
       if (std::optional<ChosenFix> fix = ChooseFix(context, *annotated, CandidateFixes(context, *annotated)))
         DescribeFix(finding, *annotated, *fix, 0);

@@ -2,8 +2,6 @@
 #include "lint/lint.h"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdio>
 
 #include "lint/checks.h"
 
@@ -134,29 +132,6 @@ LintReport LintProgram(const ProgramLoader& load, const LintOptions& options) {
     return std::make_pair(a.location.line, a.location.column) < std::make_pair(b.location.line, b.location.column);
   });
   return report;
-}
-
-std::string BytesText(double bytes) {
-  const double rounded = std::round(bytes);
-  char exact[64];
-  if (std::fabs(bytes - rounded) < 1e-6)
-    std::snprintf(exact, sizeof exact, "%.0f bytes", rounded);
-  else
-    std::snprintf(exact, sizeof exact, "%.1f bytes", bytes);
-  if (std::fabs(bytes) < 1024) return exact;
-  const char* unit = "KiB";
-  double scaled = bytes / 1024;
-  if (std::fabs(scaled) >= 1024) {
-    unit = "MiB";
-    scaled /= 1024;
-  }
-  if (std::fabs(scaled) >= 1024) {
-    unit = "GiB";
-    scaled /= 1024;
-  }
-  char text[96];
-  std::snprintf(text, sizeof text, "%.2f %s (%s)", scaled, unit, exact);
-  return text;
 }
 
 std::string FormatLintReport(const LintReport& report) {

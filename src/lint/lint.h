@@ -86,12 +86,9 @@ struct LintTotals {
 };
 LintTotals CountLintFindings(const std::vector<LintFinding>& findings);
 
-// "63 warnings (by kind: conflict 13, replicated 50), 1.20 GiB (...) per device avoidable":
+// "63 warnings (by kind: conflict 13, replicated 50), 1.20 GiB per device avoidable":
 // avoidable is the warnings' bytes together (communication and memory; a value replicated over an
 // unused axis counts under both checks). "no warnings: ..." for a clean program.
 std::string LintSummary(const LintReport& report);
-
-// "1.50 MiB (1572864 bytes)", "96 bytes".
-std::string BytesText(double bytes);
 
 }  // namespace gspmd::lint

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "lint/lint.h"
+#include "support/units.h"
 
 namespace gspmd::lint {
 namespace {
@@ -84,7 +85,7 @@ std::string LintSummary(const LintReport& report) {
     kinds += (kinds.empty() ? "" : ", ") + kind + " " + std::to_string(count);
   return Plural(totals.warnings, "warning", "warnings") +
          (totals.notes > 0 ? " and " + Plural(totals.notes, "note", "notes") : "") + " (by kind: " + kinds + "), " +
-         BytesText(totals.avoidable_bytes_per_device) + " per device avoidable";
+         FormatBytes(totals.avoidable_bytes_per_device) + " per device avoidable";
 }
 
 std::string FormatGroupedLintReport(const LintReport& report) {
@@ -100,7 +101,7 @@ std::string FormatGroupedLintReport(const LintReport& report) {
       others += (k > 1 ? ", %" : "%") + report.findings[group.members[k]].instruction;
     if (group.members.size() - 1 > shown) others += ", ...";
     out += "  and " + std::to_string(group.members.size() - 1) + " more alike (" + others + "): " +
-           std::to_string(group.members.size()) + " in all, " + BytesText(group.bytes_per_device) +
+           std::to_string(group.members.size()) + " in all, " + FormatBytes(group.bytes_per_device) +
            " per device together\n";
   }
   return out + LintSummary(report) + "\n";

@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "support/diagnostic.h"
+#include "support/units.h"
 
 namespace gspmd::simulate {
 namespace {
@@ -13,30 +14,6 @@ std::string Format(const char* format, double value) {
   char buffer[64];
   std::snprintf(buffer, sizeof(buffer), format, value);
   return buffer;
-}
-
-// 1234567 -> "1.23 MB" (decimal units, as link and HBM bandwidths are quoted).
-std::string Bytes(double bytes) {
-  const char* units[] = {"B", "kB", "MB", "GB", "TB", "PB"};
-  int unit = 0;
-  while (bytes >= 1000 && unit < 5) {
-    bytes /= 1000;
-    ++unit;
-  }
-  return Format(unit == 0 ? "%.0f" : "%.3g", bytes) + " " + units[unit];
-}
-
-// Memory sizes: GiB (as capacities are quoted) from 0.1 GiB up, decimal units below.
-std::string GiB(double bytes) {
-  const double gib = bytes / (1024.0 * 1024.0 * 1024.0);
-  return gib >= 0.1 ? Format("%.2f GiB", gib) : Bytes(bytes);
-}
-
-std::string Seconds(double seconds) {
-  if (seconds == 0) return "0 s";
-  if (seconds < 1e-3) return Format("%.3g us", seconds * 1e6);
-  if (seconds < 1) return Format("%.4g ms", seconds * 1e3);
-  return Format("%.4g s", seconds);
 }
 
 std::string Number(double value) { return Format("%.4g", value); }
@@ -72,37 +49,37 @@ std::string FormatSimulationReport(const SimulationReport& r, int64_t top_entrie
   std::string out;
   out += "chip:          " + r.chip + " (" + r.chip_path + ")\n";
   out += "topology:      " + r.topology + "\n";
-  out += "step time:     " + Seconds(r.step_time_s) + " with compute/communication overlap, " +
-         Seconds(r.step_time_no_overlap_s) + " without\n";
-  out += "  compute      " + Seconds(r.compute_s) + " in " + Number(r.kernels) + " kernels\n";
-  out += "  collectives  " + Seconds(r.comm_s) + "\n";
-  out += "utilization:   MFU " + Format("%.1f%%", 100 * r.mfu) + " (" + Number(r.model_flops) +
+  out += "step time:     " + FormatSeconds(r.step_time_s) + " with compute/communication overlap, " +
+         FormatSeconds(r.step_time_no_overlap_s) + " without\n";
+  out += "  compute      " + FormatSeconds(r.compute_s) + " in " + Number(r.kernels) + " kernels\n";
+  out += "  collectives  " + FormatSeconds(r.comm_s) + "\n";
+  out += "utilization:   MFU " + FormatPercent(r.mfu) + " (" + Number(r.model_flops) +
          " model FLOPs per device over the step at the " + r.peak_compute_type + " peak of " + Number(r.peak_flops_per_s) +
-         " FLOP/s); with recomputation " + Format("%.1f%%", 100 * r.hfu) + "\n";
+         " FLOP/s); with recomputation " + FormatPercent(r.hfu) + "\n";
   out += "\nper device and step:\n";
   out += "  FLOPs            " + Number(r.matrix_flops + r.vector_flops) + " (dot/convolution " + Number(r.matrix_flops) +
          ", other " + Number(r.vector_flops) + "; transcendentals " + Number(r.transcendentals) + ")\n";
   out += "  rematerialized   " + Number(r.remat_flops) + " FLOPs\n";
-  out += "  HBM traffic      " + Bytes(r.hbm_bytes) + " (unfused: " + Bytes(r.hbm_bytes_unfused) + ")\n";
-  out += "  communication    " + Bytes(r.comm.comm_bytes_per_device) + " sent\n";
+  out += "  HBM traffic      " + FormatBytes(r.hbm_bytes) + " (unfused: " + FormatBytes(r.hbm_bytes_unfused) + ")\n";
+  out += "  communication    " + FormatBytes(r.comm.comm_bytes_per_device) + " sent\n";
 
   const MemoryEstimate& m = r.memory;
-  out += "\nmemory per device: peak " + GiB(static_cast<double>(m.peak_bytes)) + " of " +
-         GiB(static_cast<double>(m.capacity_bytes)) + (m.fits ? ": fits" : ": DOES NOT FIT") + "\n";
+  out += "\nmemory per device: peak " + FormatBytes(m.peak_bytes) + " of " + FormatBytes(m.capacity_bytes) +
+         (m.fits ? ": fits" : ": DOES NOT FIT") + "\n";
   if (m.rematerialized)
-    out += "  after rematerialization (" + GiB(static_cast<double>(m.peak_without_remat_bytes)) + " without): " +
+    out += "  after rematerialization (" + FormatBytes(m.peak_without_remat_bytes) + " without): " +
            std::to_string(m.recomputations) + " values recomputed, " + Number(m.remat_flops) + " FLOPs, " +
-           Seconds(m.remat_seconds) + "\n";
-  out += "  parameters " + GiB(static_cast<double>(m.parameter_bytes)) + ", optimizer state " +
-         GiB(static_cast<double>(m.optimizer_state_bytes)) + ", batch " + GiB(static_cast<double>(m.batch_bytes)) +
-         ", activations " + GiB(static_cast<double>(m.activation_bytes)) + " (roles from " + m.roles_from + "; " +
+           FormatSeconds(m.remat_seconds) + "\n";
+  out += "  parameters " + FormatBytes(m.parameter_bytes) + ", optimizer state " +
+         FormatBytes(m.optimizer_state_bytes) + ", batch " + FormatBytes(m.batch_bytes) +
+         ", activations " + FormatBytes(m.activation_bytes) + " (roles from " + m.roles_from + "; " +
          std::to_string(m.aliased_outputs) + " outputs written in place)\n";
 
   out += "\ncommunication by kind:\n";
   if (r.comm_by_kind.empty()) out += "  (none)\n";
   for (const auto& [kind, totals] : r.comm_by_kind)
-    out += "  " + Pad(kind, 22) + "count " + Pad(Number(totals.count), 8) + "bytes " + Pad(Bytes(totals.bytes), 11) + "time " +
-           Seconds(totals.time_s) + "\n";
+    out += "  " + Pad(kind, 22) + "count " + Pad(Number(totals.count), 8) + "bytes " + Pad(FormatBytes(totals.bytes), 11) +
+           "time " + FormatSeconds(totals.time_s) + "\n";
 
   if (!r.collectives.empty()) {
     std::vector<const CollectiveLine*> lines;
@@ -115,8 +92,8 @@ std::string FormatSimulationReport(const SimulationReport& r, int64_t top_entrie
     for (size_t i = 0; i < lines.size() && static_cast<int64_t>(i) < top_entries; ++i) {
       const CollectiveLine& line = *lines[i];
       out += "  %" + Pad(line.name, 20) + " " + Pad(line.kind, 19) + " x" + Pad(Number(line.executions), 6) +
-             Pad(Bytes(line.estimate.bytes), 10) + " " + line.estimate.algorithm + ", " + line.estimate.links + ", " +
-             Seconds(line.estimate.time_s) + "\n";
+             Pad(FormatBytes(line.estimate.bytes), 10) + " " + line.estimate.algorithm + ", " + line.estimate.links +
+             ", " + FormatSeconds(line.estimate.time_s) + "\n";
     }
   }
 
@@ -125,8 +102,8 @@ std::string FormatSimulationReport(const SimulationReport& r, int64_t top_entrie
   out += "  " + Pad("compute", 11) + Pad("collectives", 13) + Pad("FLOPs", 11) + Pad("HBM", 11) + "source\n";
   for (size_t i = 0; i < r.breakdown.size() && static_cast<int64_t>(i) < top_entries; ++i) {
     const BreakdownEntry& e = r.breakdown[i];
-    out += "  " + Pad(Seconds(e.compute_s), 11) + Pad(Seconds(e.comm_s), 13) + Pad(Number(e.matrix_flops + e.vector_flops), 11) +
-           Pad(Bytes(e.hbm_bytes), 11) + e.key + "\n";
+    out += "  " + Pad(FormatSeconds(e.compute_s), 11) + Pad(FormatSeconds(e.comm_s), 13) +
+           Pad(Number(e.matrix_flops + e.vector_flops), 11) + Pad(FormatBytes(e.hbm_bytes), 11) + e.key + "\n";
   }
   for (const std::string& warning : r.warnings) out += "warning: " + warning + "\n";
   return out;

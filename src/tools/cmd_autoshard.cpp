@@ -18,6 +18,7 @@
 #include "autoshard/iopddl_reader.h"
 #include "autoshard/solver.h"
 #include "support/diagnostic.h"
+#include "support/units.h"
 #include "tools/commands.h"
 #include "tools/tool_util.h"
 
@@ -98,9 +99,10 @@ void RunIopddl(const AutoshardCliOptions& options) {
     if (result.feasible && result.lower_bound == result.cost)
       std::printf("lower bound: %s (the answer is optimal)\n", bound.c_str());
     else
-      std::printf("lower bound: %s (gap %.2f%% of the best cost)\n", bound.c_str(), 100.0 * gap);
-    std::printf("time: %.2f s (reading %.2f s), %d rounds, work %lld of %lld%s\n", result.seconds, read_seconds,
-                result.rounds, static_cast<long long>(result.work), static_cast<long long>(result.work_budget),
+      std::printf("lower bound: %s (gap %s of the best cost)\n", bound.c_str(), FormatPercent(gap).c_str());
+    std::printf("time: %s (reading %s), %d rounds, work %lld of %lld%s\n", FormatSeconds(result.seconds).c_str(),
+                FormatSeconds(read_seconds).c_str(), result.rounds,
+                static_cast<long long>(result.work), static_cast<long long>(result.work_budget),
                 result.stopped_by_clock ? ", stopped by the time limit" : "");
   }
   std::printf("%s\n", autoshard::FormatAssignment(result.assignment).c_str());
@@ -129,36 +131,11 @@ int64_t ParseByteSize(const std::string& text) {
                    "': expected a positive size such as 16GiB, 12G, 16GB or 17179869184");
 }
 
-std::string Bytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (bytes >= 1024 && unit < 4) {
-    bytes /= 1024;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof text, unit == 0 ? "%.0f %s" : "%.2f %s", bytes, units[unit]);
-  return text;
-}
-
-std::string Seconds(double seconds) {
-  char text[32];
-  if (seconds >= 1)
-    std::snprintf(text, sizeof text, "%.3f s", seconds);
-  else if (seconds >= 1e-3)
-    std::snprintf(text, sizeof text, "%.3f ms", seconds * 1e3);
-  else
-    std::snprintf(text, sizeof text, "%.3f us", seconds * 1e6);
-  return text;
-}
-
 std::string CostLine(const autoshard::PlanCost& cost, int64_t budget) {
   if (!cost.valid) return "not compiled: " + cost.error;
-  char mfu[32];
-  std::snprintf(mfu, sizeof mfu, "%.1f%%", 100.0 * cost.mfu);
-  return "step " + Seconds(cost.step_time_s) + ", MFU " + mfu + ", peak " + Bytes(static_cast<double>(cost.peak_bytes)) +
-         " of " + Bytes(static_cast<double>(budget)) + (cost.fits ? " (fits)" : " (does NOT fit)") + ", " +
-         Bytes(cost.comm_bytes) + " sent per device";
+  return "step " + FormatSeconds(cost.step_time_s) + ", MFU " + FormatPercent(cost.mfu) + ", peak " +
+         FormatBytes(cost.peak_bytes) + " of " + FormatBytes(budget) + (cost.fits ? " (fits)" : " (does NOT fit)") +
+         ", " + FormatBytes(cost.comm_bytes) + " sent per device";
 }
 
 void RunProgram(const AutoshardCliOptions& options) {
@@ -183,7 +160,7 @@ void RunProgram(const AutoshardCliOptions& options) {
 
   std::printf("autoshard %s: %lld devices, chip %s, memory budget %s per device\n", program.name().c_str(),
               static_cast<long long>(result.devices), options.chip.c_str(),
-              Bytes(static_cast<double>(result.memory_budget_bytes)).c_str());
+              FormatBytes(result.memory_budget_bytes).c_str());
   std::printf("meshes searched (best plan of each):\n");
   std::map<std::string, int> not_searched;  // reason -> meshes
   for (const api::AutoshardMeshResult& mesh : result.meshes) {
@@ -216,7 +193,7 @@ void RunProgram(const AutoshardCliOptions& options) {
       continue;
     }
     std::printf("  %-24s %-26s %-12s %s\n", group.label.c_str(), group.spec.c_str(),
-                Bytes(static_cast<double>(group.bytes)).c_str(), group.sharding.c_str());
+                FormatBytes(group.bytes).c_str(), group.sharding.c_str());
   }
   if (as_recipe > 0) std::printf("  (%d more groups as the recipe has them)\n", as_recipe);
   if (following > 0) std::printf("  (%d groups of optimizer state sharded as their weights)\n", following);
@@ -225,8 +202,8 @@ void RunProgram(const AutoshardCliOptions& options) {
     std::printf("input: %s (the input's own annotations)\n", CostLine(*result.input_cost, result.memory_budget_bytes).c_str());
   if (result.lower_bound_s)
     std::printf("lower bound on the step: %s (the step's matrix FLOPs over all devices at peak)\n",
-                Seconds(*result.lower_bound_s).c_str());
-  std::printf("solved in %.2f s: %lld plans partitioned and simulated%s\n", result.solve_time_s,
+                FormatSeconds(*result.lower_bound_s).c_str());
+  std::printf("solved in %s: %lld plans partitioned and simulated%s\n", FormatSeconds(result.solve_time_s).c_str(),
               static_cast<long long>(result.evaluations), result.stopped_early ? ", stopped by the time or evaluation limit" : "");
   if (options.explain) {
     std::printf("why (the alternatives weighed for each group, with the others as chosen):\n");
