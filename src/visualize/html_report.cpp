@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "simulate/simulator.h"
+#include "support/units.h"
 #include "visualize/sharding_picture.h"
 
 namespace gspmd::visualize {
@@ -38,16 +39,6 @@ std::string Fixed(double value, int digits) {
   return text;
 }
 
-std::string HumanBytes(double bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  int unit = 0;
-  while (bytes >= 1024 && unit < 4) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return Fixed(bytes, unit == 0 ? 0 : 2) + " " + units[unit];
-}
-
 constexpr const char* kStyle = R"(
 body { font-family: sans-serif; margin: 2em; color: #222; max-width: 1100px; overflow-wrap: break-word; }
 /* Nothing wider than the page: long lines wrap or scroll in their own box (1,280 px screens). */
@@ -68,11 +59,25 @@ th { background: #eee; cursor: pointer; } td.name, th.name { text-align: left; }
 // byte column adds up to the page's total (#table-bytes-sum shows the sum it found, exact in
 // its data-value).
 constexpr const char* kScript = R"(
+// FormatBytes of support/units.h: whole bytes, binary units, three significant digits, a value
+// rounding up to the next unit moves to it, an exact tie goes to the even digit (as to_chars).
+function fixed(value, decimals) {
+  const scaled = value * 10 ** decimals, floor = Math.floor(scaled);
+  return (scaled - floor === 0.5 && floor % 2 === 0 ? floor / 10 ** decimals : value).toFixed(decimals);
+}
 function humanBytes(bytes) {
-  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB'];
-  let unit = 0;
-  while (bytes >= 1024 && unit < 4) { bytes /= 1024; ++unit; }
-  return bytes.toFixed(unit === 0 ? 0 : 2) + ' ' + units[unit];
+  const units = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'];
+  const whole = Math.round(bytes), sign = whole < 0 ? '-' : '';
+  let value = Math.abs(whole);
+  if (value < 1024) return sign + value.toFixed(0) + ' B';
+  value /= 1024;
+  for (let unit = 0; ; ++unit) {
+    let text = fixed(value, 2);
+    if (parseFloat(text) >= 10) text = fixed(value, 1);
+    if (parseFloat(text) >= 100) text = fixed(value, 0);
+    if (parseFloat(text) < 1024 || unit === units.length - 1) return sign + text + ' ' + units[unit];
+    value /= 1024;
+  }
 }
 function sortTable(table, column) {
   const body = table.tBodies[0];
@@ -101,17 +106,6 @@ if (commTable) {
   out.textContent = humanBytes(sum);
 }
 )";
-
-// "1.50 ms", "345 µs", "12.0 ns": three significant digits in the largest unit below the value.
-std::string HumanSeconds(double seconds) {
-  const char* units[] = {"s", "ms", "\u00b5s", "ns"};
-  int unit = 0;
-  while (seconds < 1 && seconds > 0 && unit < 3) {
-    seconds *= 1000;
-    ++unit;
-  }
-  return Fixed(seconds, seconds >= 100 ? 0 : seconds >= 10 ? 1 : 2) + " " + units[unit];
-}
 
 // The colour of a collective kind's bars (the chart's legend lists the kinds it shows).
 const char* KindColour(const std::string& kind) {
@@ -258,7 +252,7 @@ std::string CommunicationChart(const std::vector<CommRow>& rows, bool by_time) {
     if (label.size() > 36) label = label.substr(0, 33) + "...";
     label += " " + bar.kind;
     const std::string figures =
-        by_time ? HumanSeconds(bar.seconds) + ", " + HumanBytes(bar.bytes) : HumanBytes(bar.bytes);
+        by_time ? FormatSeconds(bar.seconds) + ", " + FormatBytes(bar.bytes) : FormatBytes(bar.bytes);
     out << "<text x=\"" << label_width - 6 << "\" y=\"" << y + 12 << "\" text-anchor=\"end\">" << Escape(label)
         << "</text><rect class=\"bar\" x=\"" << label_width << "\" y=\"" << y << "\" width=\"" << Fixed(width, 1)
         << "\" height=\"" << row_height - 4 << "\" fill=\"" << KindColour(bar.kind) << "\" data-kind=\"" << bar.kind
@@ -286,9 +280,9 @@ std::string CommunicationSection(const std::vector<CommRow>& rows, bool has_seco
   for (const CommRow& row : rows) {
     out << "<tr><td class=\"name\">" << Escape(row.source) << "</td><td class=\"name\">" << Escape(row.layer)
         << "</td><td class=\"name\">" << row.kind << "</td><td data-value=\"" << Number(row.bytes) << "\">"
-        << HumanBytes(row.bytes) << "</td><td data-value=\"" << Number(row.count) << "\">" << Number(row.count)
+        << FormatBytes(row.bytes) << "</td><td data-value=\"" << Number(row.count) << "\">" << Number(row.count)
         << "</td>";
-    if (has_seconds) out << "<td data-value=\"" << Number(row.seconds) << "\">" << HumanSeconds(row.seconds) << "</td>";
+    if (has_seconds) out << "<td data-value=\"" << Number(row.seconds) << "\">" << FormatSeconds(row.seconds) << "</td>";
     out << "</tr>\n";
   }
   out << "</tbody></table></div>\n<p>Sum of the table's bytes: <span id=\"table-bytes-sum\">(script not run)</span></p>\n";
@@ -330,12 +324,12 @@ std::string MemorySection(const Module& per_device, int64_t peak) {
       << "<line x1=\"" << left << "\" y1=\"" << height - 20 << "\" x2=\"" << width - 10 << "\" y2=\"" << height - 20
       << "\" stroke=\"#888\"/><line x1=\"" << left << "\" y1=\"20\" x2=\"" << left << "\" y2=\"" << height - 20
       << "\" stroke=\"#888\"/>\n<text x=\"" << left - 4 << "\" y=\"" << Fixed(y_of(top_value), 1)
-      << "\" text-anchor=\"end\">" << HumanBytes(top_value) << "</text><text x=\"" << left - 4 << "\" y=\""
+      << "\" text-anchor=\"end\">" << FormatBytes(top_value) << "</text><text x=\"" << left - 4 << "\" y=\""
       << height - 20 << "\" text-anchor=\"end\">0</text>\n<polyline class=\"live\" points=\"" << points.str()
       << "\"/>\n<circle class=\"peak\" cx=\"" << Fixed(x_of(peak_at), 1) << "\" cy=\""
       << Fixed(y_of(static_cast<double>(live[peak_at])), 1) << "\" r=\"4\" data-bytes=\"" << live[peak_at]
       << "\"/><text x=\"" << Fixed(x_of(peak_at) + 6, 1) << "\" y=\"" << Fixed(y_of(static_cast<double>(live[peak_at])) + 4, 1)
-      << "\">peak " << HumanBytes(static_cast<double>(live[peak_at])) << " at instruction " << peak_at << "</text>\n"
+      << "\">peak " << FormatBytes(static_cast<double>(live[peak_at])) << " at instruction " << peak_at << "</text>\n"
       << "</svg>\n";
   return out.str();
 }
@@ -398,15 +392,15 @@ std::string RenderHtmlReport(const HtmlReportInput& input) {
       << input.num_devices << (input.mesh_text.empty() ? "" : " &mdash; mesh " + Escape(input.mesh_text))
       << "</td></tr>\n"
       << "<tr><td class=\"name\">communication per device</td><td id=\"total-comm-bytes\" data-value=\""
-      << Number(input.report.comm_bytes_per_device) << "\">" << HumanBytes(input.report.comm_bytes_per_device)
+      << Number(input.report.comm_bytes_per_device) << "\">" << FormatBytes(input.report.comm_bytes_per_device)
       << "</td></tr>\n";
   if (has_seconds)
     out << "<tr><td class=\"name\">estimated communication time (no overlap)</td><td id=\"total-comm-seconds\" "
-           "data-value=\"" << Number(seconds) << "\">" << HumanSeconds(seconds) << "</td></tr>\n";
+           "data-value=\"" << Number(seconds) << "\">" << FormatSeconds(seconds) << "</td></tr>\n";
   out << "<tr><td class=\"name\">collectives executed</td><td id=\"total-collectives\" data-value=\""
       << collectives << "\">" << collectives << "</td></tr>\n"
       << "<tr><td class=\"name\">peak live memory per device</td><td id=\"total-peak-bytes\" data-value=\""
-      << input.report.peak_bytes_per_device << "\">" << HumanBytes(static_cast<double>(input.report.peak_bytes_per_device))
+      << input.report.peak_bytes_per_device << "\">" << FormatBytes(static_cast<double>(input.report.peak_bytes_per_device))
       << "</td></tr>\n</tbody></table>\n";
   out << CommunicationSection(rows, has_seconds)
       << MemorySection(*input.per_device, input.report.peak_bytes_per_device);

@@ -30,8 +30,8 @@ struct HtmlReportInput {
   std::string lint_note;
 };
 
-// The page. Figures show in binary units (KiB, MiB, GiB) and seconds (ms, µs); the totals
-// carry their exact values in data-value attributes (#total-comm-bytes, #total-peak-bytes,
+// The page. Figures show as every command prints them (support/units.h: KiB, MiB, GiB; ms, us);
+// the totals carry their exact values in data-value attributes (#total-comm-bytes, #total-peak-bytes,
 // #total-collectives, #total-comm-seconds with a chip) so a browser test can compare them with
 // --json. A collective is named by its op_name, or the nearest one (as simulate attributes
 // it), else by the op it was made for as the input named it ("dot %17 (line 12)" for MLIR).

@@ -10,6 +10,7 @@
 #include "ir/element_type.h"
 #include "partitioner/device_axes.h"
 #include "sharding/tile_assignment.h"
+#include "support/units.h"
 
 namespace gspmd::visualize {
 namespace {
@@ -170,7 +171,7 @@ std::string DrawDimsTable(const Shape& shape, const Sharding& sharding, const st
   return out.str();
 }
 
-// "per device: f32[4,8] (128 bytes); each tile on 2 devices; padding 12.5% of the bytes".
+// "per device: f32[4,8] (128 B); each tile on 2 devices; padding 12.5% of the value".
 std::string SummaryLine(const Shape& shape, const Sharding& sharding, const std::vector<Tile>& tiles,
                         const std::vector<int64_t>& counts, int64_t num_devices) {
   std::vector<int64_t> shard_dims;
@@ -181,7 +182,7 @@ std::string SummaryLine(const Shape& shape, const Sharding& sharding, const std:
   }
   Shape shard(shape.element_type(), shard_dims);
   std::ostringstream out;
-  out << "  per device: " << shard.ToString(false) << " (" << shard.byte_size() << " bytes)";
+  out << "  per device: " << shard.ToString(false) << " (" << FormatBytes(shard.byte_size()) << ")";
   if (sharding.IsManual()) out << "; manual";
   if (sharding.IsMaximal()) out << "; only on device " << sharding.maximal_device();
   size_t holders = tiles.empty() ? 0 : tiles.front().devices.size();
@@ -193,11 +194,8 @@ std::string SummaryLine(const Shape& shape, const Sharding& sharding, const std:
     out << "; partially replicated: each tile on " << holders << " devices";
   const int64_t elements = shape.element_count();
   if (padded_total > elements && elements > 0) {
-    const double percent = 100.0 * static_cast<double>(padded_total - elements) / static_cast<double>(elements);
-    std::ostringstream pct;
-    pct.precision(1);
-    pct << std::fixed << percent;
-    out << "; padding " << pct.str() << "% of the value";
+    const double share = static_cast<double>(padded_total - elements) / static_cast<double>(elements);
+    out << "; padding " << FormatPercent(share) << " of the value";
   }
   out << "\n";
   return out.str();

@@ -89,10 +89,10 @@ TEST_F(LintTest, MlpWithSwappedBatchAndFeatureAnnotations) {
   ExpectFindingAndFix(
       kMlpSwapped,
       "FILE:4:3: warning: %x's annotation sharding={devices=[1,2,4]<=[8] last_tile_dim_replicate} conflicts with "
-      "%out's annotation sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}: reduce-scatter at %h costs 8.00 KiB "
-      "(8192 bytes) per device [conflict]\n"
-      "  fix: annotate %x with sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}: communication 104.00 KiB "
-      "(106496 bytes) -> 96.00 KiB (98304 bytes) per device\n");
+      "%out's annotation sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}: reduce-scatter at %h costs 8.00 KiB"
+      " per device [conflict]\n"
+      "  fix: annotate %x with sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}: communication 104 KiB"
+      " -> 96.0 KiB per device\n");
 }
 
 // A transformer feed-forward block on a data x model mesh whose weights are replicated over
@@ -110,22 +110,22 @@ ENTRY main {
   ROOT out = f32[64,1024] add(x, y), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
 }
 )",
-                      "FILE:5:3: warning: %w_in f32[1024,1024] sharding={replicated} holds 4.00 MiB (4194304 bytes) "
-                      "per device and is replicated over mesh axis 1 (size 4), which it could be split over: 3.00 MiB "
-                      "(3145728 bytes) more per device [replicated]\n"
+                      "FILE:5:3: warning: %w_in f32[1024,1024] sharding={replicated} holds 4.00 MiB "
+                      "per device and is replicated over mesh axis 1 (size 4), which it could be split over: 3.00 MiB"
+                      " more per device [replicated]\n"
                       "  fix: annotate %w_in with sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}: "
-                      "1.00 MiB (1048576 bytes) per device, communication 0 bytes -> 96.00 KiB (98304 bytes) per "
+                      "1.00 MiB per device, communication 0 B -> 96.0 KiB per "
                       "device\n"
                       "FILE:5:3: warning: mesh axis 1 (size 4) of the 8-device mesh splits no value: every value is "
-                      "held 4 times over; of the peak of 8.38 MiB (8781824 bytes) per device, 6.28 MiB (6586368 "
-                      "bytes) is replication over it [unused-axis]\n"
+                      "held 4 times over; of the peak of 8.38 MiB per device, 6.28 MiB"
+                      " is replication over it [unused-axis]\n"
                       "  fix: annotate %w_in with sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate} (or "
-                      "use 2 devices): communication 0 bytes -> 96.00 KiB (98304 bytes) per device\n"
-                      "FILE:6:3: warning: %w_out f32[1024,1024] sharding={replicated} holds 4.00 MiB (4194304 bytes) "
-                      "per device and is replicated over mesh axis 1 (size 4), which it could be split over: 3.00 MiB "
-                      "(3145728 bytes) more per device [replicated]\n"
+                      "use 2 devices): communication 0 B -> 96.0 KiB per device\n"
+                      "FILE:6:3: warning: %w_out f32[1024,1024] sharding={replicated} holds 4.00 MiB "
+                      "per device and is replicated over mesh axis 1 (size 4), which it could be split over: 3.00 MiB"
+                      " more per device [replicated]\n"
                       "  fix: annotate %w_out with sharding={devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}: "
-                      "1.00 MiB (1048576 bytes) per device, communication 0 bytes -> 96.00 KiB (98304 bytes) per "
+                      "1.00 MiB per device, communication 0 B -> 96.0 KiB per "
                       "device\n");
 }
 
@@ -139,10 +139,10 @@ ENTRY main {
 }
 )",
                       "FILE:4:3: warning: %x f32[10,12] sharding={devices=[4,1]<=[4]}: dim 0 of size 10 split 4 ways "
-                      "pads to 12; padding is 20.0% of the value, 24 bytes per device (and 1 more values laid out "
+                      "pads to 12; padding is 20.0% of the value, 24 B per device (and 1 more values laid out "
                       "from it) [uneven-padding]\n"
-                      "  fix: annotate %x with sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}: padding 0 "
-                      "bytes per device (240 bytes per device in all), communication 0 bytes -> 0 bytes per device\n");
+                      "  fix: annotate %x with sharding={devices=[2,1,2]<=[4] last_tile_dim_replicate}: padding 0 B"
+                      " per device (240 B per device in all), communication 0 B -> 0 B per device\n");
 }
 
 TEST_F(LintTest, TwoConflictingAnnotationsOnOnePath) {
@@ -156,10 +156,10 @@ ENTRY main {
 }
 )",
                       "FILE:4:3: warning: %x's annotation sharding={devices=[4,1]<=[4]} conflicts with %c's "
-                      "annotation sharding={devices=[1,4]<=[4]}: all-to-all at %t costs 6.00 KiB (6144 bytes) per "
+                      "annotation sharding={devices=[1,4]<=[4]}: all-to-all at %t costs 6.00 KiB per "
                       "device [conflict]\n"
-                      "  fix: annotate %x with sharding={devices=[1,4]<=[4]}: communication 6.00 KiB (6144 bytes) -> "
-                      "0 bytes per device\n");
+                      "  fix: annotate %x with sharding={devices=[1,4]<=[4]}: communication 6.00 KiB -> "
+                      "0 B per device\n");
 }
 
 TEST_F(LintTest, UnusedMeshAxis) {
@@ -172,10 +172,10 @@ ENTRY main {
 }
 )",
                       "FILE:4:3: warning: mesh axis 1 (size 2) of the 8-device mesh splits no value: every value is "
-                      "held 2 times over; of the peak of 8.00 KiB (8192 bytes) per device, 4.00 KiB (4096 bytes) is "
+                      "held 2 times over; of the peak of 8.00 KiB per device, 4.00 KiB is "
                       "replication over it [unused-axis]\n"
-                      "  fix: annotate %x with sharding={devices=[8,1]<=[8]} (or use 4 devices): communication 0 "
-                      "bytes -> 0 bytes per device\n");
+                      "  fix: annotate %x with sharding={devices=[8,1]<=[8]} (or use 4 devices): communication 0 B"
+                      " -> 0 B per device\n");
 }
 
 TEST_F(LintTest, WerrorFailsOnlyWithWarnings) {

@@ -80,11 +80,11 @@ ENTRY main {
   CommandResult result = Gspmd({"lint", path});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find(path + ":4:3: warning: %x's annotation sharding={devices=[1,8]<=[8]} conflicts with "
-                                   "%w's annotation sharding={devices=[1,8]<=[8]}: all-gather at %y costs 112.00 "
-                                   "KiB (114688 bytes) per device [conflict]\n"
-                                   "  fix: annotate %x with sharding={replicated}: communication 112.00 KiB "
-                                   "(114688 bytes) -> 0 bytes per device, memory 16.00 KiB (16384 bytes) -> "
-                                   "128.00 KiB (131072 bytes) per device for %x\n"),
+                                   "%w's annotation sharding={devices=[1,8]<=[8]}: all-gather at %y costs 112 KiB"
+                                   " per device [conflict]\n"
+                                   "  fix: annotate %x with sharding={replicated}: communication 112 KiB"
+                                   " -> 0 B per device, memory 16.0 KiB -> "
+                                   "128 KiB per device for %x\n"),
             std::string::npos)
       << result.out;
   const json report = json::parse(Gspmd({"lint", path, "--json"}).out);

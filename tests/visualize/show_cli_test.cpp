@@ -39,7 +39,7 @@ TEST_F(ShowTest, TwoDimensionalTiled) {
             "        +-------+-------+--------+---------+\n"
             "  [4:8) |   4   |   5   |   6    |    7    |\n"
             "        +-------+-------+--------+---------+\n"
-            "  per device: f32[4,4] (64 bytes)\n");
+            "  per device: f32[4,4] (64 B)\n");
 }
 
 TEST_F(ShowTest, PartiallyReplicated) {
@@ -53,7 +53,7 @@ TEST_F(ShowTest, PartiallyReplicated) {
             "        +-------+--------+\n"
             "  [4:8) |  4,5  |  6,7   |\n"
             "        +-------+--------+\n"
-            "  per device: f32[4,8] (128 bytes); partially replicated: each tile on 2 devices\n");
+            "  per device: f32[4,8] (128 B); partially replicated: each tile on 2 devices\n");
 }
 
 TEST_F(ShowTest, UnevenLastTiles) {
@@ -65,7 +65,7 @@ TEST_F(ShowTest, UnevenLastTiles) {
             "  +-------+-------+-------+---------------+\n"
             "  |  0,1  |  2,3  |  4,5  |      6,7      |\n"
             "  +-------+-------+-------+---------------+\n"
-            "  per device: f32[3] (12 bytes); partially replicated: each tile on 2 devices; padding 20.0% of the "
+            "  per device: f32[3] (12 B); partially replicated: each tile on 2 devices; padding 20.0% of the "
             "value\n"
             "\n"
             "%e f32[10,6] {devices=[4,1,2]<=[8] last_tile_dim_replicate}\n"
@@ -79,7 +79,7 @@ TEST_F(ShowTest, UnevenLastTiles) {
             "                +-------+\n"
             "  [9:10) +2 pad |  6,7  |\n"
             "                +-------+\n"
-            "  per device: f32[3,6] (72 bytes); partially replicated: each tile on 2 devices; padding 20.0% of the "
+            "  per device: f32[3,6] (72 B); partially replicated: each tile on 2 devices; padding 20.0% of the "
             "value\n");
 }
 
@@ -92,7 +92,7 @@ TEST_F(ShowTest, HigherRankIsADimsTable) {
             "  0   4    2     2@stride4 2     0\n"
             "  1   6    1     -         6     0\n"
             "  2   8    4     4@stride1 2     0\n"
-            "  per device: f32[2,6,2] (96 bytes)\n");
+            "  per device: f32[2,6,2] (96 B)\n");
 }
 
 TEST_F(ShowTest, DefaultsToParametersAndResult) {
