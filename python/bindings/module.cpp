@@ -188,10 +188,16 @@ NB_MODULE(_gspmd, m) {
     return CommReportToJson(api::Report(program)).dump();
   }, "program"_a);
 
-  m.def("show", [](const Program& program, std::vector<std::string> values, int64_t devices, bool color) {
+  m.def("show", [](const Program& program, std::vector<std::string> values, int64_t devices, bool color,
+                   bool summary) {
     nb::gil_scoped_release release;
-    return api::Show(program, {std::move(values), devices, color});
-  }, "program"_a, "values"_a = std::vector<std::string>{}, "devices"_a = 0, "color"_a = false);
+    api::ShowOptions options;
+    options.values = std::move(values);
+    options.devices = devices;
+    options.color = color;
+    options.summary = summary;
+    return api::Show(program, options);
+  }, "program"_a, "values"_a = std::vector<std::string>{}, "devices"_a = 0, "color"_a = false, "summary"_a = false);
 
   m.def("lint", [](const Program& program, int64_t devices, double padding_threshold, int64_t large_bytes,
                    bool redundant) {

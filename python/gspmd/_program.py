@@ -258,14 +258,21 @@ class Program:
                                         int(large_mib * (1 << 20)), redundant))
         return [_finding(entry) for entry in report["findings"]]
 
-    def show(self, values: Optional[Sequence[str]] = None, *, devices: Optional[int] = None) -> Shown:
+    def show(self, values: Optional[Sequence[str]] = None, *, devices: Optional[int] = None,
+             summary: bool = False) -> Shown:
         """How values are laid out over the devices: tile grids as text (``gspmd show``).
 
-        Default: the entry parameters and the result. In a notebook the returned object draws
-        the grids in colour.
+        Default: the entry parameters and the result (the first 40 of a larger program, then a
+        line saying how many more). In a notebook the returned object draws the grids in colour.
+        ``summary=True`` lists one line per value (shape, sharding, tiles per device) instead::
+
+            >>> print(step.show(summary=True))
         """
         values = list(values or [])
         count = _devices(devices)
+        if summary:
+            text = _gspmd.show(self._core, values, count, False, True)
+            return Shown(text, lambda: text)
         return Shown(_gspmd.show(self._core, values, count, False),
                      lambda: _gspmd.show(self._core, values, count, True))
 

@@ -44,6 +44,14 @@ def test_show_text_and_html():
         gspmd.load(MLP).show(["nope"])
 
 
+def test_show_summary_is_the_cli_summary(cli):
+    summary = gspmd.load(MLP).show(summary=True)
+    assert summary == subprocess.run([cli, "show", str(MLP), "--summary"], capture_output=True, text=True).stdout
+    lines = summary.splitlines()
+    assert lines[0] == "mesh: 8 devices" and lines[-1].startswith("total: ")
+    assert lines[1].startswith("parameter 0 %") and (" tiles of " in lines[1] or " tile of " in lines[1])
+
+
 def test_lint_findings_carry_location_kind_bytes_and_fix(cli):
     path = CORPUS / "gspmd" / "reshard_variety" / "pre.hlo"
     findings = gspmd.load(path).lint()
