@@ -10,6 +10,8 @@
 #include "api/gspmd.h"
 #include "autoshard/program/parameter_groups.h"
 #include "builder/remove_annotations.h"
+#include "partitioner/sdy_attributes.h"
+#include "sharding/partition_spec.h"
 #include "ir/computation.h"
 #include "support/diagnostic.h"
 
@@ -23,41 +25,21 @@ using autoshard_internal::MeshSearch;
 
 const char* const kAxisNames[] = {"x", "y", "z"};
 
-bool ParsePositive(const std::string& text, int64_t& value) {
-  if (text.empty() || text.size() > 18) return false;
-  value = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return false;
-    value = value * 10 + (c - '0');
+// The program's own axis names (its sdy.mesh, or --mesh for HLO text) for the searched mesh
+// of the same axis sizes, so the plan's PartitionSpecs read in the user's words; that mesh is
+// searched first, so it wins a tie.
+void NameLikeProgram(std::vector<Mesh>& meshes, const Mesh& named) {
+  if (!named.device_ids.empty()) return;
+  std::vector<Mesh::Axis> axes;
+  for (const Mesh::Axis& axis : named.axes)
+    if (axis.size > 1) axes.push_back(axis);
+  for (Mesh& mesh : meshes) {
+    if (mesh.axes.size() != axes.size() || !mesh.device_ids.empty()) continue;
+    bool same_sizes = true;
+    for (size_t i = 0; i < axes.size(); ++i) same_sizes = same_sizes && mesh.axes[i].size == axes[i].size;
+    if (same_sizes) mesh.axes = axes;
   }
-  return value > 0;
-}
-
-// "data=2,model=4" -> mesh['data'=2,'model'=4].
-Mesh ParseMeshText(const std::string& text) {
-  Mesh mesh;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t comma = text.find(',', pos);
-    if (comma == std::string::npos) comma = text.size();
-    const std::string item = text.substr(pos, comma - pos);
-    const size_t eq = item.find('=');
-    int64_t size = 0;
-    if (eq == std::string::npos || eq == 0 || !ParsePositive(item.substr(eq + 1), size))
-      GSPMD_USER_ERROR("gspmd autoshard: error: --mesh '", text, "': expected AXIS=N,... with positive sizes (e.g. data=2,model=4)");
-    for (const Mesh::Axis& axis : mesh.axes)
-      if (axis.name == item.substr(0, eq))
-        GSPMD_USER_ERROR("gspmd autoshard: error: --mesh '", text, "' names axis '", axis.name, "' twice");
-    mesh.axes.push_back({item.substr(0, eq), size});
-    pos = comma + 1;
-  }
-  return mesh;
-}
-
-std::string MeshText(const Mesh& mesh) {
-  std::string out;
-  for (const Mesh::Axis& axis : mesh.axes) out += StrCat(out.empty() ? "" : ",", axis.name, "=", axis.size);
-  return out;
+  std::stable_partition(meshes.begin(), meshes.end(), [&](const Mesh& mesh) { return mesh.axes == axes; });
 }
 
 // Every way to write `devices` as a product of 1 to 3 axes of size >= 2 (major axis first).
@@ -116,7 +98,7 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
   int64_t devices = options.devices;
   std::vector<Mesh> meshes;
   if (!options.mesh.empty()) {
-    meshes.push_back(ParseMeshText(options.mesh));
+    meshes.push_back(ParseMeshFlag(options.mesh, "gspmd autoshard: error: --mesh"));
     if (devices > 0 && meshes[0].num_devices() != devices)
       GSPMD_USER_ERROR("gspmd autoshard: error: --mesh ", options.mesh, " has ", meshes[0].num_devices(),
                        " devices but --devices is ", devices);
@@ -127,6 +109,7 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
     GSPMD_USER_ERROR("gspmd autoshard: error: --devices ", devices,
                      " (expected the number of devices, >= 1: give --devices N or --mesh AXIS=N,...)");
   if (meshes.empty()) meshes = CandidateMeshes(devices);
+  if (const std::optional<Mesh> named = NamedMeshOf(input)) NameLikeProgram(meshes, *named);
   // The chip's HBM unless a budget is given (an unknown chip is refused here, before the search).
   const simulate::ChipSpec chip = simulate::LoadChipSpec(options.chip);
   const int64_t budget = options.memory_budget_bytes > 0 ? options.memory_budget_bytes : chip.hbm_bytes;
@@ -215,7 +198,7 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
   bool any_splits = false;
   for (size_t position = 0; position < order.size(); ++position) {
     const size_t m = order[position];
-    const std::string mesh_text = MeshText(meshes[m]);
+    const std::string mesh_text = MeshFlagText(meshes[m]);
     const Clock::time_point now = Clock::now();
     if (position >= focus || (position > 0 && now >= deadline)) {
       AutoshardMeshResult skipped{mesh_text, {}, 0, true};

@@ -67,6 +67,13 @@ class Program {
   void SetPerDevice(std::optional<bool> per_device) { per_device_ = per_device; }
   // Whether some instruction still lacks a sharding (propagation would choose it).
   bool NeedsPropagation() const;
+  // The language it was written in (kHlo for FromModule): lint writes its fixes in it.
+  Format format() const;
+  // This program with its mesh axes named (--mesh AXIS=N,... for HLO text, which has no
+  // sdy.mesh), so show, lint, simulate, report and --explain print PartitionSpecs; "" leaves
+  // it as it is. `command` names the CLI command in errors: a malformed mesh, one whose device
+  // count is not the program's or one other than its own sdy mesh are UserErrors.
+  Program WithMesh(const std::string& mesh, const std::string& command) const;
 
  private:
   struct State;

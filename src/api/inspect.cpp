@@ -8,6 +8,8 @@
 #include "api/gspmd.h"
 #include "api/pipeline.h"
 #include "io/npy.h"
+#include "partitioner/sdy_attributes.h"
+#include "sharding/partition_spec.h"
 #include "simulate/chip_spec.h"
 #include "simulate/topology.h"
 #include "visualize/sharding_picture.h"
@@ -32,7 +34,10 @@ std::string DrawValue(const std::string& heading, const Instruction& value, bool
   const Sharding sharding = value.sharding().value_or(Sharding::Replicated());
   const Shape shape = per_device ? visualize::GlobalShapeOfShard(value.shape(), sharding) : value.shape();
   std::ostringstream out;
-  out << heading << "%" << value.name() << " " << shape.ToString(false) << " " << sharding.ToString() << "\n";
+  const std::optional<Mesh> mesh = NamedMeshOf(*value.parent()->parent());
+  const int64_t rank = shape.IsArray() ? shape.rank() : -1;
+  out << heading << "%" << value.name() << " " << shape.ToString(false) << " "
+      << ShardingTextWithSpec(sharding, rank, mesh ? &*mesh : nullptr) << "\n";
   if (per_device) out << "  (per-device program: global shape = shard shape x tiles)\n";
   out << visualize::DrawSharding(shape, sharding, devices, picture);
   return out.str();
@@ -109,7 +114,9 @@ std::string Show(const Program& program, const ShowOptions& options) {
   visualize::PictureOptions picture;
   picture.color = options.color;
   std::ostringstream text;
-  text << "mesh: " << devices << " device" << (devices == 1 ? "" : "s") << "\n";
+  text << "mesh: " << devices << " device" << (devices == 1 ? "" : "s");
+  if (const std::optional<Mesh> named = NamedMeshOf(module)) text << " (" << MeshFlagText(*named) << ")";
+  text << "\n";
   if (!options.values.empty()) {
     for (const std::string& name : options.values)
       text << "\n" << DrawValue("", *FindValue(module, name, program.name()), per_device, devices, picture);
@@ -137,8 +144,10 @@ lint::LintReport Lint(const Program& program, const lint::LintOptions& options) 
   if (options.devices > 0) CheckDevicesMatchModule(program.module(), program.name(), options.devices);
   // Each compile (the program as written, then each candidate fix) propagates its own copy.
   lint::ProgramLoader load = [&program]() { return program.CopyModule(); };
+  lint::LintOptions lint_options = options;
+  lint_options.stablehlo_input = program.format() == Format::kStableHlo;
   return WithFileContext(program.name(), [&] {
-    return WithErrorKind(UserErrorKind::kSharding, [&] { return lint::LintProgram(load, options); });
+    return WithErrorKind(UserErrorKind::kSharding, [&] { return lint::LintProgram(load, lint_options); });
   });
 }
 

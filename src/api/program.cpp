@@ -10,6 +10,8 @@
 #include "api/gspmd.h"
 #include "api/pipeline.h"
 #include "frontend/stablehlo/reader.h"
+#include "partitioner/sdy_attributes.h"
+#include "sharding/partition_spec.h"
 #include "text/parser.h"
 #include "text/printer.h"
 
@@ -132,5 +134,22 @@ std::unique_ptr<Module> Program::TakeModule() && {
 bool Program::IsPerDevice() const { return per_device_.value_or(IsPerDeviceProgram(module())); }
 
 bool Program::NeedsPropagation() const { return api::NeedsPropagation(module()); }
+
+Format Program::format() const {
+  GSPMD_CHECK(state_ != nullptr, "use of a Program whose module was taken");
+  return state_->format;
+}
+
+Program Program::WithMesh(const std::string& mesh, const std::string& command) const {
+  if (mesh.empty()) return *this;
+  const std::string what = StrCat("gspmd ", command, ": error: --mesh");
+  const Mesh named = ParseMeshFlag(mesh, what);
+  if (std::optional<Mesh> own = NamedMeshOf(module()); own && own->axes == named.axes) return *this;
+  std::unique_ptr<Module> copy = CopyModule();
+  WithErrorKind(UserErrorKind::kSharding, [&] { SetNamedMesh(*copy, named, what); });
+  Program named_program(std::make_shared<State>(State{std::move(copy), name(), "", format()}));
+  named_program.per_device_ = per_device_;
+  return named_program;
+}
 
 }  // namespace gspmd::api

@@ -143,21 +143,6 @@ std::vector<std::vector<int64_t>> DimAxesFromSpec(const Mesh& mesh, const Partit
   return dim_axes;
 }
 
-std::string SpecText(const PartitionSpec& spec) {
-  std::string text = "P(";
-  for (size_t d = 0; d < spec.size(); ++d) {
-    if (d > 0) text += ", ";
-    if (spec[d].empty()) {
-      text += "None";
-      continue;
-    }
-    if (spec[d].size() > 1) text += "(";
-    for (size_t i = 0; i < spec[d].size(); ++i) text += (i > 0 ? ", '" : "'") + spec[d][i] + "'";
-    if (spec[d].size() > 1) text += ")";
-  }
-  return text + ")";
-}
-
 std::vector<int64_t> DimsMappingFromAxes(const Mesh& mesh, const std::vector<std::string>& axes) {
   std::vector<int64_t> mapping;
   for (const std::string& name : axes) {

@@ -9,6 +9,7 @@
 
 #include "builder/program_builder.h"
 #include "sharding/mesh.h"
+#include "sharding/partition_spec.h"
 #include "sharding/sharding.h"
 
 namespace gspmd {
@@ -40,11 +41,9 @@ Sharding MeshSharding(const Mesh& mesh, const std::vector<int64_t>& dims_mapping
 Sharding MeshShardingOverAxes(const Mesh& mesh, const std::vector<std::vector<int64_t>>& dim_axes, int64_t rank,
                               const std::string& what = "mesh_split");
 
-// PartitionSpec by axis names: per tensor dim, the mesh axes splitting it (major to minor);
-// {} leaves it unsplit, {"?"} leaves it open for propagation (mesh_split only).
-using PartitionSpec = std::vector<std::vector<std::string>>;
+// PartitionSpec and SpecText (sharding/partition_spec.h); {"?"} leaves a dim open for
+// propagation (mesh_split only).
 std::vector<std::vector<int64_t>> DimAxesFromSpec(const Mesh& mesh, const PartitionSpec& spec);
-std::string SpecText(const PartitionSpec& spec);  // "P(('x','y'), None, 'y')"
 
 // dims_mapping from axis names, PartitionSpec style: "" = kReplicated, "?" = kUnspecified,
 // otherwise a mesh axis name (unknown names are UserErrors).

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "lint/lint.h"
+#include "sharding/mesh.h"
 
 namespace gspmd::lint {
 
@@ -17,6 +18,16 @@ class LintContext {
   const Evaluation& base() const { return base_; }
   const Module& global() const { return *base_.global; }
   const std::vector<DeviceAxis>& mesh() const { return mesh_; }
+  // The mesh's axis names (the program's sdy.mesh, or --mesh for HLO text); nullptr without.
+  const Mesh* named_mesh() const { return named_mesh_ ? &*named_mesh_ : nullptr; }
+  // A sharding as findings print it: "sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}",
+  // with " P('data', None)" after it when the mesh names its axes.
+  std::string ShardingText(const Sharding& sharding, int64_t rank) const;
+  // A fix in the input's language: "P('data', None)" for StableHLO input over named axes, else
+  // ShardingText. Also sets the finding's fix_sharding and fix_spec.
+  std::string FixText(LintFinding& finding, const Sharding& sharding, int64_t rank) const;
+  // "mesh axis 'data' (size 2)" when the mesh names it, else MeshAxisName's words.
+  std::string AxisName(const DeviceAxis& axis) const;
 
   // Whether the user annotated `instruction` (its sharding is theirs, not propagation's).
   bool IsUserAnnotated(const Instruction& instruction) const;
@@ -40,6 +51,7 @@ class LintContext {
   LintOptions options_;
   Evaluation base_;
   std::vector<DeviceAxis> mesh_;
+  std::optional<Mesh> named_mesh_;
   size_t evaluations_ = 0;
 };
 

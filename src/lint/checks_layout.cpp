@@ -145,7 +145,8 @@ void CheckUnevenPadding(LintContext& context, std::vector<LintFinding>& findings
     const bool annotated_here = context.IsUserAnnotated(value);
     finding.annotation = annotated_here ? value.name() : (key != &value ? key->name() : "");
     finding.bytes_per_device = PaddingBytes(shape, sharding);
-    finding.message = StrCat("%", value.name(), " ", shape.ToString(false), " sharding=", sharding.ToString(), ": ",
+    finding.message = StrCat("%", value.name(), " ", shape.ToString(false), " ",
+                             context.ShardingText(sharding, shape.rank()), ": ",
                              dims_text, "; padding is ", FormatPercent(PaddingShare(shape, sharding)), " of the value, ",
                              FormatBytes(finding.bytes_per_device), " per device",
                              group.more > 0 ? StrCat(" (and ", group.more, " more values laid out from it)") : "");
@@ -164,10 +165,10 @@ void CheckUnevenPadding(LintContext& context, std::vector<LintFinding>& findings
       }
       if (best) {
         finding.fix_instruction = value.name();
-        finding.fix_sharding = best->ToString();
         finding.fix_bytes_per_device = PaddingBytes(shape, *best);
         finding.comm_after = best_comm.value_or(finding.comm_before);
-        finding.fix = StrCat("annotate %", value.name(), " with sharding=", best->ToString(), ": padding ",
+        finding.fix = StrCat("annotate %", value.name(), " with ", context.FixText(finding, *best, shape.rank()),
+                             ": padding ",
                              FormatBytes(finding.fix_bytes_per_device), " per device (",
                              FormatBytes(PerDeviceBytes(shape, *best)), " per device in all)",
                              best_comm ? ", " + CommChange(finding) : "");
@@ -202,15 +203,15 @@ void CheckReplicatedLarge(LintContext& context, std::vector<LintFinding>& findin
       LintFinding finding = context.MakeFinding("replicated", value);
       finding.annotation = context.IsUserAnnotated(value) ? value.name() : "";
       finding.bytes_per_device = static_cast<double>(bytes) - static_cast<double>(bytes) / axis.size;
-      finding.message = StrCat("%", value.name(), " ", shape.ToString(false), " sharding=", sharding.ToString(),
+      finding.message = StrCat("%", value.name(), " ", shape.ToString(false), " ",
+                               context.ShardingText(sharding, shape.rank()),
                                " holds ", FormatBytes(bytes), " per device and is replicated over ",
-                               MeshAxisName(mesh, axis), ", which it could be split over: ",
+                               context.AxisName(axis), ", which it could be split over: ",
                                FormatBytes(finding.bytes_per_device), " more per device");
       finding.fix_instruction = value.name();
-      finding.fix_sharding = best->ToString();
       finding.fix_bytes_per_device = 0;
       finding.comm_after = best_comm < 1e300 ? best_comm : finding.comm_before;
-      finding.fix = StrCat("annotate %", value.name(), " with sharding=", best->ToString(), ": ",
+      finding.fix = StrCat("annotate %", value.name(), " with ", context.FixText(finding, *best, shape.rank()), ": ",
                            FormatBytes(PerDeviceBytes(shape, *best)), " per device, ", CommChange(finding));
       findings.push_back(finding);
       break;
@@ -256,17 +257,17 @@ void CheckUnusedMeshAxes(LintContext& context, std::vector<LintFinding>& finding
     LintFinding finding = context.MakeFinding("unused-axis", *where);
     const double peak = static_cast<double>(context.base().peak_bytes_per_device);
     finding.bytes_per_device = peak - peak / axis.size;
-    finding.message = StrCat(MeshAxisName(mesh, axis), " of the ", num_devices, "-device mesh splits no value: every "
+    finding.message = StrCat(context.AxisName(axis), " of the ", num_devices, "-device mesh splits no value: every "
                              "value is held ", axis.size, " times over; of the peak of ", FormatBytes(peak),
                              " per device, ", FormatBytes(finding.bytes_per_device), " is replication over it");
     if (split) {
       std::optional<double> after;
       if (split_comm < 1e300) after = split_comm;
       finding.fix_instruction = target->name();
-      finding.fix_sharding = split->ToString();
       finding.fix_bytes_per_device = 0;
       finding.comm_after = after.value_or(finding.comm_before);
-      finding.fix = StrCat("annotate %", target->name(), " with sharding=", split->ToString(), " (or use ",
+      finding.fix = StrCat("annotate %", target->name(), " with ",
+                           context.FixText(finding, *split, target->shape().rank()), " (or use ",
                            num_devices / axis.size, " devices)", after ? ": " + CommChange(finding) : "");
     }
     findings.push_back(finding);
@@ -281,7 +282,8 @@ void CheckRedundantAnnotations(LintContext& context, std::vector<LintFinding>& f
     LintFinding finding = context.MakeFinding("redundant", *instruction);
     finding.warning = false;
     finding.annotation = instruction->name();
-    finding.message = StrCat("%", instruction->name(), "'s annotation sharding=", instruction->sharding()->ToString(),
+    finding.message = StrCat("%", instruction->name(), "'s annotation ",
+                             context.ShardingText(*instruction->sharding(), instruction->shape().rank()),
                              " is what propagation gives it without the annotation");
     finding.fix = "the annotation can be removed";
     finding.comm_after = finding.comm_before;

@@ -151,12 +151,16 @@ std::optional<ChosenFix> ChooseFix(LintContext& context, const Instruction& anno
   return best;
 }
 
-void DescribeFix(LintFinding& finding, const Instruction& annotated, const ChosenFix& fix, double remaining) {
+int64_t RankOf(const Instruction& instruction) {
+  return instruction.shape().IsArray() ? instruction.shape().rank() : -1;
+}
+
+void DescribeFix(const LintContext& context, LintFinding& finding, const Instruction& annotated, const ChosenFix& fix,
+                 double remaining) {
   finding.fix_instruction = annotated.name();
-  finding.fix_sharding = fix.sharding.ToString();
   finding.comm_after = fix.comm_after;
   finding.fix_bytes_per_device = remaining;
-  finding.fix = StrCat("annotate %", annotated.name(), " with sharding=", fix.sharding.ToString(),
+  finding.fix = StrCat("annotate %", annotated.name(), " with ", context.FixText(finding, fix.sharding, RankOf(annotated)),
                        ": communication ", FormatBytes(finding.comm_before), " -> ", FormatBytes(fix.comm_after),
                        " per device");
 }
@@ -218,14 +222,16 @@ void CheckConflicts(LintContext& context, std::vector<LintFinding>& findings) {
     finding.annotation = annotated->name();
     finding.bytes_per_device = b->bytes;
     const std::string conflicts_with =
-        other != nullptr ? StrCat("%", other->name(), "'s annotation sharding=", other->sharding()->ToString())
+        other != nullptr ? StrCat("%", other->name(), "'s annotation ",
+                                  context.ShardingText(*other->sharding(), RankOf(*other)))
                          : StrCat("what %", user->name(), " needs");
-    finding.message = StrCat("%", annotated->name(), "'s annotation sharding=", annotated->sharding()->ToString(),
+    finding.message = StrCat("%", annotated->name(), "'s annotation ",
+                             context.ShardingText(*annotated->sharding(), RankOf(*annotated)),
                              " conflicts with ", conflicts_with, ": ", Joined(b->kinds, ", "), " at %",
                              user->name(), b->bytes_by_user.size() > 1 ? StrCat(" and ", b->bytes_by_user.size() - 1,
                                                                                  " more") : "",
                              " costs ", FormatBytes(b->bytes), " per device");
-    DescribeFix(finding, *annotated, *fix, 0);
+    DescribeFix(context, finding, *annotated, *fix, 0);
     if (trades_memory) {
       const Shape& shape = annotated->shape();
       finding.fix += StrCat(", memory ", FormatBytes(PerDeviceBytes(shape, *annotated->sharding())), " -> ",
@@ -263,7 +269,7 @@ void CheckFullRematerialization(LintContext& context, std::vector<LintFinding>& 
                              FormatBytes(bytes), " per device");
     if (annotated != nullptr && annotated->sharding()) {
       if (std::optional<ChosenFix> fix = ChooseFix(context, *annotated, CandidateFixes(context, *annotated)))
-        DescribeFix(finding, *annotated, *fix, 0);
+        DescribeFix(context, finding, *annotated, *fix, 0);
     }
     findings.push_back(finding);
   }

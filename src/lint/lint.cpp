@@ -2,14 +2,77 @@
 #include "lint/lint.h"
 
 #include <algorithm>
+#include <set>
 
 #include "lint/checks.h"
+#include "partitioner/sdy_attributes.h"
+#include "sharding/partition_spec.h"
 
 namespace gspmd::lint {
+
+namespace {
+
+// The device axes (stride, size) of a named mesh in iota order, major first; empty for an
+// explicit device order (its axes are no strides of the device id).
+std::vector<DeviceAxis> NamedAxes(const Mesh& mesh) {
+  std::vector<DeviceAxis> axes(mesh.axes.size());
+  if (!mesh.device_ids.empty()) return {};
+  int64_t stride = 1;
+  for (size_t i = mesh.axes.size(); i-- > 0;) {
+    axes[i] = DeviceAxis{stride, mesh.axes[i].size};
+    stride *= mesh.axes[i].size;
+  }
+  return axes;
+}
+
+// The implied axes cut further at the named axes' boundaries, so each named axis is one axis
+// (or several, where shardings split it finer); `implied` unchanged when they do not nest.
+std::vector<DeviceAxis> CutAtNamedAxes(const std::vector<DeviceAxis>& implied, const Mesh& named) {
+  std::set<int64_t> boundaries;
+  for (const DeviceAxis& axis : implied) boundaries.insert({axis.stride, axis.stride * axis.size});
+  for (const DeviceAxis& axis : NamedAxes(named)) {
+    if (axis.size < 2) continue;
+    boundaries.insert({axis.stride, axis.stride * axis.size});
+  }
+  std::vector<DeviceAxis> axes;
+  for (auto it = boundaries.begin(); std::next(it) != boundaries.end(); ++it) {
+    if (*std::next(it) % *it != 0) return implied;
+    axes.push_back(DeviceAxis{*it, *std::next(it) / *it});
+  }
+  std::sort(axes.begin(), axes.end(), [](const DeviceAxis& a, const DeviceAxis& b) { return a.stride > b.stride; });
+  return axes;
+}
+
+}  // namespace
 
 LintContext::LintContext(const ProgramLoader& load, const LintOptions& options)
     : load_(load), options_(options), base_(Evaluate(load, {}, options.devices)) {
   mesh_ = ImpliedMeshAxes(*base_.global, base_.num_devices);
+  named_mesh_ = NamedMeshOf(*base_.global);
+  if (named_mesh_ && named_mesh_->num_devices() != base_.num_devices) named_mesh_.reset();
+  if (named_mesh_ && !mesh_.empty()) mesh_ = CutAtNamedAxes(mesh_, *named_mesh_);
+}
+
+std::string LintContext::ShardingText(const Sharding& sharding, int64_t rank) const {
+  return "sharding=" + ShardingTextWithSpec(sharding, rank, named_mesh());
+}
+
+std::string LintContext::FixText(LintFinding& finding, const Sharding& sharding, int64_t rank) const {
+  finding.fix_sharding = sharding.ToString();
+  std::optional<std::string> spec;
+  if (named_mesh_ && rank >= 0) spec = PartitionSpecOf(sharding, rank, *named_mesh_);
+  finding.fix_spec = spec.value_or("");
+  if (spec && options_.stablehlo_input) return *spec;
+  return ShardingText(sharding, rank);
+}
+
+std::string LintContext::AxisName(const DeviceAxis& axis) const {
+  if (named_mesh_) {
+    const std::vector<DeviceAxis> named = NamedAxes(*named_mesh_);
+    for (size_t i = 0; i < named.size(); ++i)
+      if (named[i] == axis) return StrCat("mesh axis '", named_mesh_->axes[i].name, "' (size ", axis.size, ")");
+  }
+  return MeshAxisName(mesh_, axis);
 }
 
 bool LintContext::IsUserAnnotated(const Instruction& instruction) const {
@@ -163,6 +226,7 @@ nlohmann::json LintReportToJson(const LintReport& report) {
                       {"bytes_per_device", finding.fix_bytes_per_device},
                       {"comm_bytes_per_device_before", finding.comm_before},
                       {"comm_bytes_per_device_after", finding.comm_after}};
+      if (!finding.fix_spec.empty()) entry["fix"]["spec"] = finding.fix_spec;
     }
     findings.push_back(entry);
   }

@@ -21,6 +21,9 @@ struct LintOptions {
   int64_t large_bytes = 1 << 20;        // replicated values: report above this many bytes per device
   bool redundant = false;               // also report annotations propagation would produce anyway
   size_t max_fix_evaluations = 48;      // compiles spent on judging candidate fixes
+  // The program was written in StableHLO: fixes read as PartitionSpecs (P('data', None)) when
+  // its mesh names its axes; else as XLA's sharding={...}.
+  bool stablehlo_input = false;
 };
 
 // The checks, by their name in the output and in --json.
@@ -47,6 +50,7 @@ struct LintFinding {
   double comm_after = 0;
   std::string fix_instruction;  // the instruction the fix annotates, and with what
   std::string fix_sharding;
+  std::string fix_spec;  // the fix as a PartitionSpec ("P('data', None)") when the mesh names its axes
 };
 
 struct LintReport {

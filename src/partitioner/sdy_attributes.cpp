@@ -1,9 +1,11 @@
 // A small reader for the Shardy attribute texts JAX leaves in frontend_attributes.
 #include "partitioner/sdy_attributes.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "sharding/mesh_parts.h"
+#include "sharding/partition_spec.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -254,6 +256,63 @@ std::map<std::string, Mesh> SdyMeshesOf(const Module& module) {
   } while (reader.TryConsume(","));
   reader.Expect("}");
   return meshes;
+}
+
+std::optional<Mesh> NamedMeshOf(const Module& module) {
+  std::map<std::string, Mesh> meshes = SdyMeshesOf(module);
+  std::erase_if(meshes, [](const auto& entry) { return entry.second.axes.empty(); });
+  if (meshes.empty()) return std::nullopt;
+  if (meshes.size() == 1) return meshes.begin()->second;
+  std::map<std::string, int64_t> uses;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      for (const char* key : {"xla.sdy.sharding", "xla.sdy.in_shardings", "xla.sdy.out_shardings"}) {
+        const std::string text = instruction->FrontendAttribute(key);
+        for (const auto& [name, mesh] : meshes) {
+          const std::string reference = "@" + name;
+          for (size_t pos = text.find(reference); pos != std::string::npos; pos = text.find(reference, pos + 1)) {
+            const size_t end = pos + reference.size();
+            if (end == text.size() || !(std::isalnum(static_cast<unsigned char>(text[end])) || text[end] == '_'))
+              ++uses[name];
+          }
+        }
+      }
+    }
+  }
+  auto best = meshes.begin();
+  for (auto it = meshes.begin(); it != meshes.end(); ++it)
+    if (uses[it->first] > uses[best->first]) best = it;
+  return best->second;
+}
+
+void SetNamedMesh(Module& module, const Mesh& mesh, const std::string& what) {
+  const std::string flag = MeshFlagText(mesh);
+  if (std::optional<Mesh> own = NamedMeshOf(module)) {
+    if (own->axes == mesh.axes) return;
+    GSPMD_USER_ERROR(what, " ", flag, " contradicts the program's own mesh ", own->ToString(),
+                     " (expected the same axes and sizes, or no --mesh)");
+  }
+  int64_t devices = module.Attribute("num_partitions").empty() ? 0 : module.num_partitions();
+  if (devices == 0) {
+    for (const auto& computation : module.computations())
+      for (const auto& instruction : computation->instructions())
+        if (instruction->sharding()) devices = std::max(devices, instruction->sharding()->RequiredDeviceCount());
+  }
+  if (devices > 0 && mesh.num_devices() != devices)
+    GSPMD_USER_ERROR(what, " ", flag, " has ", mesh.num_devices(), " devices but the program has ", devices,
+                     " (expected axis sizes whose product is ", devices, ")");
+  std::string body = "mesh = #sdy.mesh<[";
+  for (size_t i = 0; i < mesh.axes.size(); ++i)
+    body += StrCat(i ? ", " : "", "\"", mesh.axes[i].name, "\"=", mesh.axes[i].size);
+  body += "]>";
+  std::string attributes = module.Attribute("frontend_attributes");
+  const std::string entry = "xla.sdy.meshes={" + body + "}";
+  if (attributes.size() >= 2) {
+    attributes.insert(attributes.size() - 1, attributes.size() > 2 ? "," + entry : entry);
+  } else {
+    attributes = "{" + entry + "}";
+  }
+  module.SetAttribute("frontend_attributes", attributes);
 }
 
 NamedShardingView ParseSdySharding(const std::string& text, const std::map<std::string, Mesh>& meshes,

@@ -2,7 +2,9 @@
 // its sharding came from.
 #include <sstream>
 
+#include "partitioner/sdy_attributes.h"
 #include "propagation/propagation.h"
+#include "sharding/partition_spec.h"
 #include "text/printer.h"
 
 namespace gspmd {
@@ -32,6 +34,18 @@ std::string InstructionNameOf(const std::string& line) {
   return rest.substr(0, equals);
 }
 
+// "P('data', None); " for an array instruction whose sharding has a PartitionSpec over the
+// module's named mesh ("" without names or without a spec).
+std::string SpecPrefix(const Module& module, const Mesh* mesh, const std::string& computation,
+                       const std::string& name) {
+  if (mesh == nullptr) return "";
+  const Computation* owner = module.FindComputation(computation);
+  const Instruction* instruction = owner ? owner->FindInstruction(name) : nullptr;
+  if (instruction == nullptr || !instruction->sharding() || !instruction->shape().IsArray()) return "";
+  std::optional<std::string> spec = PartitionSpecOf(*instruction->sharding(), instruction->shape().rank(), *mesh);
+  return spec ? *spec + "; " : "";
+}
+
 }  // namespace
 
 std::string DescribeOrigin(const ShardingOrigin& origin) {
@@ -41,6 +55,7 @@ std::string DescribeOrigin(const ShardingOrigin& origin) {
 }
 
 std::string PrintModuleWithOrigins(const Module& module, const PropagationResult& result) {
+  const std::optional<Mesh> mesh = NamedMeshOf(module);
   std::istringstream in(PrintModule(module));
   std::ostringstream out;
   std::string line;
@@ -55,8 +70,11 @@ std::string PrintModuleWithOrigins(const Module& module, const PropagationResult
     } else if (line == "}") {
       inside = false;
     } else if (inside) {
-      auto it = result.origins.find(computation + "/" + InstructionNameOf(line));
-      if (it != result.origins.end()) out << " /* " << DescribeOrigin(it->second) << " */";
+      const std::string name = InstructionNameOf(line);
+      auto it = result.origins.find(computation + "/" + name);
+      if (it != result.origins.end())
+        out << " /* " << SpecPrefix(module, mesh ? &*mesh : nullptr, computation, name)
+            << DescribeOrigin(it->second) << " */";
     }
     out << '\n';
   }

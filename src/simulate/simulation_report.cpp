@@ -49,6 +49,7 @@ std::string FormatSimulationReport(const SimulationReport& r, int64_t top_entrie
   std::string out;
   out += "chip:          " + r.chip + " (" + r.chip_path + ")\n";
   out += "topology:      " + r.topology + "\n";
+  if (!r.mesh.empty()) out += "mesh:          " + r.mesh + " (collectives say which axes they run over)\n";
   out += "step time:     " + FormatSeconds(r.step_time_s) + " with compute/communication overlap, " +
          FormatSeconds(r.step_time_no_overlap_s) + " without\n";
   out += "  compute      " + FormatSeconds(r.compute_s) + " in " + Number(r.kernels) + " kernels\n";
@@ -93,7 +94,7 @@ std::string FormatSimulationReport(const SimulationReport& r, int64_t top_entrie
       const CollectiveLine& line = *lines[i];
       out += "  %" + Pad(line.name, 20) + " " + Pad(line.kind, 19) + " x" + Pad(Number(line.executions), 6) +
              Pad(FormatBytes(line.estimate.bytes), 10) + " " + line.estimate.algorithm + ", " + line.estimate.links +
-             ", " + FormatSeconds(line.estimate.time_s) + "\n";
+             ", " + FormatSeconds(line.estimate.time_s) + (line.axes.empty() ? "" : ", over " + line.axes) + "\n";
     }
   }
 
@@ -141,6 +142,7 @@ nlohmann::json SimulationReportToJson(const SimulationReport& r) {
     bytes[kind] = stats.bytes;
   }
   for (const auto& [kind, totals] : r.comm_by_kind) times[kind] = totals.time_s;
+  if (!r.mesh.empty()) json["mesh"] = r.mesh;
   json["collectives"] = counts;
   json["comm_bytes_by_kind"] = bytes;
   json["comm_time_by_kind"] = times;
@@ -158,6 +160,7 @@ nlohmann::json SimulationReportToJson(const SimulationReport& r) {
     op["bandwidth_time_s"] = line.estimate.bandwidth_s;
     op["latency_time_s"] = line.estimate.latency_s;
     op["time_s"] = line.estimate.time_s;
+    if (!line.axes.empty()) op["axes"] = line.axes;
     ops.push_back(op);
   }
   json["collective_ops"] = ops;

@@ -10,6 +10,8 @@
 #include <unordered_set>
 
 #include "analysis/trip_count.h"
+#include "partitioner/sdy_attributes.h"
+#include "sharding/partition_spec.h"
 #include "simulate/kernel_plan.h"
 #include "simulate/op_counts.h"
 #include "support/diagnostic.h"
@@ -56,12 +58,13 @@ std::vector<std::string> PathComponents(const std::string& path) {
 class Simulator {
  public:
   Simulator(const Module& module, const ChipSpec& chip, const Topology& topology, const SimulateOptions& options)
-      : module_(module), chip_(chip), topology_(topology), options_(options) {}
+      : module_(module), chip_(chip), topology_(topology), options_(options), named_mesh_(NamedMeshOf(module)) {}
 
   SimulationReport Run() {
     report_.chip = chip_.name;
     report_.chip_path = chip_.path;
     report_.topology = topology_.Describe();
+    if (named_mesh_) report_.mesh = MeshFlagText(*named_mesh_);
     report_.devices = topology_.num_partitions();
     report_.comm = AnalyzeCommunication(module_);
     report_.warnings = report_.comm.warnings;
@@ -207,6 +210,10 @@ class Simulator {
     line.source = BreakdownKey(collective);
     line.executions = multiplier;
     line.estimate = estimate;
+    // The named axes it runs over (a collective-permute has pairs, not groups).
+    if (named_mesh_ && collective.opcode() != Opcode::kCollectivePermute)
+      line.axes = MeshAxesOfGroups(collective.replica_groups().Groups(topology_.num_partitions()), *named_mesh_)
+                      .value_or("");
     report_.collectives.push_back(line);
     KindTotals& totals = report_.comm_by_kind[line.kind];
     totals.count += multiplier;
@@ -301,6 +308,7 @@ class Simulator {
   const ChipSpec& chip_;
   const Topology& topology_;
   const SimulateOptions& options_;
+  std::optional<Mesh> named_mesh_;  // the program's sdy.mesh (or --mesh): collectives name their axes
   SimulationReport report_;
   std::map<std::string, BreakdownEntry> breakdown_;
   std::map<std::string, double> flops_by_compute_type_;

@@ -48,6 +48,7 @@ struct CollectiveLine {
   std::string source;   // its breakdown key
   double executions = 1;
   CollectiveEstimate estimate;
+  std::string axes;     // the named mesh axes its groups run over ("'model'"), "" unknown
 };
 
 struct KindTotals {
@@ -72,6 +73,7 @@ struct SimulationReport {
   std::string chip;
   std::string chip_path;
   std::string topology;
+  std::string mesh;  // the program's named mesh axes ("data=2,model=4"), "" when it names none
   int64_t devices = 0;
 
   // Per device and step.

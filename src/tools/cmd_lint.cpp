@@ -18,6 +18,7 @@ namespace {
 
 struct LintCommandOptions {
   std::string file;
+  std::string mesh;  // --mesh AXIS=N,...
   std::string devices;
   bool json = false;
   bool werror = false;
@@ -36,7 +37,7 @@ void RunLint(const LintCommandOptions& options) {
   lint_options.padding_threshold = options.padding_percent / 100;
   lint_options.large_bytes = static_cast<int64_t>(options.large_mib * 1024 * 1024);
   lint_options.redundant = options.redundant;
-  const lint::LintReport report = api::Lint(LoadProgramArgument(options.file), lint_options);
+  const lint::LintReport report = api::Lint(LoadProgramArgument(options.file).WithMesh(options.mesh, "lint"), lint_options);
   WriteText("", options.json ? lint::LintReportToJson(report).dump(2) + "\n" : lint::FormatGroupedLintReport(report));
   const bool has_warnings = std::any_of(report.findings.begin(), report.findings.end(),
                                         [](const lint::LintFinding& finding) { return finding.warning; });
@@ -68,6 +69,7 @@ void AddLintCommand(CLI::App& app) {
       ->type_name("MIB");
   command->add_flag("--redundant", options->redundant,
                     "also note annotations that propagation would produce anyway");
+  AddMeshOption(*command, options->mesh);
   command->callback([options] { RunLint(*options); });
 }
 

@@ -19,6 +19,7 @@ namespace {
 
 struct PartitionCommandOptions {
   std::string file;
+  std::string mesh;  // --mesh AXIS=N,...
   std::string out;
   std::string devices;  // validated by ParseDeviceCount
   bool propagate_only = false;
@@ -51,7 +52,7 @@ void RunPartitionCommand(const PartitionCommandOptions& options) {
     GSPMD_USER_ERROR("gspmd partition: error: --explain needs --propagate-only (it explains the propagated "
                      "shardings, not the per-device program)");
   const int64_t devices = options.devices.empty() ? 0 : ParseDeviceCount(options.devices, "partition");
-  api::Program program = LoadProgramArgument(options.file);
+  api::Program program = LoadProgramArgument(options.file).WithMesh(options.mesh, "partition");
   const std::string file = program.name();  // "<stdin>" for "-"
   // Partitioned again, its shard shapes would be taken for global ones.
   if (options.global) program.SetPerDevice(false);
@@ -98,6 +99,7 @@ void AddPartitionCommand(CLI::App& app) {
                     "with --propagate-only: annotate each instruction with where its sharding came from");
   AddBoundaryOptions(*command, options->boundary);
   AddGlobalOverride(*command, options->global);
+  AddMeshOption(*command, options->mesh);
   command->callback([options] { RunPartitionCommand(*options); });
 }
 

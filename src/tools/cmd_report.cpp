@@ -12,6 +12,7 @@
 #include "analysis/comm_report.h"
 #include "api/gspmd.h"
 #include "lint/lint.h"
+#include "partitioner/sdy_attributes.h"
 #include "simulate/chip_spec.h"
 #include "simulate/collective_model.h"
 #include "simulate/topology.h"
@@ -24,6 +25,7 @@ namespace {
 
 struct ReportOptions {
   std::string file;
+  std::string mesh;  // --mesh AXIS=N,...
   bool json = false;
   std::string html;
   bool partition = false;
@@ -58,7 +60,12 @@ void WriteHtml(const ReportOptions& options, const Module& per_device, const api
   input.num_devices = per_device.num_partitions();
   input.report = report;
   const std::vector<DeviceAxis> mesh = lint::ImpliedMeshAxes(global ? global->module() : per_device, input.num_devices);
-  for (size_t i = 0; i < mesh.size(); ++i)
+  if (const std::optional<Mesh> named = NamedMeshOf(global ? global->module() : per_device)) {
+    for (const Mesh::Axis& axis : named->axes)
+      input.mesh_text += StrCat(input.mesh_text.empty() ? "" : ", ", "'", axis.name, "' of size ", axis.size);
+  }
+  const bool named_axes = !input.mesh_text.empty();
+  for (size_t i = 0; i < mesh.size() && !named_axes; ++i)
     input.mesh_text += StrCat(i == 0 ? "" : ", ", "axis ", i, " of size ", mesh[i].size, " (device stride ",
                               mesh[i].stride, ")");
   std::optional<simulate::ChipSpec> chip;
@@ -81,7 +88,7 @@ void WriteHtml(const ReportOptions& options, const Module& per_device, const api
 }
 
 void RunReport(const ReportOptions& options) {
-  api::Program program = LoadProgramArgument(options.file);
+  api::Program program = LoadProgramArgument(options.file).WithMesh(options.mesh, "report");
   const std::string& file = program.name();  // "<stdin>" for "-"
   std::optional<api::Partitioned> partitioned;
   if (options.partition) {
@@ -136,6 +143,7 @@ void AddReportCommand(CLI::App& app) {
                     "FILE is a global program: propagate and partition it first (and lint it for --html)");
   command->add_flag("--json", options->json,
                     "print JSON: comm_bytes_per_device, collectives (count by kind), peak_bytes_per_device");
+  AddMeshOption(*command, options->mesh);
   command->callback([options] { RunReport(*options); });
 }
 

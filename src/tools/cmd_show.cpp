@@ -19,6 +19,7 @@ namespace {
 
 struct ShowOptions {
   std::string file;
+  std::string mesh;  // --mesh AXIS=N,...
   std::vector<std::string> values;
   std::string color = "auto";
   std::string out;
@@ -47,7 +48,7 @@ void RunShow(const ShowOptions& options) {
   show.color = UseColour(options.color, options.out);
   if (options.json && options.summary)
     GSPMD_USER_ERROR("gspmd show: error: --json and --summary both choose the output; give at most one");
-  const api::Program program = LoadProgramArgument(options.file);
+  const api::Program program = LoadProgramArgument(options.file).WithMesh(options.mesh, "show");
   if (options.json) {
     WriteText(options.out, api::ShowResultToJson(api::ShowValues(program, show)).dump(2) + "\n");
     return;
@@ -82,6 +83,7 @@ void AddShowCommand(CLI::App& app) {
   command->add_option("--devices", options->devices, "number of partitions (default: from the module)")->type_name("N");
   command->add_option("-o,--out", options->out, "write the pictures to OUT instead of stdout (- for stdout)")
       ->type_name("OUT");
+  AddMeshOption(*command, options->mesh);
   command->callback([options] { RunShow(*options); });
 }
 

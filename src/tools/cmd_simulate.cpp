@@ -20,6 +20,7 @@ namespace {
 
 struct SimulateCommandOptions {
   std::string file;
+  std::string mesh;  // --mesh AXIS=N,...
   std::string chip;
   std::string topology;
   std::string placement;
@@ -50,7 +51,7 @@ void RunSimulate(const SimulateCommandOptions& options) {
   simulate.rematerialize = !options.no_remat;
   if (options.per_device) simulate.per_device = true;
   if (options.global) simulate.per_device = false;
-  const simulate::SimulationReport report = api::Simulate(LoadProgramArgument(options.file), simulate);
+  const simulate::SimulationReport report = api::Simulate(LoadProgramArgument(options.file).WithMesh(options.mesh, "simulate"), simulate);
   if (options.json) {
     WriteText("", simulate::SimulationReportToJson(report).dump(2) + "\n");
     std::fflush(stdout);
@@ -116,6 +117,7 @@ void AddSimulateCommand(CLI::App& app) {
                     "do not estimate XLA's rematerialization when the program exceeds the chip's memory");
   command->add_flag("--per-device", options->per_device, "FILE is one device's program (skip partitioning)");
   command->add_flag("--global", options->global, "FILE is a global program (always propagate and partition)");
+  AddMeshOption(*command, options->mesh);
   command->callback([options] { RunSimulate(*options); });
 }
 

@@ -65,6 +65,14 @@ void AddBoundaryOptions(CLI::App& command, BoundaryFlags& flags) {
       ->type_name("BOOL[,BOOL...]");
 }
 
+void AddMeshOption(CLI::App& command, std::string& mesh) {
+  command
+      .add_option("--mesh", mesh,
+                  "name the mesh axes, major first (e.g. data=2,model=4), so shardings also print as "
+                  "PartitionSpecs (P('data', None)); for HLO text, which has no sdy.mesh")
+      ->type_name("AXIS=N,...");
+}
+
 std::optional<bool> ProgramKindFlags::Override() const {
   if (per_device) return true;
   if (global) return false;

@@ -55,6 +55,11 @@ using api::WithFileContext;
 // Adds --propagate-to-parameters and --propagate-to-outputs to a subcommand.
 void AddBoundaryOptions(CLI::App& command, BoundaryFlags& flags);
 
+// --mesh AXIS=N,...: names the mesh axes of a program that has none (HLO text; a StableHLO
+// program's sdy.mesh names them already), so shardings print as PartitionSpecs beside XLA's
+// text. The command passes it to api::Program::WithMesh.
+void AddMeshOption(CLI::App& command, std::string& mesh);
+
 // The CLI's grammar (README "One grammar"): every command that reads a program says what kind
 // of file it took it for. --per-device / --global override the detection (api::Program's
 // IsPerDevice); at most one may be given.

@@ -8,6 +8,8 @@
 
 #include "simulate/simulator.h"
 #include "support/units.h"
+#include "partitioner/sdy_attributes.h"
+#include "sharding/partition_spec.h"
 #include "visualize/sharding_picture.h"
 
 namespace gspmd::visualize {
@@ -338,9 +340,11 @@ std::string MemorySection(const Module& per_device, int64_t peak) {
 std::string ParameterPicture(const Instruction& parameter, bool shard_shapes, int64_t num_devices) {
   const Sharding sharding = parameter.sharding().value_or(Sharding::Replicated());
   const Shape shape = shard_shapes ? GlobalShapeOfShard(parameter.shape(), sharding) : parameter.shape();
+  const std::optional<Mesh> mesh = NamedMeshOf(*parameter.parent()->parent());  // P('data', None) beside XLA's text
   std::ostringstream out;
   out << "<div class=\"param\"><div><b>%" << Escape(parameter.name()) << "</b> " << Escape(shape.ToString(false))
-      << "<br><code>" << Escape(sharding.ToString()) << "</code></div>\n";
+      << "<br><code>" << Escape(ShardingTextWithSpec(sharding, shape.IsArray() ? shape.rank() : -1, mesh ? &*mesh : nullptr))
+      << "</code></div>\n";
   const bool drawable = shape.IsArray() && shape.rank() >= 1 && shape.rank() <= 2 &&
                         (sharding.IsTiled() || sharding.IsReplicated() || sharding.IsMaximal());
   if (!drawable) {
