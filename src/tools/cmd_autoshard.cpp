@@ -26,6 +26,7 @@ namespace gspmd::tools {
 namespace {
 
 struct AutoshardCliOptions {
+  bool global = false;  // --global: FILE is global even when it looks per-device
   std::string file;
   std::string iopddl;
   double time_limit = 60;
@@ -149,7 +150,7 @@ void RunProgram(const AutoshardCliOptions& options) {
   search.max_evaluations = options.max_evaluations;
   search.compute_type = options.compute_type;
   search.mixed_precision = options.mixed_precision;
-  const api::Program program = LoadProgramArgument(options.file);
+  const api::Program program = LoadGlobalProgram(options.file, options.global);
   const api::AutoshardResult result = api::Autoshard(program, search);
   if (!options.out.empty()) api::WriteTextFile(options.out, result.program.Text());
 
@@ -242,6 +243,7 @@ void AddAutoshardCommand(CLI::App& app) {
   command->add_option("--keep-annotations", options->keep, "the input's annotations kept as constraints: all|boundary|none")
       ->capture_default_str();
   command->add_option("-o,--out", options->out, "write the program with the chosen annotations to this file");
+  AddGlobalOverride(*command, options->global);
   command->add_flag("--explain", options->explain, "for each decision, the alternatives weighed and their costs");
   command->add_option("--max-evaluations", options->max_evaluations,
                       "plans compiled and simulated per mesh (default: until the search settles or time runs out); "

@@ -25,6 +25,8 @@ struct LintCommandOptions {
   double padding_percent = 10;
   double large_mib = 1;
   bool redundant = false;
+  std::string out;
+  bool global = false;
 };
 
 void RunLint(const LintCommandOptions& options) {
@@ -37,8 +39,8 @@ void RunLint(const LintCommandOptions& options) {
   lint_options.padding_threshold = options.padding_percent / 100;
   lint_options.large_bytes = static_cast<int64_t>(options.large_mib * 1024 * 1024);
   lint_options.redundant = options.redundant;
-  const lint::LintReport report = api::Lint(LoadProgramArgument(options.file).WithMesh(options.mesh, "lint"), lint_options);
-  WriteText("", options.json ? lint::LintReportToJson(report).dump(2) + "\n" : lint::FormatGroupedLintReport(report));
+  const lint::LintReport report = api::Lint(LoadGlobalProgram(options.file, options.global).WithMesh(options.mesh, "lint"), lint_options);
+  WriteText(options.out, options.json ? lint::LintReportToJson(report).dump(2) + "\n" : lint::FormatGroupedLintReport(report));
   const bool has_warnings = std::any_of(report.findings.begin(), report.findings.end(),
                                         [](const lint::LintFinding& finding) { return finding.warning; });
   if (options.werror && has_warnings)
@@ -69,6 +71,9 @@ void AddLintCommand(CLI::App& app) {
       ->type_name("MIB");
   command->add_flag("--redundant", options->redundant,
                     "also note annotations that propagation would produce anyway");
+  AddGlobalOverride(*command, options->global);
+  command->add_option("-o,--out", options->out, "write the findings (text or --json) to OUT instead of stdout")
+      ->type_name("OUT");
   AddMeshOption(*command, options->mesh);
   command->callback([options] { RunLint(*options); });
 }

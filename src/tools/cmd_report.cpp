@@ -1,6 +1,7 @@
-// `gspmd report FILE [--json] [--html OUT.html] [--partition]`: bytes each device sends by
-// collective kind (ring model), collective counts and peak live bytes of a per-device module
-// (ours or XLA's; --partition: of a global program, partitioned first).
+// `gspmd report FILE [--json] [-o OUT[.html]] [--per-device|--global]`: bytes each device sends
+// by collective kind (ring model), collective counts and peak live bytes of a per-device module
+// (ours or XLA's; a global program is partitioned first, which it says); -o OUT.html writes the
+// HTML page.
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
@@ -27,10 +28,18 @@ struct ReportOptions {
   std::string file;
   std::string mesh;  // --mesh AXIS=N,...
   bool json = false;
-  std::string html;
-  bool partition = false;
+  std::string out;
+  std::string html;  // --html OUT: the spelling of -o OUT.html before the grammar (one release)
+  ProgramKindFlags kind;
   std::string chip;
 };
+
+bool IsHtmlPath(const std::string& path) {
+  auto ends_with = [&](const std::string& suffix) {
+    return path.size() >= suffix.size() && path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".html") || ends_with(".htm");
+}
 
 // The lint findings of the global program in `file`, one formatted finding per entry (fixes
 // judged with a small budget of compiles: the report is for reading, not for search).
@@ -51,7 +60,7 @@ std::vector<std::string> LintLines(const api::Program& global) {
 
 // `global`: the propagated global program (nullptr when FILE is per-device); `source`: FILE as
 // read, which lint compiles anew.
-void WriteHtml(const ReportOptions& options, const Module& per_device, const api::Program* global,
+void WriteHtml(const ReportOptions& options, const std::string& html_path, const Module& per_device, const api::Program* global,
                const api::Program& source, const CommReport& report) {
   visualize::HtmlReportInput input;
   input.title = options.file;
@@ -80,40 +89,45 @@ void WriteHtml(const ReportOptions& options, const Module& per_device, const api
   if (global != nullptr)
     input.lint_findings = WithFileContext(options.file, [&] { return LintLines(source); });
   else
-    input.lint_note = "Lint needs the global program: run gspmd report --partition on it (this file is per-device).";
+    input.lint_note = "Lint needs the global program: run gspmd report on that (this file is per-device).";
   if (global != nullptr && input.lint_findings.empty()) input.lint_note = "No findings.";
-  WriteText(options.html, visualize::RenderHtmlReport(input));
+  WriteText(html_path, visualize::RenderHtmlReport(input));
   // None when the page itself went to stdout; on stderr beside --json, whose stdout is one JSON object.
-  if (options.html != "-") std::fprintf(options.json ? stderr : stdout, "wrote %s\n", options.html.c_str());
+  if (html_path != "-") std::fprintf(options.json ? stderr : stdout, "wrote %s\n", html_path.c_str());
 }
 
 void RunReport(const ReportOptions& options) {
+  if (!options.html.empty() && !options.out.empty())
+    GSPMD_USER_ERROR("gspmd report: error: --html OUT is the old spelling of -o OUT.html; give one of them");
+  const std::string html_path = !options.html.empty() ? options.html : IsHtmlPath(options.out) ? options.out : "";
+  if (!options.chip.empty() && html_path.empty())
+    GSPMD_USER_ERROR("gspmd report: error: --chip ranks the HTML page's chart by estimated time, and no page is "
+                     "written (expected -o OUT.html; for times in text use gspmd simulate --chip)");
   api::Program program = LoadProgramArgument(options.file).WithMesh(options.mesh, "report");
+  program.SetPerDevice(options.kind.Override());
   const std::string& file = program.name();  // "<stdin>" for "-"
   std::optional<api::Partitioned> partitioned;
-  if (options.partition) {
-    if (program.IsPerDevice())
-      GSPMD_USER_ERROR(file, ": error: --partition needs a global program; this one is per-device already");
+  // A global program has no collectives yet: it is partitioned first, and the report says so.
+  if (!program.IsPerDevice()) {
     partitioned = api::Partition(program);
     PrintWarnings(file, partitioned->warnings);
+    std::fprintf(stderr, "gspmd report: %s: global program%s, partitioned for %lld devices first\n", file.c_str(),
+                 options.kind.global ? "" : " (detected; --per-device reads it as one device's)",
+                 static_cast<long long>(partitioned->per_device.module().num_partitions()));
   }
-  // A global program has no collectives yet: its report would say it communicates nothing.
-  if (!partitioned && !program.IsPerDevice())
-    ThrowUserErrorAt(SourceLocation{file, 0, 0},
-                     "this program is global (not partitioned), so it has no communication to report yet "
-                     "(expected a per-device program: use gspmd report --partition FILE, or gspmd partition "
-                     "FILE -o per_device.hlo and report that)");
   const api::Program& measured = partitioned ? partitioned->per_device : program;
   const CommReport report = api::Report(measured);
-  if (!options.html.empty()) {
-    WriteHtml(options, measured.module(), partitioned ? &partitioned->global : nullptr, program, report);
+  if (!html_path.empty()) {
+    WriteHtml(options, html_path, measured.module(), partitioned ? &partitioned->global : nullptr, program, report);
     if (!options.json) return;
   }
+  // Text or JSON to -o OUT (when it is not the page) or stdout.
+  const std::string text_path = html_path.empty() ? options.out : "";
   if (!options.json) {
-    WriteText("", FormatCommReport(report));
+    WriteText(text_path, FormatCommReport(report));
     return;
   }
-  WriteText("", CommReportToJson(report).dump(2) + "\n");
+  WriteText(text_path, CommReportToJson(report).dump(2) + "\n");
   PrintWarnings(file, report.warnings);
 }
 
@@ -123,24 +137,26 @@ void AddReportCommand(CLI::App& app) {
   auto options = std::make_shared<ReportOptions>();
   CLI::App* command = app.add_subcommand(
       "report",
-      "Communication report of a per-device module: bytes sent per device by collective kind (ring model, "
-      "loop bodies times their trip count), collective counts, peak live bytes");
+      "Communication report of a per-device module (a global one is partitioned first): bytes sent per device by "
+      "collective kind (ring model, loop bodies times their trip count), collective counts, peak live bytes; or an "
+      "HTML page of it");
   command->add_option("FILE", options->file,
-                      "per-device HLO text file (ours or XLA's partitioned.hlo); a global one with --partition; "
-                      "- for standard input")
+                      "per-device HLO text file (ours or XLA's partitioned.hlo), or a global program (HLO or .mlir), "
+                      "partitioned first; - for standard input")
       ->required()
       ->type_name("FILE");
-  CLI::Option* html = command->add_option("--html", options->html,
-                      "write a self-contained HTML page (mesh, parameter shardings, communication by source op, "
-                      "live memory, lint findings with --partition) to OUT")
+  command->add_option("-o,--out", options->out,
+                      "write the report to OUT instead of stdout; OUT.html (or .htm): a self-contained HTML page "
+                      "(mesh, parameter shardings, communication by layer, live memory, lint findings of a global "
+                      "FILE)")
       ->type_name("OUT");
+  AddHiddenOptionAlias(*command, "--html", options->html);  // the spelling of -o OUT.html before (one release)
   command->add_option("--chip", options->chip,
-                      "with --html: estimate each collective's time on this chip (a built-in name or a JSON file, "
-                      "as for gspmd simulate) and rank the chart by it")
-      ->type_name("CHIP")
-      ->needs(html);  // the estimates appear only on the page
-  command->add_flag("--partition", options->partition,
-                    "FILE is a global program: propagate and partition it first (and lint it for --html)");
+                      "with -o OUT.html: estimate each collective's time on this chip (a built-in name or a JSON "
+                      "file, as for gspmd simulate) and rank the chart by it")
+      ->type_name("CHIP");
+  AddProgramKindOptions(*command, options->kind, "partitioned first (and linted for the HTML page)");
+  AddHiddenFlagAlias(*command, "--partition", options->kind.global);  // the spelling of --global before
   command->add_flag("--json", options->json,
                     "print JSON: comm_bytes_per_device, collectives (count by kind), peak_bytes_per_device");
   AddMeshOption(*command, options->mesh);

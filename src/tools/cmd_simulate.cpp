@@ -31,14 +31,12 @@ struct SimulateCommandOptions {
   int64_t breakdown_depth = 0;
   int64_t top = 15;
   bool json = false;
-  bool per_device = false;
-  bool global = false;
+  std::string out;
+  ProgramKindFlags kind;
   bool no_remat = false;
 };
 
 void RunSimulate(const SimulateCommandOptions& options) {
-  if (options.per_device && options.global)
-    GSPMD_USER_ERROR("gspmd simulate: error: --per-device and --global contradict each other; give at most one");
   api::SimulateOptions simulate;
   simulate.chip = options.chip;
   simulate.topology = options.topology;
@@ -49,17 +47,18 @@ void RunSimulate(const SimulateCommandOptions& options) {
   simulate.breakdown = options.breakdown;
   simulate.breakdown_depth = options.breakdown_depth;
   simulate.rematerialize = !options.no_remat;
-  if (options.per_device) simulate.per_device = true;
-  if (options.global) simulate.per_device = false;
-  const simulate::SimulationReport report = api::Simulate(LoadProgramArgument(options.file).WithMesh(options.mesh, "simulate"), simulate);
+  simulate.per_device = options.kind.Override();
+  const simulate::SimulationReport report = api::Simulate(
+      LoadProgramOfKind(options.file, options.kind, "simulate", /*stated_kind=*/true).WithMesh(options.mesh, "simulate"),
+      simulate);
   if (options.json) {
-    WriteText("", simulate::SimulationReportToJson(report).dump(2) + "\n");
+    WriteText(options.out, simulate::SimulationReportToJson(report).dump(2) + "\n");
     std::fflush(stdout);
     for (const std::string& warning : report.warnings)
       std::fprintf(stderr, "%s: warning: %s\n", options.file.c_str(), warning.c_str());
     return;
   }
-  WriteText("", simulate::FormatSimulationReport(report, options.top));
+  WriteText(options.out, simulate::FormatSimulationReport(report, options.top));
 }
 
 }  // namespace
@@ -115,8 +114,9 @@ void AddSimulateCommand(CLI::App& app) {
                     "peak_bytes_per_device, fits_memory, and everything the text shows");
   command->add_flag("--no-remat", options->no_remat,
                     "do not estimate XLA's rematerialization when the program exceeds the chip's memory");
-  command->add_flag("--per-device", options->per_device, "FILE is one device's program (skip partitioning)");
-  command->add_flag("--global", options->global, "FILE is a global program (always propagate and partition)");
+  AddProgramKindOptions(*command, options->kind, "propagated and partitioned first");
+  command->add_option("-o,--out", options->out, "write the estimate (text or --json) to OUT instead of stdout")
+      ->type_name("OUT");
   AddMeshOption(*command, options->mesh);
   command->callback([options] { RunSimulate(*options); });
 }
