@@ -25,6 +25,7 @@ struct ShowOptions {
   std::string out;
   std::string devices;
   bool summary = false;
+  ProgramKindFlags kind;
   bool json = false;
 };
 
@@ -48,7 +49,8 @@ void RunShow(const ShowOptions& options) {
   show.color = UseColour(options.color, options.out);
   if (options.json && options.summary)
     GSPMD_USER_ERROR("gspmd show: error: --json and --summary both choose the output; give at most one");
-  const api::Program program = LoadProgramArgument(options.file).WithMesh(options.mesh, "show");
+  const api::Program program =
+      LoadProgramOfKind(options.file, options.kind, "show", /*stated_kind=*/true).WithMesh(options.mesh, "show");
   if (options.json) {
     WriteText(options.out, api::ShowResultToJson(api::ShowValues(program, show)).dump(2) + "\n");
     return;
@@ -78,6 +80,7 @@ void AddShowCommand(CLI::App& app) {
                     "(show draws at most 40 pictures without --value)");
   command->add_flag("--json", options->json,
                     "print JSON: devices and per value its name, shape, sharding (XLA's text) and tiles");
+  AddProgramKindOptions(*command, options->kind, "propagated first");
   command->add_option("--color", options->color, "colour the tiles: auto (a terminal without NO_COLOR), always, never")
       ->type_name("WHEN");
   command->add_option("--devices", options->devices, "number of partitions (default: from the module)")->type_name("N");
