@@ -152,12 +152,14 @@ struct ShownValue {
   int64_t tiles = 1;             // distinct pieces the value is cut into
   int64_t devices_per_tile = 1;  // devices holding each (replication)
   Shape tile_shape;              // what one device holds (padded)
+  std::string spec;              // its PartitionSpec ("P('data', None)") when the mesh names its axes, else ""
   std::string Label() const;     // "parameter 0 %a", "result 1 %w_new", "result %t{1}"
 };
 struct ShowResult {
   int64_t devices = 0;
   bool per_device = false;  // the program was per-device: shapes are shard shape x tiles
   std::vector<ShownValue> values;
+  std::string mesh;  // the program's named mesh axes ("data=2,model=4"), "" when it names none
 };
 // What Show draws, as data (all values: no cap).
 ShowResult ShowValues(const Program& program, const ShowOptions& options = {});

@@ -90,6 +90,7 @@ ShowResult ShowValues(const Program& program, const ShowOptions& options) {
   const ShownProgram shown = PrepareShow(program, options);
   const Module& module = shown.program.module();
   ShowResult result{shown.devices, shown.per_device, {}};
+  if (const std::optional<Mesh> named = NamedMeshOf(module)) result.mesh = MeshFlagText(*named);
   auto add = [&](const std::string& role, const Instruction& value) {
     for (ShownValue& leaf : ShownLeaves(role, value, shown.per_device, shown.devices))
       result.values.push_back(std::move(leaf));

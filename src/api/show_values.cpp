@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "api/gspmd.h"
+#include "partitioner/sdy_attributes.h"
+#include "sharding/partition_spec.h"
 #include "support/units.h"
 #include "visualize/sharding_picture.h"
 
@@ -14,13 +16,14 @@ namespace {
 // One entry per array leaf of `shape` (a tuple's leaves in order, nested ones flattened), with
 // the matching leaf of `sharding` (a non-tuple sharding applies to every leaf).
 void AddLeaves(const std::string& role, const std::string& name, const Shape& shape, const Sharding& sharding,
-               std::vector<int64_t>& leaf_path, bool is_leaf_of_tuple, int64_t devices, std::vector<ShownValue>& out) {
+               std::vector<int64_t>& leaf_path, bool is_leaf_of_tuple, int64_t devices, const Mesh* mesh,
+               std::vector<ShownValue>& out) {
   if (shape.IsTuple()) {
     for (int64_t i = 0; i < shape.tuple_size(); ++i) {
       const bool split = sharding.IsTuple() && static_cast<size_t>(i) < sharding.tuple_elements().size();
       leaf_path.push_back(i);
       AddLeaves(role, name, shape.tuple_shape(i), split ? sharding.tuple_elements()[i] : sharding, leaf_path, true,
-                devices, out);
+                devices, mesh, out);
       leaf_path.pop_back();
     }
     return;
@@ -31,6 +34,7 @@ void AddLeaves(const std::string& role, const std::string& name, const Shape& sh
   if (is_leaf_of_tuple) value.leaf = leaf_path;
   value.shape = shape;
   value.sharding = sharding;
+  if (mesh != nullptr) value.spec = PartitionSpecOf(sharding, shape.rank(), *mesh).value_or("");
   const std::vector<visualize::Tile> tiles = visualize::TilesOf(shape, sharding, devices);
   value.tiles = static_cast<int64_t>(tiles.size());
   value.devices_per_tile = tiles.empty() ? 0 : static_cast<int64_t>(tiles.front().devices.size());
@@ -63,18 +67,20 @@ std::vector<ShownValue> ShownLeaves(const std::string& role, const Instruction& 
   const Shape shape = per_device ? visualize::GlobalShapeOfShard(value.shape(), sharding) : value.shape();
   std::vector<ShownValue> values;
   std::vector<int64_t> leaf_path;
+  const std::optional<Mesh> named = NamedMeshOf(*value.parent()->parent());
+  const Mesh* mesh = named ? &*named : nullptr;
   // A result built by a tuple lists its elements by the values they are ("result 3 %w1_new"),
   // laid out as the result's sharding says.
   const bool tuple_of_values = role == "result" && value.opcode() == Opcode::kTuple && shape.IsTuple() &&
                                static_cast<int64_t>(value.operands().size()) == shape.tuple_size();
   if (!tuple_of_values) {
-    AddLeaves(role, value.name(), shape, sharding, leaf_path, false, devices, values);
+    AddLeaves(role, value.name(), shape, sharding, leaf_path, false, devices, mesh, values);
     return values;
   }
   for (int64_t k = 0; k < shape.tuple_size(); ++k) {
     const bool split = sharding.IsTuple() && static_cast<size_t>(k) < sharding.tuple_elements().size();
     AddLeaves(StrCat(role, " ", k), value.operands()[k]->name(), shape.tuple_shape(k),
-              split ? sharding.tuple_elements()[k] : sharding, leaf_path, false, devices, values);
+              split ? sharding.tuple_elements()[k] : sharding, leaf_path, false, devices, mesh, values);
   }
   return values;
 }
@@ -87,7 +93,7 @@ std::string ShowSummaryText(const ShowResult& result) {
     width = std::max(width, labels.back().size());
   }
   std::ostringstream text;
-  text << "mesh: " << Plural(result.devices, "device") << "\n";
+  text << "mesh: " << Plural(result.devices, "device") << (result.mesh.empty() ? "" : " (" + result.mesh + ")") << "\n";
   if (result.per_device) text << "(per-device program: global shape = shard shape x tiles)\n";
   double global_bytes = 0;
   double device_bytes = 0;
@@ -97,7 +103,8 @@ std::string ShowSummaryText(const ShowResult& result) {
     device_bytes += static_cast<double>(value.tile_shape.byte_size());
     std::string line = labels[i];
     line.resize(width, ' ');
-    line += StrCat("  ", value.shape.ToString(false), " ", value.sharding.ToString(), ": ",
+    line += StrCat("  ", value.shape.ToString(false), " ", value.sharding.ToString(),
+                   value.spec.empty() ? "" : " " + value.spec, ": ",
                    Plural(value.tiles, "tile"), " of ", value.tile_shape.ToString(false), " per device");
     if (value.devices_per_tile > 1 && value.tiles > 1) line += StrCat(", each on ", value.devices_per_tile, " devices");
     if (value.tiles == 1 && value.devices_per_tile > 1) line += " (replicated)";
@@ -122,9 +129,13 @@ nlohmann::json ShowResultToJson(const ShowResult& result) {
                             {"devices_per_tile", value.devices_per_tile},
                             {"bytes_per_device", value.tile_shape.byte_size()}};
     if (!value.leaf.empty()) entry["leaf"] = value.leaf;
+    if (!value.spec.empty()) entry["spec"] = value.spec;
     values.push_back(std::move(entry));
   }
-  return {{"devices", result.devices}, {"per_device_program", result.per_device}, {"values", std::move(values)}};
+  nlohmann::json json = {{"devices", result.devices}, {"per_device_program", result.per_device}};
+  if (!result.mesh.empty()) json["mesh"] = result.mesh;
+  json["values"] = std::move(values);
+  return json;
 }
 
 }  // namespace gspmd::api

@@ -72,9 +72,14 @@ class VocabularyCliTest : public CliTest {
 };
 
 TEST_F(VocabularyCliTest, ShowGolden) {
-  const std::string out = Run({"show", kMlir, "--color", "never"});
+  // The pictures, then the --summary lines.
+  const std::string out = Run({"show", kMlir, "--color", "never"}) + "--- show --summary\n" +
+                          Run({"show", kMlir, "--summary"});
   EXPECT_NE(out.find("mesh: 8 devices (data=2,model=4)"), std::string::npos) << out;
   ExpectGolden("show", out);
+  const std::string json = Run({"show", kMlir, "--json"});
+  EXPECT_NE(json.find("\"mesh\": \"data=2,model=4\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"spec\": \"P(None, 'model')\""), std::string::npos) << json;
 }
 
 TEST_F(VocabularyCliTest, LintGolden) {
