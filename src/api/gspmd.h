@@ -296,6 +296,17 @@ struct TrainOptions {
   uint64_t seed = 0;
 };
 
+// Sharded checkpoints of a training run: DIR/step-N/ holds one zarr v2 array per carried value
+// (chunks = shards, each written once by the lowest device holding it) and checkpoint.json
+// (checkpoint/checkpoint_store.h); a checkpoint appears only when complete.
+struct CheckpointOptions {
+  std::string dir;        // "": no checkpoints
+  int64_t every = 0;      // also after every K-th step (0: only after the last step)
+  int64_t keep = 0;       // keep the newest N complete checkpoints (0: all)
+  bool resume = false;    // continue from the newest complete checkpoint in dir (none: from step 0)
+  bool fallback = false;  // with resume: past a corrupt checkpoint to the previous one, saying so
+};
+
 // `gspmd train` as one call: FILE's step compiled once and run `steps` times, each step shown
 // as `progress` says (auto: a bar on a terminal, else a line per step; bar; lines; quiet), then
 // the last outputs saved to `save` and the loss plotted to `plot` (SVG) when asked. On threads
@@ -318,8 +329,27 @@ struct TrainJobOptions {
   // devices, totals, the check, what was saved) instead of the header and progress.
   bool json = false;
   std::optional<MpiOptions> mpi;    // nullopt: threads of this process
+  // With checkpoint.dir: the carry stays sharded on the devices (threads backend) and is
+  // checkpointed; --steps is the total, counting the steps a resumed checkpoint had done.
+  CheckpointOptions checkpoint;
 };
 bool TrainJob(const TrainJobOptions& options);
+
+// `gspmd checkpoint ls|verify DIR`: DIR's complete checkpoints, newest first (DIR may also be
+// one step-N directory), with, when `verify`, the first problem of each ("" = every file is
+// there with its size and checksum). Crash leftovers (.tmp-step-N) are listed as incomplete.
+struct CheckpointSummary {
+  std::string path;
+  int64_t step = 0;
+  int64_t bytes = 0;       // of the arrays' files
+  int64_t arrays = 0;
+  int64_t num_devices = 0;
+  std::string mesh;        // "x=2,y=4" or ""
+  std::string model;       // the model and its config, or the program's file
+  std::string problem;     // verify: "" or "FILE: what is wrong"; unreadable metadata always
+  bool incomplete = false; // a .tmp-step-N directory a crash left (never loaded)
+};
+std::vector<CheckpointSummary> DescribeCheckpoints(const std::string& dir, bool verify);
 
 class Training {
  public:

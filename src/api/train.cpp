@@ -14,6 +14,7 @@
 #include "api/file_context.h"
 #include "api/gspmd.h"
 #include "api/pipeline.h"
+#include "api/train_checkpoint.h"
 #include "runtime/comm/mpi/mpi_communicator.h"
 #include "runtime/comm/mpi/mpi_session.h"
 #include "runtime/spmd/like_module.h"
@@ -438,6 +439,7 @@ bool TrainOnMpi(const TrainJobOptions& options, const MpiOptions& mpi) {
 }  // namespace
 
 bool TrainJob(const TrainJobOptions& options) {
+  if (!options.checkpoint.dir.empty()) return TrainWithCheckpoints(options);
   if (options.mpi) return TrainOnMpi(options, *options.mpi);
   TrainOnThreads(options);
   return true;

@@ -1,5 +1,6 @@
 // `gspmd train FILE --steps N [-i IN0.npy ...] [--devices N] [--carry OUT:IN,...] [--data DIR]
-// [--check] [-o DIR] [--plot FILE.svg] [--backend threads|mpi]`: partitions a training step once and runs it
+// [--check] [-o DIR] [--plot FILE.svg] [--backend threads|mpi] [--checkpoint-dir DIR
+// [--checkpoint-every K] [--keep N] [--resume [--resume-fallback]]]`: partitions a training step once and runs it
 // N times on simulated devices, feeding its carried outputs back as inputs; shows loss and
 // throughput per step. Under `mpirun ... --backend mpi` each rank keeps its devices' shards of
 // the carry between steps (nothing is gathered). The job is api::TrainJob; this file reads the
@@ -40,6 +41,7 @@ struct TrainCommandOptions {
   std::string backend = "threads";
   int64_t devices_per_rank = 0;
   double collective_timeout = 0;
+  api::CheckpointOptions checkpoint;
 };
 
 int64_t ParseSteps(const std::string& text) {
@@ -78,6 +80,11 @@ void RunTrainCommand(const TrainCommandOptions& options) {
   job.plot = options.plot;
   job.progress = options.progress;
   job.json = options.json;
+  job.checkpoint = options.checkpoint;
+  const bool checkpoint_flags = options.checkpoint.every != 0 || options.checkpoint.keep != 0 ||
+                                options.checkpoint.resume || options.checkpoint.fallback;
+  if (options.checkpoint.dir.empty() && checkpoint_flags)
+    GSPMD_USER_ERROR("gspmd train: error: --checkpoint-every, --keep and --resume need --checkpoint-dir DIR");
   if (mpi) {
     job.mpi.emplace();
     if (options.devices_per_rank > 0) job.mpi->devices_per_rank = options.devices_per_rank;
@@ -140,6 +147,21 @@ void AddTrainCommand(CLI::App& app) {
   command->add_option("--collective-timeout", options->collective_timeout,
                       "with --backend mpi: end the job when a collective waits longer than this (default 300)")
       ->type_name("SECONDS");
+  command->add_option("--checkpoint-dir", options->checkpoint.dir,
+                      "write sharded checkpoints (zarr v2 arrays + checkpoint.json) to DIR/step-N; --steps is "
+                      "then the total, counting a resumed checkpoint's steps")
+      ->type_name("DIR");
+  command->add_option("--checkpoint-every", options->checkpoint.every,
+                      "with --checkpoint-dir: also checkpoint after every K-th step (default: after the last only)")
+      ->type_name("K");
+  command->add_option("--keep", options->checkpoint.keep,
+                      "with --checkpoint-dir: keep the newest N complete checkpoints (default: all)")
+      ->type_name("N");
+  command->add_flag("--resume", options->checkpoint.resume,
+                    "with --checkpoint-dir: continue from the newest complete checkpoint (refused when it is "
+                    "corrupt or from another program)");
+  command->add_flag("--resume-fallback", options->checkpoint.fallback,
+                    "with --resume: a corrupt newest checkpoint gives way to the previous one that verifies");
   command->callback([options] { RunTrainCommand(*options); });
 }
 

@@ -21,5 +21,6 @@ void AddSimulateCommand(CLI::App& app);
 void AddShowCommand(CLI::App& app);
 void AddLintCommand(CLI::App& app);
 void AddAutoshardCommand(CLI::App& app);
+void AddCheckpointCommand(CLI::App& app);
 
 }  // namespace gspmd::tools

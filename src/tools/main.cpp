@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   gspmd::tools::AddModelCommand(app);
   gspmd::tools::AddTrainCommand(app);
   gspmd::tools::AddAutoshardCommand(app);
+  gspmd::tools::AddCheckpointCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& done) {

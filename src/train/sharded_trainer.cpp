@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <thread>
 #include <utility>
 
 #include "io/array_source.h"
@@ -79,6 +80,35 @@ void ShardedTrainer::MakeFirstArguments(const SpmdRunOptions& run_options) {
                      "; a sharded carry is never gathered, so both must have the same sharding");
   }
   for (int64_t device : devices_) arguments_.push_back(ReadDeviceArguments(plan_, arguments, device));
+}
+
+void ShardedTrainer::Restore(int64_t steps_done, const std::vector<const ArraySource*>& carried) {
+  GSPMD_CHECK(next_step_ == 0, "ShardedTrainer::Restore after a step");
+  for (const CarryPair& pair : signature_.carry) {
+    const ArraySource* source = carried[pair.input];
+    GSPMD_CHECK(source != nullptr, "no stored value for carried input ", pair.input);
+    const Shape& want = global_shapes_[pair.input];
+    if (source->shape().element_type() != want.element_type() || source->shape().dims() != want.dims())
+      GSPMD_USER_ERROR(source->name(), ": error: holds ", source->shape().ToString(false), " but input ", pair.input,
+                       " (%", signature_.inputs[pair.input].name, ") is ", want.ToString(false));
+  }
+  // One thread per local device, each reading the regions its shards need.
+  std::vector<std::exception_ptr> errors(devices_.size());
+  std::vector<std::thread> threads;
+  for (size_t j = 0; j < devices_.size(); ++j)
+    threads.emplace_back([&, j] {
+      try {
+        for (const CarryPair& pair : signature_.carry)
+          arguments_[j][pair.input] =
+              ReadShard(*carried[pair.input], plan_.arguments[pair.input][0].sharding, devices_[j]);
+      } catch (...) {
+        errors[j] = std::current_exception();
+      }
+    });
+  for (std::thread& thread : threads) thread.join();
+  for (const std::exception_ptr& error : errors)
+    if (error) std::rethrow_exception(error);
+  next_step_ = steps_done;
 }
 
 template <typename Fn>

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "io/array_source.h"
 #include "ir/module.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/spmd/spmd_plan.h"
@@ -47,6 +48,17 @@ class ShardedTrainer {
   ShardedStepResult Step();
   // The last step's result leaves of each local device (per_device[j] for local_devices()[j]).
   const std::vector<std::vector<Literal>>& last_results() const { return results_; }
+
+  // Continues after a checkpoint: `steps_done` steps are done, and each carried input i takes
+  // its value from carried[i] (the global array stored somewhere; each device reads only its
+  // shard's region, in parallel). Call before the first Step(). A shape that differs from the
+  // input's is a UserError naming the source.
+  void Restore(int64_t steps_done, const std::vector<const ArraySource*>& carried);
+  // Steps done so far (the next Step() runs step steps_done(), 0-based).
+  int64_t steps_done() const { return next_step_; }
+  // Local device j's shard of input `input` for the next step (for a carried input: the value
+  // the last step carried), what a checkpoint stores.
+  const Literal& NextInputShard(size_t j, int64_t input) const { return arguments_[j][input]; }
 
  private:
   void MakeFirstArguments(const SpmdRunOptions& run_options);
