@@ -9,6 +9,7 @@ requirements=(
   pytest==9.2.0                    # tests/python
   nanobind==3.1.0 scikit-build-core==1.1.2  # the extension module and `pip install .`
   jax==0.10.2 jaxlib==0.10.2       # gspmd.from_jax and the tests against XLA (CPU)
+  zarr==3.1.6                      # opens `gspmd train --checkpoint-dir` arrays (tests/python/test_checkpoint.py)
 )
 stamp=.venv/.gspmd-requirements
 wanted="$(printf '%s\n' "${requirements[@]}")"
