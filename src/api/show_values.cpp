@@ -1,7 +1,6 @@
 // api::ShowValues and what `gspmd show --summary` and `--json` print from it: per value its
 // global shape, its sharding as XLA writes it, and the tiles the devices hold, without pictures.
 #include <algorithm>
-#include <cstdio>
 #include <sstream>
 
 #include "api/gspmd.h"
