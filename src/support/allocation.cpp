@@ -21,6 +21,7 @@
 #endif
 
 #include "support/diagnostic.h"
+#include "support/units.h"
 
 namespace gspmd {
 namespace {
@@ -144,16 +145,7 @@ OutOfMemory OutOfMemory::Prefixed(std::string_view prefix) const {
 
 std::string ByteCountText(uint64_t bytes) {
   if (bytes < 1024) return StrCat(bytes, " bytes");
-  static const char* const kUnits[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double value = static_cast<double>(bytes) / 1024.0;
-  size_t unit = 0;
-  while (value >= 1024.0 && unit + 1 < std::size(kUnits)) {
-    value /= 1024.0;
-    ++unit;
-  }
-  char text[32];
-  std::snprintf(text, sizeof(text), "%.2f %s", value, kUnits[unit]);
-  return StrCat(text, " (", bytes, " bytes)");
+  return StrCat(FormatBytes(static_cast<double>(bytes)), " (", bytes, " bytes)");
 }
 
 void ThrowOutOfMemory(const std::bad_alloc& failure, std::string_view context) {

@@ -54,7 +54,8 @@ class OutOfMemory : public std::bad_alloc {
   char text_[320];
 };
 
-// "2.00 GiB (2147483648 bytes)"; "512 bytes" below a KiB.
+// "2.00 GiB (2147483648 bytes)": as every command spells bytes (support/units.h), with the exact
+// count an error message owes; "512 bytes" below a KiB.
 std::string ByteCountText(uint64_t bytes);
 
 // The UserError (kind kResource) for a failed allocation: "out of memory: cannot allocate 2.00

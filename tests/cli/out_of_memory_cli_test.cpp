@@ -296,7 +296,7 @@ TEST_F(OutOfMemoryCliTest, InjectedFailureAssemblingTheResult) {
       {"GSPMD_TEST_MAX_ALLOCATION=8192"});
   ExpectOutOfMemoryError(result, "32768");
   EXPECT_NE(result.err.find((fs::path(Path("out")) / "out0.npy").string() +
-                            ": error: out of memory: cannot allocate 32.00 KiB (32768 bytes) for f32[8,1024]"),
+                            ": error: out of memory: cannot allocate 32.0 KiB (32768 bytes) for f32[8,1024]"),
             std::string::npos)
       << result.err;
   ExpectNoOutput(Path("out"));

@@ -55,7 +55,7 @@ TEST(OutOfMemoryTest, InterpreterErrorIsLocatedAtTheInstruction) {
   const std::vector<Literal> arguments = {Filled({}, 1)};
   const InjectedFault fault({4096, 0});
   const std::string error = ErrorOf([&] { EvaluateModule(*module, arguments); });
-  EXPECT_NE(error.find(":4:8: error: %b: out of memory: cannot allocate 32.00 KiB (32768 bytes) for f32[8,1024]"),
+  EXPECT_NE(error.find(":4:8: error: %b: out of memory: cannot allocate 32.0 KiB (32768 bytes) for f32[8,1024]"),
             std::string::npos)
       << error;
 }

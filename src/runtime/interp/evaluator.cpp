@@ -163,8 +163,8 @@ Plan BuildPlan(const Computation& computation) {
   return plan;
 }
 
-// "while evaluating it (its result, f32[8,1024], is 32.00 KiB)": the context of a failed
-// allocation inside an instruction (the message is located at the instruction).
+// "while evaluating it (its result, f32[8,1024], is 32.0 KiB (32768 bytes))": the context of a
+// failed allocation inside an instruction (the message is located at the instruction).
 std::string WhileEvaluating(const Instruction& instruction) {
   const std::optional<int64_t> bytes = instruction.shape().CheckedByteSize();
   if (!bytes) return "while evaluating it";

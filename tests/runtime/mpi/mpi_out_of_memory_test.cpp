@@ -65,7 +65,7 @@ TEST_F(MpiOutOfMemoryTest, DeviceValueUnderAddressLimit) {
 // The devices' rows fit; the window of the global file rank 0 assembles does not.
 TEST_F(MpiOutOfMemoryTest, OutputWindowOnRankZero) {
   const Launch launch = MpiLimited(0, RunArgs(BroadcastProgram(1024)), "GSPMD_TEST_MAX_ALLOCATION=8192");
-  ExpectJobEndsWithOutOfMemory(launch, "gspmd: rank 0: error: out of memory: cannot allocate 32\\.00 KiB \\(32768 "
+  ExpectJobEndsWithOutOfMemory(launch, "gspmd: rank 0: error: out of memory: cannot allocate 32\\.0 KiB \\(32768 "
                                        "bytes\\) for a window of [^\n]*out0\\.npy");
   EXPECT_TRUE(FilesIn(Path("out")).empty());
 }
