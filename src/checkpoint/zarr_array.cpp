@@ -17,7 +17,7 @@ struct DtypeName {
 constexpr DtypeName kDtypes[] = {
     {ElementType::kPred, "|b1"}, {ElementType::kS8, "|i1"},  {ElementType::kS16, "<i2"}, {ElementType::kS32, "<i4"},
     {ElementType::kS64, "<i8"},  {ElementType::kU8, "|u1"},  {ElementType::kU16, "<u2"}, {ElementType::kU32, "<u4"},
-    {ElementType::kU64, "<u8"},  {ElementType::kF16, "<f2"}, {ElementType::kBF16, "<V2"}, {ElementType::kF32, "<f4"},
+    {ElementType::kU64, "<u8"},  {ElementType::kF16, "<f2"}, {ElementType::kBF16, "|V2"}, {ElementType::kF32, "<f4"},
     {ElementType::kF64, "<f8"},  {ElementType::kC64, "<c8"}, {ElementType::kC128, "<c16"},
 };
 
@@ -115,8 +115,11 @@ std::string ZarrArrayJson(const ZarrArrayMeta& meta) {
   j["order"] = "C";
   j["compressor"] = nullptr;
   j["filters"] = nullptr;
-  j["fill_value"] = meta.shape.element_type() == ElementType::kPred ? nlohmann::ordered_json(false)
-                                                                     : nlohmann::ordered_json(0);
+  // zarr reads a void type's fill value as base64 text or null, a bool's as a bool.
+  const ElementType type = meta.shape.element_type();
+  j["fill_value"] = type == ElementType::kBF16   ? nlohmann::ordered_json(nullptr)
+                    : type == ElementType::kPred ? nlohmann::ordered_json(false)
+                                                 : nlohmann::ordered_json(0);
   j["dimension_separator"] = ".";
   return j.dump(2) + "\n";
 }

@@ -30,8 +30,8 @@ struct ZarrArrayMeta {
 };
 
 // The zarr v2 dtype of an element type: "<f4", "<i4", "|b1", "<f2", "<f8", "<i8", "|u1", ...;
-// bf16 is "<V2" (two raw bytes: numpy has no bfloat16; ml_dtypes views them). "" when zarr
-// cannot hold the type.
+// bf16 is "|V2" (two raw bytes, numpy having no bfloat16: zarr opens it as void, and
+// `.view(ml_dtypes.bfloat16)` reads it; zarr refuses "<V2"). "" when zarr cannot hold the type.
 std::string ZarrDtype(ElementType type);
 
 // The .zarray text (one key per line, keys in the order above).

@@ -77,6 +77,7 @@ TEST_F(CheckpointStoreTest, ZarrMetadataIsWhatZarrV2Writes) {
   EXPECT_EQ(ChunkKey({}), "0");
   EXPECT_EQ(ZarrDtype(ElementType::kS32), "<i4");
   EXPECT_EQ(ZarrDtype(ElementType::kPred), "|b1");
+  EXPECT_EQ(ZarrDtype(ElementType::kBF16), "|V2");  // what zarr opens (it refuses "<V2")
   const ZarrArrayMeta read = ParseZarrArrayJson(ZarrArrayJson(meta), "x/.zarray", ElementType::kF32);
   EXPECT_EQ(read.chunks, meta.chunks);
   EXPECT_EQ(read.shape.dims(), meta.shape.dims());
