@@ -97,6 +97,8 @@ ENTRY main {
         {"simulate", program, "--chip", "tpu-v4"},
         {"simulate", program, "--chip", "h100", "--breakdown", "layer"},
         {"show", program},
+        {"show", program, "--summary"},
+        {"partition", program, "-o", Path("per_device.hlo")},  // its summary line on stderr
     };
     for (const std::vector<std::string>& command : commands) {
       const CommandResult result = Gspmd(command);
