@@ -1,12 +1,16 @@
-// `gspmd train --checkpoint-dir DIR [--checkpoint-every K] [--keep N] [--resume [--fallback]]`
-// on the threads backend: a ShardedTrainer over all devices of this process; each device
-// writes the chunks it owns in parallel; a resume verifies the checkpoint, checks it was
-// written by this program, and lets each device read only its shards' regions.
+// `gspmd train --checkpoint-dir DIR [--checkpoint-every K] [--keep N] [--resume
+// [--resume-fallback]]`: a ShardedTrainer over the devices of this process (all of them on
+// threads, one rank's under MPI); each device writes the chunks it owns, in parallel; a resume
+// verifies the checkpoint (rank 0), checks it was written by this program, and lets each device
+// read only its shards' regions. Under MPI rank 0 prepares and commits, after every rank wrote.
 #include "api/train_checkpoint.h"
 
 #include <cstdio>
 #include <exception>
 #include <filesystem>
+#include <functional>
+#include <span>
+#include <sstream>
 #include <memory>
 #include <thread>
 
@@ -16,7 +20,12 @@
 #include "api/pipeline.h"
 #include "checkpoint/checkpoint_store.h"
 #include "checkpoint/program_fingerprint.h"
+#include "checkpoint/durable_files.h"
 #include "runtime/comm/local_communicator.h"
+#include "runtime/comm/mpi/mpi_communicator.h"
+#include "runtime/comm/mpi/mpi_session.h"
+#include "runtime/spmd/spmd_mpi.h"
+#include "text/printer.h"
 #include "runtime/spmd/like_module.h"
 #include "runtime/spmd/spmd_executor.h"
 #include "support/diagnostic.h"
@@ -87,21 +96,6 @@ void OnEveryDevice(size_t devices, Fn&& fn) {
     if (error) std::rethrow_exception(error);
 }
 
-std::string WriteCheckpoint(const CheckpointOptions& options, CheckpointMeta meta, const ShardedTrainer& trainer) {
-  meta.step = trainer.steps_done();
-  meta.data_position = trainer.steps_done();
-  const std::string tmp = PrepareCheckpoint(options.dir, meta);
-  const std::vector<int64_t>& devices = trainer.local_devices();
-  std::vector<std::vector<CheckpointFile>> written(devices.size());
-  OnEveryDevice(devices.size(), [&](size_t j) {
-    std::vector<const Literal*> shards;
-    for (const CheckpointArray& array : meta.arrays) shards.push_back(&trainer.NextInputShard(j, array.input));
-    written[j] = WriteDeviceChunks(tmp, meta, devices[j], shards);
-  });
-  for (std::vector<CheckpointFile>& files : written) meta.files.insert(meta.files.end(), files.begin(), files.end());
-  return CommitCheckpoint(options.dir, tmp, meta, options.keep);
-}
-
 // The newest complete checkpoint that verifies (older ones only with fallback, said on
 // stderr); nullopt when DIR holds none. A corrupt one without fallback is a UserError naming
 // the file and the checkpoint.
@@ -144,13 +138,139 @@ void CheckResumable(const CheckpointMeta& stored, const CheckpointMeta& now, con
     refuse(StrCat("it has done ", stored.step, " steps, more than --steps ", steps, " (the total to reach)"));
 }
 
-}  // namespace
+// How the processes of a run take part in a checkpoint: one process with every device
+// (threads), or the ranks of an MPI job, where rank 0 leads (chooses the checkpoint to resume,
+// prepares and commits) and every rank writes and reads its devices' shards.
+class Coordinator {
+ public:
+  virtual ~Coordinator() = default;
+  virtual bool leader() const = 0;
+  // Runs fn on this process; under MPI the ranks then agree whether one failed, and if so the
+  // lowest failing rank reports and every rank throws JobFailed.
+  virtual void Phase(const std::string& phase, const std::function<void()>& fn) = 0;
+  // The leader's `text` on every process.
+  virtual std::string FromLeader(const std::string& text) = 0;
+  // Every process's files, on the leader (others get theirs back).
+  virtual std::vector<CheckpointFile> GatherToLeader(std::vector<CheckpointFile> files) = 0;
+};
 
-bool TrainWithCheckpoints(const TrainJobOptions& options) {
+struct JobFailed {};  // an MPI phase failed and its rank has said why
+
+class LocalCoordinator final : public Coordinator {
+ public:
+  bool leader() const override { return true; }
+  void Phase(const std::string&, const std::function<void()>& fn) override { fn(); }
+  std::string FromLeader(const std::string& text) override { return text; }
+  std::vector<CheckpointFile> GatherToLeader(std::vector<CheckpointFile> files) override { return files; }
+};
+
+class MpiCoordinator final : public Coordinator {
+ public:
+  explicit MpiCoordinator(MpiSession& session) : session_(session) {}
+  bool leader() const override { return session_.rank() == 0; }
+  void Phase(const std::string& phase, const std::function<void()>& fn) override {
+    std::string error;
+    try {
+      fn();
+    } catch (const UserError& e) {
+      error = e.what();
+    }
+    if (AgreeAndReportFailure(session_, phase, error) >= 0) throw JobFailed{};
+  }
+  std::string FromLeader(const std::string& text) override {
+    if (leader()) {
+      for (int r = 1; r < session_.size(); ++r) SendText(r, text, "sending the checkpoint's path");
+      return text;
+    }
+    return ReceiveText(0, "receiving the checkpoint's path from rank 0");
+  }
+  std::vector<CheckpointFile> GatherToLeader(std::vector<CheckpointFile> files) override {
+    if (!leader()) {
+      std::string text;
+      for (const CheckpointFile& f : files) text += StrCat(f.path, "\t", f.bytes, "\t", HexDigest(f.fnv1a64), "\n");
+      SendText(0, text, "sending the chunk files written to rank 0");
+      return files;
+    }
+    for (int r = 1; r < session_.size(); ++r) {
+      std::istringstream lines(ReceiveText(r, StrCat("receiving the chunk files rank ", r, " wrote")));
+      CheckpointFile f;
+      std::string hex;
+      while (std::getline(lines, f.path, '\t') && lines >> f.bytes >> hex) {
+        lines.ignore(1);
+        f.fnv1a64 = std::stoull(hex, nullptr, 16);
+        files.push_back(f);
+      }
+    }
+    return files;
+  }
+
+ private:
+  static constexpr int kTag = 0x4350;  // "CP"
+  void SendText(int rank, const std::string& text, const std::string& what) {
+    const uint64_t size = text.size();
+    session_.Send(rank, kTag, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&size), sizeof size), what);
+    if (size > 0)
+      session_.Send(rank, kTag + 1, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), size), what);
+  }
+  std::string ReceiveText(int rank, const std::string& what) {
+    uint64_t size = 0;
+    session_.Recv(rank, kTag, std::span<uint8_t>(reinterpret_cast<uint8_t*>(&size), sizeof size), what);
+    std::string text(size, '\0');
+    if (size > 0) session_.Recv(rank, kTag + 1, std::span<uint8_t>(reinterpret_cast<uint8_t*>(text.data()), size), what);
+    return text;
+  }
+  MpiSession& session_;
+};
+
+// A compiled step and its trainer, on either backend.
+struct CheckpointedRun {
+  std::unique_ptr<Module> original;
+  std::unique_ptr<Module> compiled;
+  CompiledPartition partition;
+  std::unique_ptr<ShardedTrainer> trainer;
+  int64_t devices = 0;
+  std::string layout;  // "" on threads, "2 MPI ranks x 4 devices per rank" under MPI
+};
+
+void CompileRun(const TrainJobOptions& options, CheckpointedRun& run, int64_t devices, bool print_warnings,
+                std::vector<int64_t> local, ShardedTrainer::CommunicatorFactory communicators,
+                std::function<void(std::exception_ptr)> on_first_error) {
+  run.original = LoadProgram(options.file);
+  run.compiled = LoadProgram(options.file);
+  run.partition = PartitionForCli(*run.compiled, options.file, devices, BoundaryFlags{}, print_warnings);
+  const Module& per_device = *run.partition.partitioned.module;
+  SpmdRunOptions run_options =
+      WithFileContext(options.file, [&] { return OptionsFromLikeModule(per_device, run.compiled.get()); });
+  run.devices = run.partition.num_devices;
+  run_options.num_devices = run.devices;
+  if (devices > 0 && run.devices != devices)
+    ThrowUserErrorAt(SourceLocation{options.file, 0, 0},
+                     StrCat("the step runs on ", run.devices, " devices but the job has ", run.layout, " = ", devices,
+                            " (expected mpirun -np R and --devices-per-rank K with R x K = ", run.devices, ")"));
+  if (local.empty())
+    for (int64_t d = 0; d < run.devices; ++d) local.push_back(d);
+  TrainOptions train = options.train;
+  if (!options.inputs.empty()) {
+    train.inputs = ReadInputs(options.inputs);
+    CheckInputShapes(*run.original, options.file, train.inputs, options.inputs);
+  }
+  TrainSettings settings;
+  settings.carry = train.carry;
+  settings.data_dir = train.data_dir;
+  settings.first_inputs = std::move(train.inputs);
+  settings.seed = train.seed;
+  if (!communicators) {
+    const int64_t n = run.devices;
+    communicators = [n] { return std::make_unique<LocalCommunicator>(n); };
+  }
+  run.trainer = WithFileContext(options.file, [&] {
+    return std::make_unique<ShardedTrainer>(*run.original, per_device, run_options, local, std::move(communicators),
+                                            std::move(settings), std::move(on_first_error));
+  });
+}
+
+void CheckCheckpointOptions(const TrainJobOptions& options) {
   const CheckpointOptions& checkpoint = options.checkpoint;
-  if (options.mpi)
-    GSPMD_USER_ERROR("gspmd train: error: --checkpoint-dir needs the threads backend for now (checkpoints under "
-                     "--backend mpi are not built yet)");
   if (options.train.check)
     GSPMD_USER_ERROR("gspmd train: error: --check cannot be combined with --checkpoint-dir (the checkpointed carry "
                      "stays sharded on the devices; checking against one device would gather it)");
@@ -161,68 +281,89 @@ bool TrainWithCheckpoints(const TrainJobOptions& options) {
   if (checkpoint.keep < 0) GSPMD_USER_ERROR("gspmd train: error: --keep ", checkpoint.keep, " is negative");
   if (checkpoint.fallback && !checkpoint.resume)
     GSPMD_USER_ERROR("gspmd train: error: --resume-fallback needs --resume");
-  const bool quiet = options.progress == "quiet";
+}
 
-  std::unique_ptr<Module> original = LoadProgram(options.file);
-  std::unique_ptr<Module> compiled = LoadProgram(options.file);
-  CompiledPartition partition = PartitionForCli(*compiled, options.file, options.devices);
-  const Module& per_device = *partition.partitioned.module;
-  SpmdRunOptions run_options =
-      WithFileContext(options.file, [&] { return OptionsFromLikeModule(per_device, compiled.get()); });
-  const int64_t devices = partition.num_devices;
-  run_options.num_devices = devices;
-  std::vector<int64_t> local;
-  for (int64_t d = 0; d < devices; ++d) local.push_back(d);
-  TrainOptions train = options.train;
-  if (!options.inputs.empty()) {
-    train.inputs = ReadInputs(options.inputs);
-    CheckInputShapes(*original, options.file, train.inputs, options.inputs);
-  }
-  TrainSettings settings;
-  settings.carry = train.carry;
-  settings.data_dir = train.data_dir;
-  settings.first_inputs = std::move(train.inputs);
-  settings.seed = train.seed;
-  std::unique_ptr<ShardedTrainer> owned = WithFileContext(options.file, [&] {
-    return std::make_unique<ShardedTrainer>(
-        *original, per_device, run_options, local, [devices] { return std::make_unique<LocalCommunicator>(devices); },
-        std::move(settings));
+// Restores the newest usable checkpoint when asked; returns the metric history it had.
+std::vector<std::vector<double>> Resume(const TrainJobOptions& options, Coordinator& c, ShardedTrainer& trainer,
+                                        const CheckpointMeta& meta, bool quiet) {
+  const CheckpointOptions& checkpoint = options.checkpoint;
+  if (!checkpoint.resume) return {};
+  std::string chosen;
+  c.Phase("choosing the checkpoint to resume", [&] {
+    if (!c.leader()) return;
+    const std::optional<CheckpointEntry> entry = CheckpointToResume(checkpoint);
+    if (!entry) return;
+    CheckResumable(ReadCheckpointMeta(entry->path), meta, entry->path, options.steps);
+    chosen = entry->path;
   });
-  ShardedTrainer& trainer = *owned;
-  const std::vector<std::string> metrics = ShownMetrics(trainer.signature());
-  const CheckpointMeta meta = MetaTemplate(options, *original, trainer, metrics, devices);
-
-  std::vector<std::vector<double>> history;
-  if (checkpoint.resume) {
-    std::optional<CheckpointEntry> entry = CheckpointToResume(checkpoint);
-    if (!entry) {
-      if (!quiet) std::printf("no checkpoint in %s: starting at step 1\n", checkpoint.dir.c_str());
-    } else {
-      const CheckpointMeta stored = ReadCheckpointMeta(entry->path);
-      CheckResumable(stored, meta, entry->path, options.steps);
-      std::vector<std::unique_ptr<ArraySource>> sources = OpenCheckpointArrays(entry->path, stored);
-      std::vector<const ArraySource*> carried(trainer.signature().inputs.size(), nullptr);
-      for (size_t i = 0; i < stored.arrays.size(); ++i) carried[stored.arrays[i].input] = sources[i].get();
-      for (const CarryPair& pair : trainer.signature().carry)
-        if (carried[pair.input] == nullptr)
-          ThrowUserErrorAt(SourceLocation{entry->path + "/checkpoint.json", 0, 0},
-                           StrCat("no array for carried input ", pair.input, " (%",
-                                  trainer.signature().inputs[pair.input].name, ")"));
-      trainer.Restore(stored.step, carried);
-      history = stored.metrics;
-      if (!quiet)
-        std::printf("resumed from %s: %lld of %lld steps done (written on %lld devices%s%s)\n", entry->path.c_str(),
-                    static_cast<long long>(stored.step), static_cast<long long>(options.steps),
-                    static_cast<long long>(stored.num_devices), stored.mesh.empty() ? "" : ", mesh ",
-                    stored.mesh.c_str());
-    }
+  chosen = c.FromLeader(chosen);
+  if (chosen.empty()) {
+    if (!quiet) std::printf("no checkpoint in %s: starting at step 1\n", checkpoint.dir.c_str());
+    return {};
   }
+  CheckpointMeta stored;
+  c.Phase("reading the checkpoint", [&] {
+    stored = ReadCheckpointMeta(chosen);
+    std::vector<std::unique_ptr<ArraySource>> sources = OpenCheckpointArrays(chosen, stored);
+    std::vector<const ArraySource*> carried(trainer.signature().inputs.size(), nullptr);
+    for (size_t i = 0; i < stored.arrays.size(); ++i)
+      if (stored.arrays[i].input >= 0 && static_cast<size_t>(stored.arrays[i].input) < carried.size())
+        carried[stored.arrays[i].input] = sources[i].get();
+    for (const CarryPair& pair : trainer.signature().carry)
+      if (carried[pair.input] == nullptr)
+        ThrowUserErrorAt(SourceLocation{chosen + "/checkpoint.json", 0, 0},
+                         StrCat("no array for carried input ", pair.input, " (%",
+                                trainer.signature().inputs[pair.input].name, ")"));
+    trainer.Restore(stored.step, carried);
+  });
+  if (!quiet)
+    std::printf("resumed from %s: %lld of %lld steps done (written on %lld devices%s%s)\n", chosen.c_str(),
+                static_cast<long long>(stored.step), static_cast<long long>(options.steps),
+                static_cast<long long>(stored.num_devices), stored.mesh.empty() ? "" : ", mesh ", stored.mesh.c_str());
+  return stored.metrics;
+}
 
-  if (!quiet && !options.json)
-    PrintTrainHeader(options.file, ModuleFrontendAttribute(*original, "gspmd.model"), devices,
-                     "sharded carry, checkpoints in " + checkpoint.dir, trainer.signature(),
-                     AnalyzeCommunication(per_device));
-  StepDisplay display(options.progress, options.steps, trainer.tokens_per_step(), metrics);
+// Prepare (leader), every device's chunks (in parallel), commit (leader).
+void WriteCheckpoint(const CheckpointOptions& options, Coordinator& c, CheckpointMeta meta,
+                     const ShardedTrainer& trainer) {
+  meta.step = trainer.steps_done();
+  meta.data_position = trainer.steps_done();
+  std::string tmp;
+  c.Phase("preparing the checkpoint", [&] {
+    if (c.leader()) tmp = PrepareCheckpoint(options.dir, meta);
+  });
+  tmp = c.FromLeader(tmp);
+  const std::vector<int64_t>& devices = trainer.local_devices();
+  std::vector<std::vector<CheckpointFile>> written(devices.size());
+  c.Phase("writing the checkpoint's chunks", [&] {
+    OnEveryDevice(devices.size(), [&](size_t j) {
+      std::vector<const Literal*> shards;
+      for (const CheckpointArray& array : meta.arrays) shards.push_back(&trainer.NextInputShard(j, array.input));
+      written[j] = WriteDeviceChunks(tmp, meta, devices[j], shards);
+    });
+  });
+  std::vector<CheckpointFile> mine;
+  for (std::vector<CheckpointFile>& files : written) mine.insert(mine.end(), files.begin(), files.end());
+  meta.files = c.GatherToLeader(std::move(mine));
+  c.Phase("committing the checkpoint", [&] {
+    if (c.leader()) CommitCheckpoint(options.dir, tmp, meta, options.keep);
+  });
+}
+
+// The loop, on either backend; `save` writes -o from the last step's results.
+void TrainCheckpointed(const TrainJobOptions& options, Coordinator& c, CheckpointedRun& run,
+                       const std::function<void(const std::vector<SavedOutput>&)>& save) {
+  const bool quiet = options.progress == "quiet" || !c.leader();
+  ShardedTrainer& trainer = *run.trainer;
+  const std::vector<std::string> metrics = ShownMetrics(trainer.signature());
+  const CheckpointMeta meta = MetaTemplate(options, *run.original, trainer, metrics, run.devices);
+  std::vector<std::vector<double>> history = Resume(options, c, trainer, meta, quiet);
+  const std::string layout = run.layout.empty() ? "" : run.layout + ", ";
+  if (!quiet)
+    PrintTrainHeader(options.file, ModuleFrontendAttribute(*run.original, "gspmd.model"), run.devices,
+                     layout + "sharded carry, checkpoints in " + options.checkpoint.dir, trainer.signature(),
+                     AnalyzeCommunication(*run.partition.partitioned.module));
+  StepDisplay display(quiet ? "quiet" : options.progress, options.steps, trainer.tokens_per_step(), metrics);
   bool ran = false;
   while (trainer.steps_done() < options.steps) {
     ShardedStepResult result = trainer.Step();
@@ -230,33 +371,113 @@ bool TrainWithCheckpoints(const TrainJobOptions& options) {
     display.Show(result.step, result.metrics, result.seconds);
     history.push_back(result.metrics);
     const int64_t done = trainer.steps_done();
-    if (done == options.steps || (checkpoint.every > 0 && done % checkpoint.every == 0)) {
+    if (done == options.steps || (options.checkpoint.every > 0 && done % options.checkpoint.every == 0)) {
       CheckpointMeta now = meta;
       now.metrics = history;
-      WriteCheckpoint(checkpoint, std::move(now), trainer);
+      WriteCheckpoint(options.checkpoint, c, std::move(now), trainer);
     }
   }
   display.Finish(false);
   if (!quiet)
-    std::printf("checkpoint: %s\n", (fs::path(checkpoint.dir) / CheckpointDirName(trainer.steps_done())).c_str());
+    std::printf("checkpoint: %s\n",
+                (fs::path(options.checkpoint.dir) / CheckpointDirName(trainer.steps_done())).c_str());
   if (!options.save.empty()) {
-    if (!ran)
-      GSPMD_USER_ERROR("gspmd train: error: -o ", options.save, ": no step ran (the checkpoint had done all ",
-                       options.steps, " steps), so there are no outputs to save");
-    const SpmdPlan& plan = trainer.plan();
+    c.Phase("saving the outputs", [&] {
+      if (!ran)
+        GSPMD_USER_ERROR("gspmd train: error: -o ", options.save, ": no step ran (the checkpoint had done all ",
+                         options.steps, " steps), so there are no outputs to save");
+    });
+    const std::vector<SavedOutput> saved = SavedOutputNames(trainer.signature(), metrics);
+    save(saved);
+    if (!quiet)
+      std::printf("saved %zu array%s to %s (and index.json naming them)\n", saved.size(), saved.size() == 1 ? "" : "s",
+                  options.save.c_str());
+  }
+  std::fflush(stdout);
+}
+
+bool TrainCheckpointedOnThreads(const TrainJobOptions& options) {
+  CheckpointedRun run;
+  CompileRun(options, run, options.devices, /*print_warnings=*/true, {}, nullptr, nullptr);
+  LocalCoordinator coordinator;
+  TrainCheckpointed(options, coordinator, run, [&](const std::vector<SavedOutput>& saved) {
+    const SpmdPlan& plan = run.trainer->plan();
     std::vector<Literal> outputs;
     for (size_t i = 0; i < plan.results.size(); ++i) {
       std::vector<const Literal*> shards;
-      for (const std::vector<Literal>& device : trainer.last_results()) shards.push_back(&device[i]);
+      for (const std::vector<Literal>& device : run.trainer->last_results()) shards.push_back(&device[i]);
       outputs.push_back(AssembleGlobal(shards, plan.results[i].sharding, plan.results[i].global));
     }
-    WriteSavedOutputs(options.save, outputs, SavedOutputNames(trainer.signature(), metrics));
-    if (!quiet)
-      std::printf("saved %zu array%s to %s (and index.json naming them)\n", outputs.size(),
-                  outputs.size() == 1 ? "" : "s", options.save.c_str());
-  }
-  std::fflush(stdout);
+    WriteSavedOutputs(options.save, outputs, saved);
+  });
   return true;
+}
+
+// A device's or a write's failure on this rank ends the job (every rank stops).
+[[noreturn]] void EndJob(MpiSession& session, std::exception_ptr error) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& failure) {
+    session.FailJob(failure.what());
+  } catch (...) {
+    session.FailJob("unknown error");
+  }
+}
+
+bool TrainCheckpointedOnMpi(const TrainJobOptions& options, const MpiOptions& mpi) {
+  MpiSessionOptions session_options;
+  session_options.collective_timeout_seconds = mpi.collective_timeout_s;
+  const int64_t per_rank = mpi.devices_per_rank;
+  bool ok = true;
+  {
+    MpiSession session(session_options);
+    LimitKernelThreadsToRankShare(session);
+    MpiCoordinator coordinator(session);
+    const int64_t total = per_rank * session.size();
+    CheckpointedRun run;
+    run.layout = StrCat(session.size(), " MPI rank", session.size() == 1 ? "" : "s", " x ", per_rank, " device",
+                        per_rank == 1 ? "" : "s", " per rank");
+    try {
+      coordinator.Phase("compiling the step and its first inputs", [&] {
+        if (options.devices > 0 && options.devices != total)
+          GSPMD_USER_ERROR("gspmd train: error: --devices ", options.devices, " does not match ", run.layout, " = ",
+                           total, " (expected --devices ", total, " or no --devices)");
+        std::vector<int64_t> local;
+        for (int64_t d = 0; d < per_rank; ++d) local.push_back(session.rank() * per_rank + d);
+        CompileRun(
+            options, run, total, coordinator.leader(), local,
+            [&session, per_rank] { return std::make_unique<MpiCommunicator>(session, per_rank); },
+            [&session](std::exception_ptr e) { EndJob(session, e); });
+      });
+      const std::string text = PrintModule(*run.partition.partitioned.module);
+      const uint64_t hash =
+          Fnv1a64(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+      if (!session.AllRanksAgree(hash, "comparing the compiled steps"))
+        session.FailJob("the ranks compiled different per-device programs from " + options.file +
+                        " (is FILE the same file on every machine?)");
+      TrainCheckpointed(options, coordinator, run, [&](const std::vector<SavedOutput>& saved) {
+        MpiRunOptions save;
+        save.devices_per_rank = per_rank;
+        save.out_dir = options.save;
+        save.print_files = false;
+        for (const SavedOutput& output : saved) save.result_files.push_back(output.file);
+        WriteResultsOverMpi(session, *run.partition.partitioned.module, run.trainer->plan(),
+                            run.trainer->last_results(), save);
+        if (coordinator.leader()) WriteSavedOutputsIndex(options.save, saved, run.trainer->signature().outputs);
+      });
+    } catch (const JobFailed&) {
+      ok = false;
+    }
+  }  // MPI_Finalize
+  return ok;
+}
+
+}  // namespace
+
+bool TrainWithCheckpoints(const TrainJobOptions& options) {
+  CheckCheckpointOptions(options);
+  if (options.mpi) return TrainCheckpointedOnMpi(options, *options.mpi);
+  return TrainCheckpointedOnThreads(options);
 }
 
 std::vector<CheckpointSummary> DescribeCheckpoints(const std::string& dir, bool verify) {
