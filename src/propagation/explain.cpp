@@ -1,5 +1,6 @@
 // --explain: the propagated module in XLA's text with a comment per instruction saying where
 // its sharding came from.
+#include <map>
 #include <sstream>
 
 #include "partitioner/sdy_attributes.h"
@@ -35,12 +36,12 @@ std::string InstructionNameOf(const std::string& line) {
 }
 
 // "P('data', None); " for an array instruction whose sharding has a PartitionSpec over the
-// module's named mesh ("" without names or without a spec).
-std::string SpecPrefix(const Module& module, const Mesh* mesh, const std::string& computation,
-                       const std::string& name) {
+// module's named mesh ("" without names or without a spec). `by_name`: "computation/name".
+std::string SpecPrefix(const std::map<std::string, const Instruction*>& by_name, const Mesh* mesh,
+                       const std::string& key) {
   if (mesh == nullptr) return "";
-  const Computation* owner = module.FindComputation(computation);
-  const Instruction* instruction = owner ? owner->FindInstruction(name) : nullptr;
+  auto it = by_name.find(key);
+  const Instruction* instruction = it == by_name.end() ? nullptr : it->second;
   if (instruction == nullptr || !instruction->sharding() || !instruction->shape().IsArray()) return "";
   std::optional<std::string> spec = PartitionSpecOf(*instruction->sharding(), instruction->shape().rank(), *mesh);
   return spec ? *spec + "; " : "";
@@ -56,6 +57,11 @@ std::string DescribeOrigin(const ShardingOrigin& origin) {
 
 std::string PrintModuleWithOrigins(const Module& module, const PropagationResult& result) {
   const std::optional<Mesh> mesh = NamedMeshOf(module);
+  std::map<std::string, const Instruction*> by_name;
+  if (mesh)
+    for (const auto& owner : module.computations())
+      for (const auto& instruction : owner->instructions())
+        by_name[owner->name() + "/" + instruction->name()] = instruction.get();
   std::istringstream in(PrintModule(module));
   std::ostringstream out;
   std::string line;
@@ -70,11 +76,10 @@ std::string PrintModuleWithOrigins(const Module& module, const PropagationResult
     } else if (line == "}") {
       inside = false;
     } else if (inside) {
-      const std::string name = InstructionNameOf(line);
-      auto it = result.origins.find(computation + "/" + name);
+      const std::string key = computation + "/" + InstructionNameOf(line);
+      auto it = result.origins.find(key);
       if (it != result.origins.end())
-        out << " /* " << SpecPrefix(module, mesh ? &*mesh : nullptr, computation, name)
-            << DescribeOrigin(it->second) << " */";
+        out << " /* " << SpecPrefix(by_name, mesh ? &*mesh : nullptr, key) << DescribeOrigin(it->second) << " */";
     }
     out << '\n';
   }
