@@ -119,7 +119,7 @@ TEST_F(HtmlReportBrowserTest, ThirtyTwoLayerReportDrawsAndMatchesJson) {
   const std::string program = (kBench32 / "partitioned.hlo").string();
   ASSERT_TRUE(fs::exists(program)) << program;
   const std::string page = Path("report.html");
-  CommandResult html = Gspmd({"report", program, "--html", page});
+  CommandResult html = Gspmd({"report", program, "-o", page});
   ASSERT_EQ(html.exit_code, 0) << html.err;
   const std::string source = ReadText(page);
   EXPECT_EQ(source.find("http://"), source.find("http://www.w3.org/2000/svg"))  // the SVG namespace only
@@ -178,7 +178,7 @@ TEST_F(HtmlReportBrowserTest, MoePresetChartLeadsWithAllToAllsByLayer) {
   CommandResult model = Gspmd({"model", "--preset", "gshard-128e-12l", "-o", program});
   ASSERT_EQ(model.exit_code, 0) << model.err;
   const std::string page = Path("moe.html");
-  CommandResult html = Gspmd({"report", program, "--partition", "--chip", "tpu-v4", "--html", page});
+  CommandResult html = Gspmd({"report", program, "--global", "--chip", "tpu-v4", "-o", page});
   ASSERT_EQ(html.exit_code, 0) << html.err;
   EXPECT_EQ(html.out, "wrote " + page + "\n");
   CommandResult simulated = Gspmd({"simulate", program, "--chip", "tpu-v4", "--breakdown", "layer", "--json"});
@@ -250,7 +250,7 @@ TEST_F(HtmlReportBrowserTest, MlirOpsAreNamedWithOrWithoutLoc) {
   for (const auto& [loc, row] : cases) {
     const std::string input = WriteFile("f.mlir", with_loc(loc));
     const std::string page = Path("f.html");
-    CommandResult result = Gspmd({"report", input, "--partition", "--html", page});
+    CommandResult result = Gspmd({"report", input, "--global", "-o", page});
     ASSERT_EQ(result.exit_code, 0) << loc << ": " << result.err;
     const std::string source = ReadText(page);
     EXPECT_NE(source.find(row), std::string::npos) << loc << ": " << source.substr(source.find("<table id=\"comm-table\""), 600);
@@ -260,7 +260,7 @@ TEST_F(HtmlReportBrowserTest, MlirOpsAreNamedWithOrWithoutLoc) {
 
 TEST_F(HtmlReportBrowserTest, UnwritableOutputIsAnError) {
   const std::string program = (kCorpus / "megatron_mlp" / "partitioned.hlo").string();
-  CommandResult result = Gspmd({"report", program, "--html", "/nonexistent-dir/report.html"});
+  CommandResult result = Gspmd({"report", program, "-o", "/nonexistent-dir/report.html"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.err.find("/nonexistent-dir/report.html"), std::string::npos) << result.err;
   EXPECT_EQ(result.out, "");
@@ -269,7 +269,7 @@ TEST_F(HtmlReportBrowserTest, UnwritableOutputIsAnError) {
 TEST_F(HtmlReportBrowserTest, GlobalProgramGetsLintFindings) {
   const std::string program = (kCorpus / "uneven_internal_10_over_4" / "pre.hlo").string();
   const std::string page = Path("uneven.html");
-  CommandResult result = Gspmd({"report", program, "--partition", "--chip", "tpu-v4", "--html", page});
+  CommandResult result = Gspmd({"report", program, "--global", "--chip", "tpu-v4", "-o", page});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   const std::string source = ReadText(page);
   EXPECT_NE(source.find("<th data-type=\"number\">est. time</th>"), std::string::npos);

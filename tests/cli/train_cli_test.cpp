@@ -44,7 +44,7 @@ class TrainCliTest : public CliTest {
                                     const std::vector<std::pair<int, int>>& carry, int outputs) {
     std::string carry_text;
     for (auto [out, in] : carry) carry_text += (carry_text.empty() ? "" : ",") + std::to_string(out) + ":" + std::to_string(in);
-    std::vector<std::string> args = {"train", hlo, "--steps", "3", "--carry", carry_text, "--save", Path("trained"), "-i"};
+    std::vector<std::string> args = {"train", hlo, "--steps", "3", "--carry", carry_text, "-o", Path("trained"), "-i"};
     args.insert(args.end(), inputs.begin(), inputs.end());
     CommandResult r = Gspmd(args);
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -132,7 +132,7 @@ TEST_F(TrainCliTest, ModelTrainsWithCheckAndSavesItsLastOutputs) {
   CommandResult model = Gspmd({"model", "gshard_moe", "--set", "layers=2", "--mesh", "data=2,expert=4", "-o", hlo});
   ASSERT_EQ(model.exit_code, 0) << model.err;
   EXPECT_EQ(model.out, "");
-  CommandResult r = Gspmd({"train", hlo, "--steps", "3", "--check", "--save", Path("saved"), "--plot", Path("loss.svg")});
+  CommandResult r = Gspmd({"train", hlo, "--steps", "3", "--check", "-o", Path("saved"), "--plot", Path("loss.svg")});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("train " + hlo + " (model gshard_moe) on 8 devices"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("(recorded in the module)"), std::string::npos) << r.out;

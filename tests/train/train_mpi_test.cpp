@@ -55,7 +55,7 @@ TEST_F(TrainMpiTest, ShardedCarryTrainsLikeThreads) {
   const std::string model = Path("moe.hlo");
   ASSERT_EQ(Gspmd({"model", "gshard_moe", "-o", model}).exit_code, 0);
   const std::vector<std::string> train = {"train", model, "--steps", "3", "--progress", "lines"};
-  const Launch threads = Gspmd(Concat(train, {"--save", Path("threads")}));
+  const Launch threads = Gspmd(Concat(train, {"-o", Path("threads")}));
   ASSERT_EQ(threads.exit_code, 0) << threads.err;
   ASSERT_EQ(Losses(threads.out).size(), 3u) << threads.out;
 
@@ -64,7 +64,7 @@ TEST_F(TrainMpiTest, ShardedCarryTrainsLikeThreads) {
   for (const MpiLayout& layout : layouts) {
     SCOPED_TRACE(layout.Name());
     const std::string saved = Path("mpi_" + layout.Name());
-    const Launch mpi = Mpi(layout, Concat({"train", model, "--steps", "3", "--save", saved}, MpiFlags(layout)));
+    const Launch mpi = Mpi(layout, Concat({"train", model, "--steps", "3", "-o", saved}, MpiFlags(layout)));
     ASSERT_EQ(mpi.exit_code, 0) << mpi.err;
     EXPECT_NE(mpi.out.find("MPI rank"), std::string::npos) << mpi.out;
     EXPECT_NE(mpi.out.find("sharded carry"), std::string::npos) << mpi.out;
@@ -81,10 +81,10 @@ TEST_F(TrainMpiTest, CorpusStepWithCarryTrainsLikeThreads) {
   std::vector<std::string> train = {"train", (kTrainStep / "pre.hlo").string(), "--steps", "3", "--carry",
                                     "1:2,2:3,3:4,4:5,5:6,6:7,7:8,8:9"};
   for (int i = 0; i < 10; ++i) train = Concat(train, {"-i", (kTrainStep / ("in" + std::to_string(i) + ".npy")).string()});
-  const Launch threads = Gspmd(Concat(train, {"--save", Path("threads")}));
+  const Launch threads = Gspmd(Concat(train, {"-o", Path("threads")}));
   ASSERT_EQ(threads.exit_code, 0) << threads.err;
   const MpiLayout layout{2, 4, ""};
-  const Launch mpi = Mpi(layout, Concat(Concat(train, {"--save", Path("mpi")}), MpiFlags(layout)));
+  const Launch mpi = Mpi(layout, Concat(Concat(train, {"-o", Path("mpi")}), MpiFlags(layout)));
   ASSERT_EQ(mpi.exit_code, 0) << mpi.err;
   ExpectSameSavedOutputs(Path("mpi"), Path("threads"), 1e-5);
 }
