@@ -89,7 +89,10 @@ std::string MeshSearch::SpecText(size_t group, int candidate) const {
     case Candidate::Kind::kSpec:
       break;
   }
-  return gspmd::SpecText(c.spec);
+  // One entry per dim, as the other commands print PartitionSpecs (P('model', None), not P('model')).
+  PartitionSpec spec = c.spec;
+  spec.resize(std::max(spec.size(), groups_[group].dims.size()));
+  return gspmd::SpecText(spec);
 }
 
 void MeshSearch::SetScreen(const MeshSearch* screen, int keep) {
