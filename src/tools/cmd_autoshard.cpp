@@ -259,6 +259,12 @@ void AddAutoshardCommand(CLI::App& app) {
   command->add_option("--work-budget", options->work_budget,
                       "IOPDDL: inner-loop steps the search may do (default: from --time-limit)");
   command->add_flag("--trace", options->trace, "IOPDDL: one line per Lagrangian round of the search on stderr");
+  // Options of one mode given in the other would be ignored: refused instead.
+  CLI::Option* iopddl = command->get_option("--iopddl");
+  for (const char* program_only : {"--chip", "--devices", "--mesh", "--memory-budget", "--keep-annotations", "--out",
+                                   "--global", "--explain", "--max-evaluations", "--compute-type", "--mixed-precision"})
+    command->get_option(program_only)->excludes(iopddl);
+  for (const char* iopddl_only : {"--seed", "--work-budget", "--trace"}) command->get_option(iopddl_only)->needs(iopddl);
   command->callback([options] { RunAutoshard(*options); });
 }
 

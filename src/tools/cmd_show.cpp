@@ -82,7 +82,9 @@ void AddShowCommand(CLI::App& app) {
                     "print JSON: devices and per value its name, shape, sharding (XLA's text) and tiles");
   AddProgramKindOptions(*command, options->kind, "propagated first");
   command->add_option("--color", options->color, "colour the tiles: auto (a terminal without NO_COLOR), always, never")
-      ->type_name("WHEN");
+      ->type_name("WHEN")
+      ->excludes("--json")
+      ->excludes("--summary");  // neither draws tiles: the colour would be ignored
   command->add_option("--devices", options->devices, "number of partitions (default: from the module)")->type_name("N");
   command->add_option("-o,--out", options->out, "write the pictures to OUT instead of stdout (- for stdout)")
       ->type_name("OUT");

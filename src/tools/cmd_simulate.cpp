@@ -112,6 +112,7 @@ void AddSimulateCommand(CLI::App& app) {
   command->add_flag("--json", options->json,
                     "print one JSON object: step_time_s, mfu, flops_per_device, comm_bytes_per_device, "
                     "peak_bytes_per_device, fits_memory, and everything the text shows");
+  command->get_option("--top")->excludes("--json");  // JSON has every line: --top would be ignored
   command->add_flag("--no-remat", options->no_remat,
                     "do not estimate XLA's rematerialization when the program exceeds the chip's memory");
   AddProgramKindOptions(*command, options->kind, "propagated and partitioned first");

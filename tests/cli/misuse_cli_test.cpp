@@ -94,6 +94,14 @@ TEST_F(MisuseCliTest, RunSpmdWithoutLikeNeedsARootSharding) {
 TEST_F(MisuseCliTest, AnOptionThatWouldBeIgnoredIsRefused) {
   const std::string err = ExpectRefused({"report", CaseFile("partitioned.hlo"), "--chip", "tpu-v3"}, "gspmd report: error: --chip ");
   EXPECT_TRUE(Contains(err, "expected -o OUT.html")) << err;
+  // Options of one output or mode that the other would ignore.
+  ExpectRefused({"show", CaseFile("pre.hlo"), "--json", "--color", "always"}, "error: show: --json cannot be used with --color");
+  ExpectRefused({"show", CaseFile("pre.hlo"), "--summary", "--color", "never"},
+                "error: show: --summary cannot be used with --color");
+  ExpectRefused({"simulate", CaseFile("pre.hlo"), "--chip", "tpu-v3", "--json", "--top", "3"},
+                "error: simulate: --top cannot be used with --json");
+  ExpectRefused({"autoshard", "--iopddl", "p.json", "--mesh", "x=8"}, "error: autoshard: --mesh cannot be used with --iopddl");
+  ExpectRefused({"autoshard", CaseFile("pre.hlo"), "--seed", "3"}, "error: autoshard: --seed needs --iopddl");
 }
 
 // ---- messages ----
