@@ -187,7 +187,7 @@ class MpiCoordinator final : public Coordinator {
   std::vector<CheckpointFile> GatherToLeader(std::vector<CheckpointFile> files) override {
     if (!leader()) {
       std::string text;
-      for (const CheckpointFile& f : files) text += StrCat(f.path, "\t", f.bytes, "\t", HexDigest(f.fnv1a64), "\n");
+      for (const CheckpointFile& f : files) text += StrCat(f.path, "\t", f.bytes, "\t", Hex32(f.crc32c), "\n");
       SendText(0, text, "sending the chunk files written to rank 0");
       return files;
     }
@@ -197,7 +197,7 @@ class MpiCoordinator final : public Coordinator {
       std::string hex;
       while (std::getline(lines, f.path, '\t') && lines >> f.bytes >> hex) {
         lines.ignore(1);
-        f.fnv1a64 = std::stoull(hex, nullptr, 16);
+        f.crc32c = static_cast<uint32_t>(std::stoul(hex, nullptr, 16));
         files.push_back(f);
       }
     }
@@ -341,6 +341,7 @@ void WriteCheckpoint(const CheckpointOptions& options, Coordinator& c, Checkpoin
       for (const CheckpointArray& array : meta.arrays) shards.push_back(&trainer.NextInputShard(j, array.input));
       written[j] = WriteDeviceChunks(tmp, meta, devices[j], shards);
     });
+    SyncFilesystem(tmp);  // this process's files, all at once
   });
   std::vector<CheckpointFile> mine;
   for (std::vector<CheckpointFile>& files : written) mine.insert(mine.end(), files.begin(), files.end());

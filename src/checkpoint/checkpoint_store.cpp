@@ -52,10 +52,14 @@ void RemoveTree(const std::string& path) {
 }
 
 std::string ReadWholeFile(const std::string& path, bool& ok) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   ok = static_cast<bool>(in);
   if (!ok) return "";
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  std::string bytes(static_cast<size_t>(in.tellg()), '\0');
+  in.seekg(0);
+  in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  ok = static_cast<bool>(in) || bytes.empty();
+  return bytes;
 }
 
 nlohmann::ordered_json MetaJson(const CheckpointMeta& meta) {
@@ -86,7 +90,7 @@ nlohmann::ordered_json MetaJson(const CheckpointMeta& meta) {
   j["arrays"] = std::move(arrays);
   nlohmann::ordered_json files = nlohmann::ordered_json::array();
   for (const CheckpointFile& f : meta.files)
-    files.push_back({{"path", f.path}, {"bytes", f.bytes}, {"fnv1a64", HexDigest(f.fnv1a64)}});
+    files.push_back({{"path", f.path}, {"bytes", f.bytes}, {"crc32c", Hex32(f.crc32c)}});
   j["files"] = std::move(files);
   return j;
 }
@@ -132,7 +136,7 @@ CheckpointMeta MetaFromJson(const nlohmann::json& j, const std::string& file) {
     CheckpointFile entry;
     entry.path = f.at("path").get<std::string>();
     entry.bytes = f.at("bytes").get<int64_t>();
-    entry.fnv1a64 = std::stoull(f.at("fnv1a64").get<std::string>(), nullptr, 16);
+    entry.crc32c = static_cast<uint32_t>(std::stoul(f.at("crc32c").get<std::string>(), nullptr, 16));
     meta.files.push_back(std::move(entry));
   }
   return meta;
@@ -147,10 +151,33 @@ std::string CheckFile(const std::string& dir, const CheckpointFile& file) {
   if (!ok) return StrCat(path, ": missing");
   if (static_cast<int64_t>(bytes.size()) != file.bytes)
     return StrCat(path, ": ", bytes.size(), " bytes, expected ", file.bytes, bytes.size() < static_cast<size_t>(file.bytes) ? " (truncated)" : "");
-  const uint64_t sum = Fnv1a64(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
-  if (sum != file.fnv1a64)
-    return StrCat(path, ": checksum ", HexDigest(sum), ", expected ", HexDigest(file.fnv1a64), " (the bytes changed)");
+  const uint32_t sum = Crc32c(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()));
+  if (sum != file.crc32c)
+    return StrCat(path, ": checksum ", Hex32(sum), ", expected ", Hex32(file.crc32c), " (the bytes changed)");
   return "";
+}
+
+// Device `device`'s chunk of `array` when it is the lowest device holding that shard (and the
+// shard is not padding only, which has no chunk in zarr's grid), unsynced; appended to written.
+void WriteChunk(const std::string& tmp_dir, const CheckpointArray& array, int64_t device, int64_t num_devices,
+                const Literal& shard, std::vector<CheckpointFile>& written) {
+  const std::vector<int64_t> owners = DistinctShardOwners(array.leaf, num_devices);
+  if (std::find(owners.begin(), owners.end(), device) == owners.end()) return;
+  const Sharding::ShardRegion region = ShardRegionOf(array.leaf, device);
+  const std::vector<int64_t>& chunks = array.leaf.local.dims();
+  std::vector<int64_t> index;
+  bool past_the_end = false;  // a shard of padding only: no chunk in zarr's grid
+  for (size_t k = 0; k < chunks.size(); ++k) {
+    index.push_back(region.offsets[k] / chunks[k]);
+    past_the_end = past_the_end || region.sizes[k] == 0;
+  }
+  if (past_the_end) return;
+  GSPMD_CHECK(shard.byte_size() == ZarrMetaOf(array).chunk_bytes(), "device ", device, "'s shard of ", array.name,
+              " is ", shard.byte_size(), " bytes, its chunk ", ZarrMetaOf(array).chunk_bytes());
+  const std::span<const uint8_t> bytes(shard.raw(), static_cast<size_t>(shard.byte_size()));
+  const std::string relative = array.name + "/" + ChunkKey(index);
+  WriteFileUnsynced((fs::path(tmp_dir) / relative).string(), bytes);
+  written.push_back({relative, shard.byte_size(), Crc32c(bytes)});
 }
 
 }  // namespace
@@ -168,11 +195,7 @@ std::string PrepareCheckpoint(const std::string& root, const CheckpointMeta& met
   const std::string tmp = (fs::path(root) / (".tmp-" + CheckpointDirName(meta.step))).string();
   if (fs::exists(tmp)) RemoveTree(tmp);  // a crash's leftover
   MakeDirectory(tmp);
-  for (const CheckpointArray& array : meta.arrays) {
-    const std::string dir = (fs::path(tmp) / array.name).string();
-    MakeDirectory(dir);
-    WriteFileDurably(dir + "/.zarray", ZarrArrayJson(ZarrMetaOf(array)));
-  }
+  for (const CheckpointArray& array : meta.arrays) MakeDirectory((fs::path(tmp) / array.name).string());
   return tmp;
 }
 
@@ -182,24 +205,13 @@ std::vector<CheckpointFile> WriteDeviceChunks(const std::string& tmp_dir, const 
   std::vector<CheckpointFile> written;
   for (size_t i = 0; i < meta.arrays.size(); ++i) {
     const CheckpointArray& array = meta.arrays[i];
-    const std::vector<int64_t> owners = DistinctShardOwners(array.leaf, meta.num_devices);
-    if (std::find(owners.begin(), owners.end(), device) == owners.end()) continue;
-    const Sharding::ShardRegion region = ShardRegionOf(array.leaf, device);
-    const std::vector<int64_t>& chunks = array.leaf.local.dims();
-    std::vector<int64_t> index;
-    bool past_the_end = false;  // a shard of padding only: no chunk in zarr's grid
-    for (size_t k = 0; k < chunks.size(); ++k) {
-      index.push_back(region.offsets[k] / chunks[k]);
-      past_the_end = past_the_end || region.sizes[k] == 0;
+    if (static_cast<int64_t>(i) % meta.num_devices == device) {  // the .zarray: one device each
+      const std::string text = ZarrArrayJson(ZarrMetaOf(array));
+      const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+      WriteFileUnsynced((fs::path(tmp_dir) / array.name / ".zarray").string(), bytes);
+      written.push_back({array.name + "/.zarray", static_cast<int64_t>(text.size()), Crc32c(bytes)});
     }
-    if (past_the_end) continue;
-    const Literal& shard = *shards[i];
-    GSPMD_CHECK(shard.byte_size() == ZarrMetaOf(array).chunk_bytes(), "device ", device, "'s shard of ", array.name,
-                " is ", shard.byte_size(), " bytes, its chunk ", ZarrMetaOf(array).chunk_bytes());
-    const std::span<const uint8_t> bytes(shard.raw(), static_cast<size_t>(shard.byte_size()));
-    const std::string relative = array.name + "/" + ChunkKey(index);
-    WriteFileDurably((fs::path(tmp_dir) / relative).string(), bytes);
-    written.push_back({relative, shard.byte_size(), Fnv1a64(bytes)});
+    WriteChunk(tmp_dir, array, device, meta.num_devices, *shards[i], written);
   }
   return written;
 }
@@ -207,16 +219,9 @@ std::vector<CheckpointFile> WriteDeviceChunks(const std::string& tmp_dir, const 
 std::string CommitCheckpoint(const std::string& root, const std::string& tmp_dir, const CheckpointMeta& meta,
                              int64_t keep) {
   CheckpointMeta complete = meta;
-  for (const CheckpointArray& array : meta.arrays) {
-    bool ok = false;
-    const std::string text = ReadWholeFile((fs::path(tmp_dir) / array.name / ".zarray").string(), ok);
-    const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(text.data()), text.size());
-    complete.files.push_back({array.name + "/.zarray", static_cast<int64_t>(text.size()), Fnv1a64(bytes)});
-  }
   std::sort(complete.files.begin(), complete.files.end(),
             [](const CheckpointFile& a, const CheckpointFile& b) { return a.path < b.path; });
   WriteFileDurably((fs::path(tmp_dir) / kMetaFile).string(), MetaJson(complete).dump(1) + "\n");
-  for (const CheckpointArray& array : meta.arrays) SyncDirectory((fs::path(tmp_dir) / array.name).string());
   SyncDirectory(tmp_dir);
   const std::string final_dir = (fs::path(root) / CheckpointDirName(meta.step)).string();
   if (fs::exists(final_dir)) RemoveTree(final_dir);  // the same step written again (a resumed run)

@@ -1,12 +1,12 @@
 // A directory of training checkpoints: DIR/step-N/ holds one zarr v2 array per carried value
 // (parameters, optimizer state; chunks = the shards they were written from) and
 // checkpoint.json, the metadata that makes a resume exact (step, program fingerprint, carry,
-// data position, seed, metric history) with the size and FNV-1a checksum of every file.
+// data position, seed, metric history) with the size and CRC-32C of every file.
 //
 //   DIR/step-4/checkpoint.json
 //   DIR/step-4/l0.w1/.zarray, DIR/step-4/l0.w1/0.0, DIR/step-4/l0.w1/0.1, ...
 //
-// A checkpoint is written into DIR/.tmp-step-N/ (every file fsynced), checkpoint.json last,
+// A checkpoint is written into DIR/.tmp-step-N/ (every file on disk: syncfs), checkpoint.json last,
 // then renamed to DIR/step-N/ and DIR fsynced: a step-N directory is complete, and a crash at
 // any moment leaves the earlier ones as they were. Writing has three phases so that the
 // devices (threads here, ranks under MPI) write their shards in parallel between a prepare
@@ -35,7 +35,7 @@ struct CheckpointArray {
 struct CheckpointFile {
   std::string path;  // relative to the checkpoint directory: "l0.w1/0.1"
   int64_t bytes = 0;
-  uint64_t fnv1a64 = 0;
+  uint32_t crc32c = 0;
 };
 
 struct CheckpointMeta {
@@ -59,16 +59,19 @@ struct CheckpointMeta {
 
 std::string CheckpointDirName(int64_t step);  // "step-4"
 
-// Phase 1 (one writer): makes DIR (if needed) and an empty DIR/.tmp-step-N/ with a .zarray
+// Phase 1 (one writer): makes DIR (if needed) and DIR/.tmp-step-N/ with an empty directory
 // per array; returns the temporary directory. Errors (unwritable DIR, a full disk) are
 // UserErrors naming the path.
 std::string PrepareCheckpoint(const std::string& root, const CheckpointMeta& meta);
-// Phase 2 (every device): writes the chunks `device` owns (it is the lowest device holding
-// that shard, DistinctShardOwners) from its shards, shards[i] for meta.arrays[i]; returns the
-// files written.
+// Phase 2 (every device, at the same time): writes the chunks `device` owns (it is the lowest
+// device holding that shard, DistinctShardOwners) from its shards, shards[i] for
+// meta.arrays[i], and the .zarray of every array i with i mod num_devices == device. Returns
+// the files written. Each process calls SyncFilesystem(tmp_dir) once after its devices wrote
+// (durable_files.h), before the commit: one flush instead of an fsync per file.
 std::vector<CheckpointFile> WriteDeviceChunks(const std::string& tmp_dir, const CheckpointMeta& meta,
                                               int64_t device, const std::vector<const Literal*>& shards);
-// Phase 3 (one writer, after every device): writes checkpoint.json (meta with every file),
+// Phase 3 (one writer, after every device): writes checkpoint.json (meta.files: every
+// device's files),
 // renames to DIR/step-N (replacing a step-N left there) and, with keep > 0, deletes all but
 // the newest `keep` complete checkpoints. Returns the committed directory.
 std::string CommitCheckpoint(const std::string& root, const std::string& tmp_dir, const CheckpointMeta& meta,

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "checkpoint/checkpoint_store.h"
+#include "checkpoint/durable_files.h"
 #include "checkpoint/program_fingerprint.h"
 #include "checkpoint/zarr_array.h"
 #include "runtime/spmd/spmd_executor.h"
@@ -61,6 +62,7 @@ class CheckpointStoreTest : public ::testing::Test {
       for (const Literal& shard : shards) pointers.push_back(&shard);
       for (CheckpointFile& file : WriteDeviceChunks(tmp, meta, d, pointers)) meta.files.push_back(file);
     }
+    SyncFilesystem(tmp);
     return CommitCheckpoint(dir_.string(), tmp, meta, /*keep=*/2);
   }
 
@@ -153,6 +155,14 @@ TEST_F(CheckpointStoreTest, KeepDeletesOlderCheckpointsAfterTheCommit) {
   ASSERT_EQ(entries.size(), 2u);
   EXPECT_EQ(entries[0].step, 4);
   EXPECT_EQ(entries[1].step, 3);
+}
+
+TEST(Crc32cTest, IsTheCastagnoliCheckValue) {
+  const std::string text = "123456789";
+  const std::span<const uint8_t> bytes(reinterpret_cast<const uint8_t*>(text.data()), text.size());
+  EXPECT_EQ(Crc32c(bytes), 0xe3069283u);
+  EXPECT_EQ(Crc32c(bytes.subspan(4), Crc32c(bytes.first(4))), 0xe3069283u);  // continued
+  EXPECT_EQ(Hex32(0xe3069283u), "e3069283");
 }
 
 TEST(ProgramFingerprintTest, IgnoresShardingsAndDeviceCountButNotTheComputation) {
