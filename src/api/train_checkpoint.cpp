@@ -50,8 +50,9 @@ void SplitMesh(const std::string& config, std::string& rest, std::string& mesh) 
   rest = config.substr(0, at > 0 ? at - 1 : 0) + (end == std::string::npos ? "" : config.substr(end));
 }
 
-// What every checkpoint of this run records but the step, metrics and files.
-CheckpointMeta MetaTemplate(const TrainJobOptions& options, const Module& original, const ShardedTrainer& trainer,
+// What every checkpoint of this run records but the step, metrics, files and (until
+// AddArrays) the arrays.
+CheckpointMeta MetaTemplate(const TrainJobOptions& options, const Module& original, const StepSignature& signature,
                             const std::vector<std::string>& metrics, int64_t devices) {
   CheckpointMeta meta;
   meta.fingerprint = ProgramFingerprint(original);
@@ -61,11 +62,16 @@ CheckpointMeta MetaTemplate(const TrainJobOptions& options, const Module& origin
   SplitMesh(ModuleFrontendAttribute(original, "gspmd.config"), config, meta.mesh);
   meta.model = model.empty() ? "" : config.empty() ? model : model + " " + config;
   meta.num_devices = devices;
-  meta.carry = trainer.signature().CarryText();
+  meta.carry = signature.CarryText();
   meta.seed = options.train.seed;
   meta.data_dir = options.train.data_dir;
   meta.metric_names = metrics;
-  const std::vector<SavedOutput> names = SavedOutputNames(trainer.signature(), metrics);
+  return meta;
+}
+
+// One array per carried value, named after the input it restores, laid out as the trainer's plan.
+void AddArrays(CheckpointMeta& meta, const ShardedTrainer& trainer) {
+  const std::vector<SavedOutput> names = SavedOutputNames(trainer.signature(), meta.metric_names);
   for (const CarryPair& pair : trainer.signature().carry) {
     CheckpointArray array;
     const std::string& file = names[pair.output].file;
@@ -75,7 +81,6 @@ CheckpointMeta MetaTemplate(const TrainJobOptions& options, const Module& origin
     array.leaf = trainer.plan().arguments[pair.input][0];
     meta.arrays.push_back(std::move(array));
   }
-  return meta;
 }
 
 // Runs fn(j) for every local device on its own thread; rethrows the first error.
@@ -228,6 +233,8 @@ struct CheckpointedRun {
   std::unique_ptr<Module> compiled;
   CompiledPartition partition;
   std::unique_ptr<ShardedTrainer> trainer;
+  // Makes `trainer`; with `restoring`, the carried inputs' first values are not made.
+  std::function<void(bool restoring)> make_trainer;
   int64_t devices = 0;
   std::string layout;  // "" on threads, "2 MPI ranks x 4 devices per rank" under MPI
 };
@@ -263,10 +270,14 @@ void CompileRun(const TrainJobOptions& options, CheckpointedRun& run, int64_t de
     const int64_t n = run.devices;
     communicators = [n] { return std::make_unique<LocalCommunicator>(n); };
   }
-  run.trainer = WithFileContext(options.file, [&] {
-    return std::make_unique<ShardedTrainer>(*run.original, per_device, run_options, local, std::move(communicators),
-                                            std::move(settings), std::move(on_first_error));
-  });
+  run.make_trainer = [&run, file = options.file, run_options, local, communicators, on_first_error,
+                      settings = std::move(settings)](bool restoring) mutable {
+    settings.carry_from_checkpoint = restoring;
+    run.trainer = WithFileContext(file, [&] {
+      return std::make_unique<ShardedTrainer>(*run.original, *run.partition.partitioned.module, run_options, local,
+                                              communicators, std::move(settings), on_first_error);
+    });
+  };
 }
 
 void CheckCheckpointOptions(const TrainJobOptions& options) {
@@ -283,11 +294,11 @@ void CheckCheckpointOptions(const TrainJobOptions& options) {
     GSPMD_USER_ERROR("gspmd train: error: --resume-fallback needs --resume");
 }
 
-// Restores the newest usable checkpoint when asked; returns the metric history it had.
-std::vector<std::vector<double>> Resume(const TrainJobOptions& options, Coordinator& c, ShardedTrainer& trainer,
-                                        const CheckpointMeta& meta, bool quiet) {
+// With --resume, the newest usable checkpoint, chosen and checked by the leader and known to
+// every process ("" when there is none: the run starts at step 1, saying so).
+std::string ChooseCheckpoint(const TrainJobOptions& options, Coordinator& c, const CheckpointMeta& meta, bool quiet) {
   const CheckpointOptions& checkpoint = options.checkpoint;
-  if (!checkpoint.resume) return {};
+  if (!checkpoint.resume) return "";
   std::string chosen;
   c.Phase("choosing the checkpoint to resume", [&] {
     if (!c.leader()) return;
@@ -297,10 +308,13 @@ std::vector<std::vector<double>> Resume(const TrainJobOptions& options, Coordina
     chosen = entry->path;
   });
   chosen = c.FromLeader(chosen);
-  if (chosen.empty()) {
-    if (!quiet) std::printf("no checkpoint in %s: starting at step 1\n", checkpoint.dir.c_str());
-    return {};
-  }
+  if (chosen.empty() && !quiet) std::printf("no checkpoint in %s: starting at step 1\n", checkpoint.dir.c_str());
+  return chosen;
+}
+
+// Every device reads its shards' regions of `chosen`; returns the metric history it had.
+std::vector<std::vector<double>> Restore(const TrainJobOptions& options, Coordinator& c, ShardedTrainer& trainer,
+                                         const std::string& chosen, bool quiet) {
   CheckpointMeta stored;
   c.Phase("reading the checkpoint", [&] {
     stored = ReadCheckpointMeta(chosen);
@@ -355,10 +369,20 @@ void WriteCheckpoint(const CheckpointOptions& options, Coordinator& c, Checkpoin
 void TrainCheckpointed(const TrainJobOptions& options, Coordinator& c, CheckpointedRun& run,
                        const std::function<void(const std::vector<SavedOutput>&)>& save) {
   const bool quiet = options.progress == "quiet" || !c.leader();
+  // The checkpoint is chosen before the trainer is made, so that a resumed run never builds
+  // the first values of what it restores.
+  StepSignature signature;
+  c.Phase("reading the step's carry and inputs", [&] {
+    signature = WithFileContext(options.file, [&] { return ReadStepSignature(*run.original, options.train.carry); });
+  });
+  const std::vector<std::string> metrics = ShownMetrics(signature);
+  CheckpointMeta meta = MetaTemplate(options, *run.original, signature, metrics, run.devices);
+  const std::string chosen = ChooseCheckpoint(options, c, meta, quiet);
+  c.Phase("making the first step's inputs", [&] { run.make_trainer(!chosen.empty()); });
   ShardedTrainer& trainer = *run.trainer;
-  const std::vector<std::string> metrics = ShownMetrics(trainer.signature());
-  const CheckpointMeta meta = MetaTemplate(options, *run.original, trainer, metrics, run.devices);
-  std::vector<std::vector<double>> history = Resume(options, c, trainer, meta, quiet);
+  AddArrays(meta, trainer);
+  std::vector<std::vector<double>> history;
+  if (!chosen.empty()) history = Restore(options, c, trainer, chosen, quiet);
   const std::string layout = run.layout.empty() ? "" : run.layout + ", ";
   if (!quiet)
     PrintTrainHeader(options.file, ModuleFrontendAttribute(*run.original, "gspmd.model"), run.devices,

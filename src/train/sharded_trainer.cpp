@@ -3,10 +3,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <thread>
 #include <utility>
 
 #include "io/array_source.h"
+#include "io/box.h"
 #include "runtime/spmd/device_runner.h"
 #include "runtime/spmd/spmd_executor.h"
 #include "support/allocation.h"
@@ -15,8 +17,35 @@
 namespace gspmd {
 namespace {
 
+// Whether input i's first value is left to a checkpoint (FirstInputs made none).
+bool Restored(const TrainSettings& settings, const StepSignature& s, size_t i, const Literal& value) {
+  return settings.carry_from_checkpoint && s.IsCarried(static_cast<int64_t>(i)) &&
+         value.shape().element_type() == ElementType::kInvalid;
+}
+
+// A stand-in for a carried input a checkpoint will restore: zeros, read box by box, so no
+// global array of it is built.
+class ZeroSource final : public ArraySource {
+ public:
+  explicit ZeroSource(Shape shape) : shape_(std::move(shape)) {}
+  const Shape& shape() const override { return shape_; }
+  const std::string& name() const override { return name_; }
+  void ReadBox(const Box& box, uint8_t* dst, const std::vector<int64_t>& dst_dims,
+               const std::vector<int64_t>& dst_offsets) const override {
+    const int64_t size = ElementByteSize(shape_.element_type());
+    ForEachBoxRun(shape_.dims(), box.offsets, dst_dims, dst_offsets, box.sizes, [&](int64_t, int64_t at, int64_t run) {
+      std::memset(dst + at * size, 0, static_cast<size_t>(run * size));
+    });
+  }
+
+ private:
+  Shape shape_;
+  std::string name_ = "a value restored from a checkpoint";
+};
+
 // The first step's global values, as Trainer makes them: -i values, else each input's init;
-// the batch of step 0 filled by `batches`.
+// the batch of step 0 filled by `batches`. With carry_from_checkpoint, carried inputs are
+// left empty (MakeFirstArguments reads them as zeros until Restore).
 std::vector<Literal> FirstInputs(const StepSignature& s, TrainSettings& settings, const BatchSource& batches) {
   std::vector<Literal> inputs;
   if (!settings.first_inputs.empty()) {
@@ -34,11 +63,15 @@ std::vector<Literal> FirstInputs(const StepSignature& s, TrainSettings& settings
         inputs.emplace_back(input.shape);
         continue;
       }
+      if (settings.carry_from_checkpoint && s.IsCarried(static_cast<int64_t>(i))) {
+        inputs.emplace_back();
+        continue;
+      }
       inputs.push_back(InitialValue(input, static_cast<int64_t>(i), settings.seed));
     }
   }
   for (size_t i = 0; i < inputs.size(); ++i)
-    if (!inputs[i].shape().Compatible(s.inputs[i].shape))
+    if (!Restored(settings, s, i, inputs[i]) && !inputs[i].shape().Compatible(s.inputs[i].shape))
       GSPMD_USER_ERROR("-i input ", i, " holds ", inputs[i].shape().ToString(false), " but input ", i, " (%",
                        s.inputs[i].name, ") is ", s.inputs[i].shape.ToString(false));
   batches.Fill(0, inputs);
@@ -64,10 +97,13 @@ void ShardedTrainer::MakeFirstArguments(const SpmdRunOptions& run_options) {
 
   std::vector<std::unique_ptr<ArraySource>> sources;
   std::vector<GlobalArgument> arguments;
-  for (const Literal& value : first) {
-    sources.push_back(MakeLiteralSource(value));
-    arguments.push_back({value.shape(), {sources.back().get()}});
-    global_shapes_.push_back(value.shape());
+  for (size_t i = 0; i < first.size(); ++i) {
+    const Literal& value = first[i];
+    const bool restored = Restored(settings_, signature_, i, value);
+    const Shape& shape = restored ? signature_.inputs[i].shape : value.shape();
+    sources.push_back(restored ? std::make_unique<ZeroSource>(shape) : MakeLiteralSource(value));
+    arguments.push_back({shape, {sources.back().get()}});
+    global_shapes_.push_back(shape);
   }
   plan_ = PlanSpmdRun(per_device_, arguments, run_options);
   for (const CarryPair& pair : signature_.carry) {

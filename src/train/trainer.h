@@ -25,6 +25,9 @@ struct TrainSettings {
   double rtol = 1e-4;                 // --check tolerance: relative L2 error per output, ...
   double atol = 1e-6;                 // ... or root-mean-square absolute error (values near zero)
   uint64_t seed = 0;                  // init and task seed
+  // ShardedTrainer: the carried inputs will come from a checkpoint (ShardedTrainer::Restore),
+  // so their first values are not made (no global array of them is built).
+  bool carry_from_checkpoint = false;
 };
 
 struct StepResult {
