@@ -29,6 +29,7 @@
 #include "runtime/spmd/like_module.h"
 #include "runtime/spmd/spmd_executor.h"
 #include "support/diagnostic.h"
+#include "train/loss_plot.h"
 #include "train/progress_display.h"
 #include "train/saved_outputs.h"
 #include "train/sharded_trainer.h"
@@ -285,9 +286,7 @@ void CheckCheckpointOptions(const TrainJobOptions& options) {
   if (options.train.check)
     GSPMD_USER_ERROR("gspmd train: error: --check cannot be combined with --checkpoint-dir (the checkpointed carry "
                      "stays sharded on the devices; checking against one device would gather it)");
-  if (options.json || !options.plot.empty())
-    GSPMD_USER_ERROR("gspmd train: error: --", options.json ? "json" : "plot",
-                     " cannot be combined with --checkpoint-dir yet");
+  if (options.json) GSPMD_USER_ERROR("gspmd train: error: --json cannot be combined with --checkpoint-dir yet");
   if (checkpoint.every < 0) GSPMD_USER_ERROR("gspmd train: error: --checkpoint-every ", checkpoint.every, " is negative");
   if (checkpoint.keep < 0) GSPMD_USER_ERROR("gspmd train: error: --keep ", checkpoint.keep, " is negative");
   if (checkpoint.fallback && !checkpoint.resume)
@@ -335,6 +334,20 @@ std::vector<std::vector<double>> Restore(const TrainJobOptions& options, Coordin
                 static_cast<long long>(stored.step), static_cast<long long>(options.steps),
                 static_cast<long long>(stored.num_devices), stored.mesh.empty() ? "" : ", mesh ", stored.mesh.c_str());
   return stored.metrics;
+}
+
+// --plot: the loss of every step of the run, those of the checkpoint it resumed from included.
+void WritePlot(const TrainJobOptions& options, const Module& original, const std::vector<std::string>& metrics,
+               const std::vector<std::vector<double>>& history, int64_t devices, bool quiet) {
+  if (metrics.empty())
+    GSPMD_USER_ERROR(options.file, ": error: --plot needs a loss: the step's output 0 is not a float scalar and the "
+                                   "module names no metrics (gspmd.metrics)");
+  std::vector<double> losses;
+  for (const std::vector<double>& step : history) losses.push_back(step.empty() ? 0.0 : step[0]);
+  const std::string model = ModuleFrontendAttribute(original, "gspmd.model");
+  const std::string name = model.empty() ? fs::path(options.file).filename().string() : model;
+  WriteLossPlot(options.plot, StrCat(name, ": ", metrics[0], " per step on ", devices, " devices"), metrics[0], losses);
+  if (!quiet) std::printf("wrote %s (%s of %zu steps)\n", options.plot.c_str(), metrics[0].c_str(), losses.size());
 }
 
 // Prepare (leader), every device's chunks (in parallel), commit (leader).
@@ -403,6 +416,7 @@ void TrainCheckpointed(const TrainJobOptions& options, Coordinator& c, Checkpoin
     }
   }
   display.Finish(false);
+  if (!options.plot.empty() && c.leader()) WritePlot(options, *run.original, metrics, history, run.devices, quiet);
   if (!quiet)
     std::printf("checkpoint: %s\n",
                 (fs::path(options.checkpoint.dir) / CheckpointDirName(trainer.steps_done())).c_str());

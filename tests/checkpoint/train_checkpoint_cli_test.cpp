@@ -208,6 +208,16 @@ TEST_F(CheckpointCliTest, UnwritableDirectoryAndFullDisk) {
   EXPECT_NE(ls.out.find(".tmp-step-1  incomplete"), std::string::npos) << ls.out;
 }
 
+// --plot draws every step of the run, those before the resume included.
+TEST_F(CheckpointCliTest, PlotOfAResumedRunCoversEveryStep) {
+  const std::string hlo = Model("dense_lm", "x=2,y=4");
+  ASSERT_EQ(Train(hlo, 2, "c").exit_code, 0);
+  CommandResult r = Train(hlo, 3, "c", {"--resume", "--plot", Path("loss.svg")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote " + Path("loss.svg") + " (loss of 3 steps)"), std::string::npos) << r.out;
+  EXPECT_NE(ReadText(Path("loss.svg")).find("dense_lm: loss per step on 8 devices"), std::string::npos);
+}
+
 TEST_F(CheckpointCliTest, FlagsNeedACheckpointDir) {
   CommandResult r = Gspmd({"train", Model("dense_lm", "x=2,y=4"), "--resume"});
   EXPECT_EQ(r.exit_code, 1);
