@@ -176,8 +176,8 @@ void WriteChunk(const std::string& tmp_dir, const CheckpointArray& array, int64_
               " is ", shard.byte_size(), " bytes, its chunk ", ZarrMetaOf(array).chunk_bytes());
   const std::span<const uint8_t> bytes(shard.raw(), static_cast<size_t>(shard.byte_size()));
   const std::string relative = array.name + "/" + ChunkKey(index);
-  WriteFileUnsynced((fs::path(tmp_dir) / relative).string(), bytes);
-  written.push_back({relative, shard.byte_size(), Crc32c(bytes)});
+  const uint32_t crc = WriteFileUnsyncedWithCrc32c((fs::path(tmp_dir) / relative).string(), bytes);
+  written.push_back({relative, shard.byte_size(), crc});
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Durable writes with POSIX open/write/fsync/rename; FNV-1a and CRC-32C.
 #include "checkpoint/durable_files.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -21,10 +22,14 @@ namespace {
 
 namespace {
 
-// Writes bytes to a new `path`; returns the open descriptor.
-int WriteAll(const std::string& path, std::span<const uint8_t> bytes) {
+int Create(const std::string& path) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) Fail(path, "cannot create the file", errno);
+  return fd;
+}
+
+// Writes bytes at the end of `fd` (closing it on failure).
+void WriteAll(int fd, const std::string& path, std::span<const uint8_t> bytes) {
   size_t done = 0;
   while (done < bytes.size()) {
     const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
@@ -36,13 +41,27 @@ int WriteAll(const std::string& path, std::span<const uint8_t> bytes) {
     }
     done += static_cast<size_t>(n);
   }
-  return fd;
 }
 
 }  // namespace
 
 void WriteFileUnsynced(const std::string& path, std::span<const uint8_t> bytes) {
-  if (::close(WriteAll(path, bytes)) != 0) Fail(path, "cannot close the file", errno);
+  const int fd = Create(path);
+  WriteAll(fd, path, bytes);
+  if (::close(fd) != 0) Fail(path, "cannot close the file", errno);
+}
+
+uint32_t WriteFileUnsyncedWithCrc32c(const std::string& path, std::span<const uint8_t> bytes) {
+  constexpr size_t kPiece = 1 << 20;
+  const int fd = Create(path);
+  uint32_t crc = 0;
+  for (size_t at = 0; at < bytes.size(); at += kPiece) {
+    const std::span<const uint8_t> piece = bytes.subspan(at, std::min(kPiece, bytes.size() - at));
+    crc = Crc32c(piece, crc);
+    WriteAll(fd, path, piece);
+  }
+  if (::close(fd) != 0) Fail(path, "cannot close the file", errno);
+  return crc;
 }
 
 void SyncFilesystem(const std::string& path) {
@@ -55,7 +74,8 @@ void SyncFilesystem(const std::string& path) {
 }
 
 void WriteFileDurably(const std::string& path, std::span<const uint8_t> bytes) {
-  const int fd = WriteAll(path, bytes);
+  const int fd = Create(path);
+  WriteAll(fd, path, bytes);
   if (::fsync(fd) != 0) {
     const int error = errno;
     ::close(fd);

@@ -16,6 +16,9 @@ void WriteFileDurably(const std::string& path, const std::string& text);
 // Writes without the fsync, for a writer of many files who then calls SyncFilesystem once
 // (a checkpoint's hundreds of small files cost one flush, not a journal commit each).
 void WriteFileUnsynced(const std::string& path, std::span<const uint8_t> bytes);
+// The same, returning Crc32c(bytes) computed piece by piece just before each piece is written,
+// while it is in the cache (one pass over memory instead of two).
+uint32_t WriteFileUnsyncedWithCrc32c(const std::string& path, std::span<const uint8_t> bytes);
 // syncfs(2) of the filesystem holding `path`: every file and directory entry written on it
 // so far (by this machine) is on disk when it returns; errors are UserErrors naming `path`.
 void SyncFilesystem(const std::string& path);
