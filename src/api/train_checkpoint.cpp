@@ -9,26 +9,29 @@
 #include <exception>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <span>
 #include <sstream>
-#include <memory>
 #include <thread>
+
+#include <nlohmann/json.hpp>
 
 #include "analysis/comm_report.h"
 #include "api/cli_files.h"
 #include "api/file_context.h"
 #include "api/pipeline.h"
+#include "api/train_record.h"
 #include "checkpoint/checkpoint_store.h"
-#include "checkpoint/program_fingerprint.h"
 #include "checkpoint/durable_files.h"
+#include "checkpoint/program_fingerprint.h"
 #include "runtime/comm/local_communicator.h"
 #include "runtime/comm/mpi/mpi_communicator.h"
 #include "runtime/comm/mpi/mpi_session.h"
-#include "runtime/spmd/spmd_mpi.h"
-#include "text/printer.h"
 #include "runtime/spmd/like_module.h"
 #include "runtime/spmd/spmd_executor.h"
+#include "runtime/spmd/spmd_mpi.h"
 #include "support/diagnostic.h"
+#include "text/printer.h"
 #include "train/loss_plot.h"
 #include "train/progress_display.h"
 #include "train/saved_outputs.h"
@@ -286,12 +289,14 @@ void CheckCheckpointOptions(const TrainJobOptions& options) {
   if (options.train.check)
     GSPMD_USER_ERROR("gspmd train: error: --check cannot be combined with --checkpoint-dir (the checkpointed carry "
                      "stays sharded on the devices; checking against one device would gather it)");
-  if (options.json) GSPMD_USER_ERROR("gspmd train: error: --json cannot be combined with --checkpoint-dir yet");
   if (checkpoint.every < 0) GSPMD_USER_ERROR("gspmd train: error: --checkpoint-every ", checkpoint.every, " is negative");
   if (checkpoint.keep < 0) GSPMD_USER_ERROR("gspmd train: error: --keep ", checkpoint.keep, " is negative");
   if (checkpoint.fallback && !checkpoint.resume)
     GSPMD_USER_ERROR("gspmd train: error: --resume-fallback needs --resume");
 }
+
+// Where the lines beside the progress go: stdout, or stderr beside --json's object.
+std::FILE* Out(const TrainJobOptions& options) { return options.json ? stderr : stdout; }
 
 // With --resume, the newest usable checkpoint, chosen and checked by the leader and known to
 // every process ("" when there is none: the run starts at step 1, saying so).
@@ -307,7 +312,8 @@ std::string ChooseCheckpoint(const TrainJobOptions& options, Coordinator& c, con
     chosen = entry->path;
   });
   chosen = c.FromLeader(chosen);
-  if (chosen.empty() && !quiet) std::printf("no checkpoint in %s: starting at step 1\n", checkpoint.dir.c_str());
+  if (chosen.empty() && !quiet)
+    std::fprintf(Out(options), "no checkpoint in %s: starting at step 1\n", checkpoint.dir.c_str());
   return chosen;
 }
 
@@ -330,7 +336,7 @@ std::vector<std::vector<double>> Restore(const TrainJobOptions& options, Coordin
     trainer.Restore(stored.step, carried);
   });
   if (!quiet)
-    std::printf("resumed from %s: %lld of %lld steps done (written on %lld devices%s%s)\n", chosen.c_str(),
+    std::fprintf(Out(options), "resumed from %s: %lld of %lld steps done (written on %lld devices%s%s)\n", chosen.c_str(),
                 static_cast<long long>(stored.step), static_cast<long long>(options.steps),
                 static_cast<long long>(stored.num_devices), stored.mesh.empty() ? "" : ", mesh ", stored.mesh.c_str());
   return stored.metrics;
@@ -347,7 +353,7 @@ void WritePlot(const TrainJobOptions& options, const Module& original, const std
   const std::string model = ModuleFrontendAttribute(original, "gspmd.model");
   const std::string name = model.empty() ? fs::path(options.file).filename().string() : model;
   WriteLossPlot(options.plot, StrCat(name, ": ", metrics[0], " per step on ", devices, " devices"), metrics[0], losses);
-  if (!quiet) std::printf("wrote %s (%s of %zu steps)\n", options.plot.c_str(), metrics[0].c_str(), losses.size());
+  if (!quiet) std::fprintf(Out(options), "wrote %s (%s of %zu steps)\n", options.plot.c_str(), metrics[0].c_str(), losses.size());
 }
 
 // Prepare (leader), every device's chunks (in parallel), commit (leader).
@@ -397,16 +403,20 @@ void TrainCheckpointed(const TrainJobOptions& options, Coordinator& c, Checkpoin
   std::vector<std::vector<double>> history;
   if (!chosen.empty()) history = Restore(options, c, trainer, chosen, quiet);
   const std::string layout = run.layout.empty() ? "" : run.layout + ", ";
-  if (!quiet)
-    PrintTrainHeader(options.file, ModuleFrontendAttribute(*run.original, "gspmd.model"), run.devices,
-                     layout + "sharded carry, checkpoints in " + options.checkpoint.dir, trainer.signature(),
-                     AnalyzeCommunication(*run.partition.partitioned.module));
-  StepDisplay display(quiet ? "quiet" : options.progress, options.steps, trainer.tokens_per_step(), metrics);
+  const std::string model = ModuleFrontendAttribute(*run.original, "gspmd.model");
+  if (!quiet && !options.json)
+    PrintTrainHeader(options.file, model, run.devices, layout + "sharded carry, checkpoints in " + options.checkpoint.dir,
+                     trainer.signature(), AnalyzeCommunication(*run.partition.partitioned.module));
+  StepDisplay display(quiet || options.json ? "quiet" : options.progress, options.steps, trainer.tokens_per_step(),
+                      metrics);
+  TrainRecord record(options, model, run.devices, metrics, trainer.tokens_per_step());
+  const int64_t resumed_step = trainer.steps_done();
   bool ran = false;
   while (trainer.steps_done() < options.steps) {
     ShardedStepResult result = trainer.Step();
     ran = true;
     display.Show(result.step, result.metrics, result.seconds);
+    record.Add(result.step, result.metrics, result.seconds, 0, false);
     history.push_back(result.metrics);
     const int64_t done = trainer.steps_done();
     if (done == options.steps || (options.checkpoint.every > 0 && done % options.checkpoint.every == 0)) {
@@ -418,7 +428,7 @@ void TrainCheckpointed(const TrainJobOptions& options, Coordinator& c, Checkpoin
   display.Finish(false);
   if (!options.plot.empty() && c.leader()) WritePlot(options, *run.original, metrics, history, run.devices, quiet);
   if (!quiet)
-    std::printf("checkpoint: %s\n",
+    std::fprintf(Out(options), "checkpoint: %s\n",
                 (fs::path(options.checkpoint.dir) / CheckpointDirName(trainer.steps_done())).c_str());
   if (!options.save.empty()) {
     c.Phase("saving the outputs", [&] {
@@ -429,8 +439,18 @@ void TrainCheckpointed(const TrainJobOptions& options, Coordinator& c, Checkpoin
     const std::vector<SavedOutput> saved = SavedOutputNames(trainer.signature(), metrics);
     save(saved);
     if (!quiet)
-      std::printf("saved %zu array%s to %s (and index.json naming them)\n", saved.size(), saved.size() == 1 ? "" : "s",
-                  options.save.c_str());
+      std::fprintf(Out(options), "saved %zu array%s to %s (and index.json naming them)\n", saved.size(),
+                   saved.size() == 1 ? "" : "s", options.save.c_str());
+    record.Saved(options.save, static_cast<int64_t>(saved.size()));
+  }
+  if (options.json && c.leader()) {
+    // "steps" and "per_step" are the steps this run made; a resumed run says where it began.
+    record.Set("checkpoint",
+               {{"dir", options.checkpoint.dir},
+                {"resumed_from", chosen.empty() ? nlohmann::json(nullptr) : nlohmann::json(chosen)},
+                {"resumed_step", resumed_step},
+                {"latest", (fs::path(options.checkpoint.dir) / CheckpointDirName(trainer.steps_done())).string()}});
+    record.Print(run.layout);
   }
   std::fflush(stdout);
 }

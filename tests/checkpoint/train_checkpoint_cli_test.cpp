@@ -218,6 +218,22 @@ TEST_F(CheckpointCliTest, PlotOfAResumedRunCoversEveryStep) {
   EXPECT_NE(ReadText(Path("loss.svg")).find("dense_lm: loss per step on 8 devices"), std::string::npos);
 }
 
+// --json: the steps this run made, and where it resumed from; the other lines go to stderr.
+TEST_F(CheckpointCliTest, JsonOfAResumedRunSaysWhereItBegan) {
+  const std::string hlo = Model("dense_lm", "x=2,y=4");
+  ASSERT_EQ(Train(hlo, 2, "c").exit_code, 0);
+  CommandResult r = Train(hlo, 4, "c", {"--resume", "--json", "-o", Path("out")});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json record = nlohmann::json::parse(r.out);
+  EXPECT_EQ(record["steps"], 2);
+  EXPECT_EQ(record["per_step"][0]["step"], 3);
+  EXPECT_EQ(record["checkpoint"]["resumed_from"], Path("c") + "/step-2");
+  EXPECT_EQ(record["checkpoint"]["resumed_step"], 2);
+  EXPECT_EQ(record["checkpoint"]["latest"], Path("c") + "/step-4");
+  EXPECT_EQ(record["saved"]["files"], 51);
+  EXPECT_NE(r.err.find("resumed from " + Path("c") + "/step-2"), std::string::npos) << r.err;
+}
+
 TEST_F(CheckpointCliTest, FlagsNeedACheckpointDir) {
   CommandResult r = Gspmd({"train", Model("dense_lm", "x=2,y=4"), "--resume"});
   EXPECT_EQ(r.exit_code, 1);
