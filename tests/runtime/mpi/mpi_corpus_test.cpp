@@ -42,7 +42,8 @@ std::vector<CorpusRun> CorpusRuns() {
   for (const fs::path& dir : cases) {
     const int n = static_cast<int>(MeshDevices(dir));
     std::vector<MpiLayout> layouts = {{n, 1, ""}, {2, n / 2, ""}, {n, 1, "self,tcp"}, {2, n / 2, "self,tcp"}};
-    if (SoakMode() && n % 4 == 0) layouts.push_back({n / 2, 2, ""});
+    // Soak: also n/2 ranks x 2 devices, unless that is the 2 x n/2 layout already (n = 4).
+    if (SoakMode() && n % 4 == 0 && n / 2 != 2) layouts.push_back({n / 2, 2, ""});
     for (const MpiLayout& layout : layouts)
       runs.push_back({dir.parent_path().filename().string() + "_" + dir.filename().string() + "_" + layout.Name(), dir,
                       layout});
