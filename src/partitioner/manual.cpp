@@ -255,10 +255,14 @@ Instruction* EnterManualRegion(OpContext& op, int64_t operand, const Sharding& p
   const Instruction& instruction = op.instruction();
   const Shape& global_shape = instruction.operand(operand)->shape();
   SpmdContext& context = op.spmd();
-  // The operand as it is costs nothing; then the requested layout; then a derived one.
+  // The requested layout says which piece each device's body gets (its collectives and
+  // partition-id, and the layout the results leave in, depend on it), so it comes first even
+  // when the operand as it is has pieces of the same shape elsewhere; then the operand as it is
+  // (it costs nothing); then a derived layout.
   std::optional<Sharding> full;
   const Sharding& current = op.Operand(operand).sharding;
-  if (ManualPiecesAgree(current, global_shape, local, local_shape, context.num_devices())) full = current;
+  if (ManualPiecesAgree(preferred, global_shape, local, local_shape, context.num_devices())) full = preferred;
+  if (!full && ManualPiecesAgree(current, global_shape, local, local_shape, context.num_devices())) full = current;
   if (!full) full = FullShardingAgreeingWith(context, local, local_shape, global_shape, preferred);
   if (!full) {
     GSPMD_USER_ERROR("%", instruction.name(), ": the local shape ", local_shape.ToString(), " under ",

@@ -15,6 +15,7 @@ exit code, a signal, a timeout)::
 from __future__ import annotations
 
 import json
+import ast
 import os
 import pathlib
 import shutil
@@ -62,17 +63,27 @@ def _first_error(stderr: str) -> str:
 
 
 def load_npy(path: str) -> np.ndarray:
-    """np.load, reading gspmd's bf16 descr ('bfloat16') with ml_dtypes."""
+    """np.load, reading bf16 with ml_dtypes: gspmd's descr ('bfloat16'), and numpy's '|V2' (what
+    np.save writes for an ml_dtypes.bfloat16 array, e.g. a reproducer's saved XLA outputs)."""
     try:
-        return np.load(path)
+        array = np.load(path)
+        if array.dtype.kind == "V" and array.dtype.itemsize == 2:
+            import ml_dtypes
+
+            array = array.view(ml_dtypes.bfloat16)
+        return array
     except (TypeError, ValueError):
         import ml_dtypes
 
+        # numpy's header readers refuse the 'bfloat16' descr (and its private one is gone in
+        # numpy 2.4), so the header dict is read here: its length is 2 bytes in format 1.0,
+        # 4 bytes in 2.0 and 3.0.
         with open(path, "rb") as f:
-            version = np.lib.format.read_magic(f)
-            shape, fortran, _ = np.lib.format._read_array_header(f, version)  # noqa: SLF001
+            major, _ = np.lib.format.read_magic(f)
+            length = int.from_bytes(f.read(2 if major == 1 else 4), "little")
+            header = ast.literal_eval(f.read(length).decode("latin1"))
             data = np.frombuffer(f.read(), dtype=ml_dtypes.bfloat16)
-        return data.reshape(shape, order="F" if fortran else "C")
+        return data.reshape(header["shape"], order="F" if header["fortran_order"] else "C")
 
 
 class CliBackend:
