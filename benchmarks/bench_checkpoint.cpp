@@ -42,8 +42,7 @@ double Since(std::chrono::steady_clock::time_point start) {
 std::vector<CheckpointFile> Gather(MpiSession& session, std::vector<CheckpointFile> files) {
   constexpr int kTag = 0x4351;
   if (session.rank() != 0) {
-    std::string text;
-    for (const CheckpointFile& f : files) text += StrCat(f.path, "\t", f.bytes, "\t", Hex32(f.crc32c), "\n");
+    const std::string text = WriteFileList(files);
     const uint64_t size = text.size();
     session.Send(0, kTag, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(&size), 8), "size");
     session.Send(0, kTag + 1, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), size), "files");
@@ -54,14 +53,7 @@ std::vector<CheckpointFile> Gather(MpiSession& session, std::vector<CheckpointFi
     session.Recv(r, kTag, std::span<uint8_t>(reinterpret_cast<uint8_t*>(&size), 8), "size");
     std::string text(size, '\0');
     session.Recv(r, kTag + 1, std::span<uint8_t>(reinterpret_cast<uint8_t*>(text.data()), size), "files");
-    std::istringstream lines(text);
-    CheckpointFile f;
-    std::string hex;
-    while (std::getline(lines, f.path, '\t') && lines >> f.bytes >> hex) {
-      lines.ignore(1);
-      f.crc32c = static_cast<uint32_t>(std::stoul(hex, nullptr, 16));
-      files.push_back(f);
-    }
+    ReadFileList(text, files);
   }
   return files;
 }

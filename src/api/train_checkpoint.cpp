@@ -195,20 +195,11 @@ class MpiCoordinator final : public Coordinator {
   }
   std::vector<CheckpointFile> GatherToLeader(std::vector<CheckpointFile> files) override {
     if (!leader()) {
-      std::string text;
-      for (const CheckpointFile& f : files) text += StrCat(f.path, "\t", f.bytes, "\t", Hex32(f.crc32c), "\n");
-      SendText(0, text, "sending the chunk files written to rank 0");
+      SendText(0, WriteFileList(files), "sending the chunk files written to rank 0");
       return files;
     }
     for (int r = 1; r < session_.size(); ++r) {
-      std::istringstream lines(ReceiveText(r, StrCat("receiving the chunk files rank ", r, " wrote")));
-      CheckpointFile f;
-      std::string hex;
-      while (std::getline(lines, f.path, '\t') && lines >> f.bytes >> hex) {
-        lines.ignore(1);
-        f.crc32c = static_cast<uint32_t>(std::stoul(hex, nullptr, 16));
-        files.push_back(f);
-      }
+      ReadFileList(ReceiveText(r, StrCat("receiving the chunk files rank ", r, " wrote")), files);
     }
     return files;
   }

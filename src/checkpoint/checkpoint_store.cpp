@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <system_error>
 
 #include "checkpoint/durable_files.h"
@@ -312,6 +313,23 @@ std::vector<std::unique_ptr<ArraySource>> OpenCheckpointArrays(const std::string
     sources.push_back(OpenZarrArray(dir, stored));
   }
   return sources;
+}
+
+std::string WriteFileList(const std::vector<CheckpointFile>& files) {
+  std::string text;
+  for (const CheckpointFile& f : files) text += StrCat(f.path, "\t", f.bytes, "\t", Hex32(f.crc32c), "\n");
+  return text;
+}
+
+void ReadFileList(const std::string& text, std::vector<CheckpointFile>& files) {
+  std::istringstream lines(text);
+  CheckpointFile f;
+  std::string hex;
+  while (std::getline(lines, f.path, '\t') && lines >> f.bytes >> hex) {
+    lines.ignore(1);
+    f.crc32c = static_cast<uint32_t>(std::stoul(hex, nullptr, 16));
+    files.push_back(f);
+  }
 }
 
 }  // namespace gspmd

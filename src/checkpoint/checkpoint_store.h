@@ -38,6 +38,11 @@ struct CheckpointFile {
   uint32_t crc32c = 0;
 };
 
+// The files one rank wrote, as the text it sends to the rank that commits: a line per file,
+// "PATH\tBYTES\tCRC32C-HEX". ReadFileList appends what WriteFileList wrote.
+std::string WriteFileList(const std::vector<CheckpointFile>& files);
+void ReadFileList(const std::string& text, std::vector<CheckpointFile>& files);
+
 struct CheckpointMeta {
   int64_t step = 0;                  // steps done (the next step to run, 0-based)
   std::string fingerprint;           // ProgramFingerprint of the step
