@@ -6,6 +6,7 @@
 #include "api/error_kinds.h"
 #include "api/file_context.h"
 #include "api/gspmd.h"
+#include "api/lint_plan.h"
 #include "api/pipeline.h"
 #include "io/npy.h"
 #include "partitioner/sdy_attributes.h"
@@ -147,9 +148,12 @@ lint::LintReport Lint(const Program& program, const lint::LintOptions& options) 
   lint::ProgramLoader load = [&program]() { return program.CopyModule(); };
   lint::LintOptions lint_options = options;
   lint_options.stablehlo_input = program.format() == Format::kStableHlo;
-  return WithFileContext(program.name(), [&] {
+  CheckPlanSearchOptions(lint_options);
+  lint::LintReport report = WithFileContext(program.name(), [&] {
     return WithErrorKind(UserErrorKind::kSharding, [&] { return lint::LintProgram(load, lint_options); });
   });
+  AddPlanFinding(program, lint_options, report);
+  return report;
 }
 
 simulate::SimulationReport Simulate(Program program, const SimulateOptions& options) {

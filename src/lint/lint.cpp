@@ -228,6 +228,26 @@ nlohmann::json LintReportToJson(const LintReport& report) {
                       {"comm_bytes_per_device_after", finding.comm_after}};
       if (!finding.fix_spec.empty()) entry["fix"]["spec"] = finding.fix_spec;
     }
+    if (finding.check == "plan") {
+      entry["step_time_s_before"] = finding.step_time_before_s;
+      entry["step_time_s_after"] = finding.step_time_after_s;
+      nlohmann::json changes = nlohmann::json::array();
+      for (const LintPlanChange& change : finding.changes) {
+        nlohmann::json before = {{"sharding", change.before_sharding}, {"annotated", change.annotated}};
+        nlohmann::json after = {{"sharding", change.after_sharding}};
+        if (!change.before_spec.empty()) before["spec"] = change.before_spec;
+        if (!change.after_spec.empty()) after["spec"] = change.after_spec;
+        changes.push_back({{"parameter", change.parameter},
+                           {"parameter_number", change.parameter_number},
+                           {"file", change.location.file},
+                           {"line", change.location.line},
+                           {"column", change.location.column},
+                           {"before", before},
+                           {"after", after},
+                           {"replicate", change.replicate}});
+      }
+      entry["changes"] = changes;
+    }
     findings.push_back(entry);
   }
   nlohmann::json groups = nlohmann::json::array();
@@ -244,7 +264,12 @@ nlohmann::json LintReportToJson(const LintReport& report) {
             {"notes", totals.notes},
             {"by_kind", totals.by_kind},
             {"avoidable_bytes_per_device", totals.avoidable_bytes_per_device},
-            {"text", LintSummary(report)}}}};
+            {"text", LintSummary(report)}}},
+          {"plan_search",
+           {{"status", report.plan_search.status},
+            {"message", report.plan_search.message},
+            {"step_time_s_before", report.plan_search.step_time_before_s},
+            {"step_time_s_after", report.plan_search.step_time_after_s}}}};
 }
 
 }  // namespace gspmd::lint

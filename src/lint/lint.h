@@ -24,6 +24,13 @@ struct LintOptions {
   // The program was written in StableHLO: fixes read as PartitionSpecs (P('data', None)) when
   // its mesh names its axes; else as XLA's sharding={...}.
   bool stablehlo_input = false;
+  // The `plan` check (api::Lint runs it; LintProgram does not): autoshard's search on the
+  // program without its annotations, on its device count and named mesh, priced on `chip`.
+  bool search = true;
+  std::string chip = "tpu-v3";
+  double time_limit_s = 10;        // the search's budget in seconds (> 0)
+  int64_t max_evaluations = 0;     // plans the search prices per mesh; 0: no limit (tests fix it)
+  double plan_threshold = 0.90;    // report a plan whose step time is at most this share of the user's
 };
 
 // The checks, by their name in the output and in --json.
@@ -34,6 +41,21 @@ struct LintOptions {
 //   replicated     a large value replicated over a mesh axis it could be split over; bytes: memory
 //   unused-axis    a mesh axis no value is split over; bytes: memory held twice or more
 //   redundant      an annotation propagation would produce anyway (a note, off by default)
+//   plan           autoshard finds parameter annotations that make the step at least 10% faster;
+//                  bytes: 0 (what it saves is time: step_time_before_s/after_s, `changes`)
+
+// One parameter annotation the `plan` fix changes: what the user's program gives the
+// parameter now (their annotation, or propagation's choice when they wrote none) and the new one.
+struct LintPlanChange {
+  SourceLocation location;
+  std::string parameter;   // without '%'
+  int64_t parameter_number = 0;
+  bool annotated = false;  // the user wrote its current sharding
+  std::string before_sharding, before_spec;  // XLA text; PartitionSpec when the mesh names its axes
+  std::string after_sharding, after_spec;
+  bool replicate = false;  // the new plan replicates an input the user split
+};
+
 struct LintFinding {
   SourceLocation location;
   std::string check;
@@ -51,6 +73,20 @@ struct LintFinding {
   std::string fix_instruction;  // the instruction the fix annotates, and with what
   std::string fix_sharding;
   std::string fix_spec;  // the fix as a PartitionSpec ("P('data', None)") when the mesh names its axes
+  // `plan` only: every parameter annotation to change, and the step time (simulated on the
+  // lint options' chip) of the program as written and with the changes applied.
+  std::vector<LintPlanChange> changes;
+  double step_time_before_s = 0;
+  double step_time_after_s = 0;
+};
+
+// What became of the `plan` check's search: "off" (not asked for), "found" (a `plan` finding),
+// "none" (no plan at least 10% faster), "failed" (the search found no plan); message says more.
+struct LintPlanSearch {
+  std::string status = "off";
+  std::string message;
+  double step_time_before_s = 0;  // when priced (found, none)
+  double step_time_after_s = 0;
 };
 
 struct LintReport {
@@ -58,6 +94,7 @@ struct LintReport {
   double comm_bytes_per_device = 0;
   int64_t peak_bytes_per_device = 0;
   int64_t num_devices = 0;
+  LintPlanSearch plan_search;
 };
 
 // Runs every check on the program `load` returns. Errors in the program are UserErrors.
@@ -68,7 +105,8 @@ std::string FormatLintReport(const LintReport& report);
 // What `gspmd lint` prints: the findings grouped (below), then the summary line.
 std::string FormatGroupedLintReport(const LintReport& report);
 // {"num_devices", "comm_bytes_per_device", "peak_bytes_per_device", "findings" (every one, in
-// program order), "groups" (indices into findings), "summary" (LintSummary's counts and line)}.
+// program order; a `plan` finding adds step_time_s_before/after and "changes"), "groups" (indices
+// into findings), "summary" (LintSummary's counts and line), "plan_search" (status, message)}.
 nlohmann::json LintReportToJson(const LintReport& report);
 
 // Warnings that say the same but for the instructions they name (the same weight in each of

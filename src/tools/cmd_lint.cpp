@@ -1,6 +1,6 @@
-// `gspmd lint FILE [--json] [--werror] [--redundant]`: annotations of a global program that
-// cost more than they should, as FILE:LINE:COL: warning: ... with a fix and what it saves
-// (alike ones grouped), then one summary line.
+// `gspmd lint FILE [--json] [--werror] [--redundant] [--no-search]`: annotations of a global
+// program that cost more than they should, as FILE:LINE:COL: warning: ... with a fix and what it
+// saves (alike ones grouped), then one summary line.
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -27,6 +27,10 @@ struct LintCommandOptions {
   bool redundant = false;
   std::string out;
   bool global = false;
+  bool no_search = false;
+  double time_limit = 10;
+  std::string chip = "tpu-v3";
+  int64_t max_evaluations = 0;
 };
 
 void RunLint(const LintCommandOptions& options) {
@@ -39,6 +43,12 @@ void RunLint(const LintCommandOptions& options) {
   lint_options.padding_threshold = options.padding_percent / 100;
   lint_options.large_bytes = static_cast<int64_t>(options.large_mib * 1024 * 1024);
   lint_options.redundant = options.redundant;
+  lint_options.search = !options.no_search;
+  lint_options.time_limit_s = options.time_limit;
+  lint_options.chip = options.chip;
+  if (options.max_evaluations < 0)
+    GSPMD_USER_ERROR("gspmd lint: error: --max-evaluations ", options.max_evaluations, " is negative");
+  lint_options.max_evaluations = options.max_evaluations;
   const lint::LintReport report = api::Lint(LoadGlobalProgram(options.file, options.global).WithMesh(options.mesh, "lint"), lint_options);
   WriteText(options.out, options.json ? lint::LintReportToJson(report).dump(2) + "\n" : lint::FormatGroupedLintReport(report));
   const bool has_warnings = std::any_of(report.findings.begin(), report.findings.end(),
@@ -54,7 +64,8 @@ void AddLintCommand(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "lint",
       "Find sharding annotations that cost more than they should (conflicts, full rematerialization, uneven "
-      "padding, large replicated values, unused mesh axes), each with a fix and what it saves");
+      "padding, large replicated values, unused mesh axes), each with a fix and what it saves; and, from "
+      "autoshard's search, parameter annotations that make the step at least 10% faster (check 'plan')");
   command
       ->add_option("FILE", options->file,
                    "global HLO text (pre.hlo / propagated.hlo) or StableHLO (.mlir); - for standard input")
@@ -71,6 +82,16 @@ void AddLintCommand(CLI::App& app) {
       ->type_name("MIB");
   command->add_flag("--redundant", options->redundant,
                     "also note annotations that propagation would produce anyway");
+  command->add_flag("--no-search", options->no_search,
+                    "skip the 'plan' check (autoshard's search for annotations that make the step >= 10% faster)");
+  command->add_option("--time-limit", options->time_limit,
+                      "the 'plan' check's search budget in wall-clock seconds (default 10)")
+      ->type_name("SECONDS");
+  command->add_option("--chip", options->chip, "the chip the 'plan' check prices step times on (as gspmd simulate)")
+      ->capture_default_str();
+  command->add_option("--max-evaluations", options->max_evaluations,
+                      "the 'plan' check: plans the search prices per mesh (default: no limit; fixes its result)")
+      ->type_name("N");
   AddGlobalOverride(*command, options->global);
   command->add_option("-o,--out", options->out, "write the findings (text or --json) to OUT instead of stdout")
       ->type_name("OUT");

@@ -46,6 +46,7 @@ bool IsHtmlPath(const std::string& path) {
 std::vector<std::string> LintLines(const api::Program& global) {
   lint::LintOptions options;
   options.max_fix_evaluations = 8;
+  options.search = false;  // autoshard's search is lint's own (seconds)
   const lint::LintReport report = api::Lint(global, options);
   std::vector<std::string> lines;
   for (const lint::LintFinding& finding : report.findings) {

@@ -30,10 +30,10 @@ ENTRY main {
   ROOT t = f32[64,128] tanh(x)
 }
 )");
-  CommandResult result = Gspmd({"lint", path});
+  CommandResult result = Gspmd({"lint", "--no-search", path});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.out, "no warnings: no annotation costs more than lint can tell it should\n");
-  const json report = json::parse(Gspmd({"lint", path, "--json"}).out);
+  const json report = json::parse(Gspmd({"lint", "--no-search", path, "--json"}).out);
   EXPECT_EQ(report["summary"]["warnings"], 0);
   EXPECT_TRUE(report["findings"].empty());
 }
@@ -52,7 +52,7 @@ TEST_F(LintSummaryCliTest, IdenticalFindingsOverLayersAreOneGroup) {
   }
   hlo += "  ROOT out = f32[64,1024] tanh(" + previous + ")\n}\n";
   const std::string path = WriteFile("layers.hlo", hlo);
-  CommandResult result = Gspmd({"lint", path});
+  CommandResult result = Gspmd({"lint", "--no-search", path});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(Count(result.out, "[replicated]"), 1u) << result.out;
   EXPECT_NE(result.out.find("  and 3 more alike (%w1, %w2, %w3): 4 in all, 12.0 MiB per device "
@@ -62,7 +62,7 @@ TEST_F(LintSummaryCliTest, IdenticalFindingsOverLayersAreOneGroup) {
   EXPECT_EQ(LastLine(result.out),
             "4 warnings (by kind: replicated 4), 12.0 MiB per device avoidable\n");
 
-  const json report = json::parse(Gspmd({"lint", path, "--json"}).out);
+  const json report = json::parse(Gspmd({"lint", "--no-search", path, "--json"}).out);
   EXPECT_EQ(report["findings"].size(), 4u);  // every finding, as before
   ASSERT_EQ(report["groups"].size(), 1u) << report["groups"].dump();
   EXPECT_EQ(report["groups"][0]["findings"].size(), 4u);
@@ -76,7 +76,7 @@ TEST_F(LintSummaryCliTest, PaperPresetPrintsAFewGroupsAndATotal) {
   const std::string path = Path("gshard.hlo");
   CommandResult model = Gspmd({"model", "--preset", "gshard-128e-12l", "-o", path});
   ASSERT_EQ(model.exit_code, 0) << model.err;
-  CommandResult result = Gspmd({"lint", path});
+  CommandResult result = Gspmd({"lint", "--no-search", path});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_LE(Count(result.out, ": warning: "), 10u) << result.out;
   EXPECT_GE(Count(result.out, " more alike ("), 1u) << result.out;

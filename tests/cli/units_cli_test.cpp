@@ -57,7 +57,7 @@ TEST_F(UnitsCliTest, CommunicationPerDeviceReadsTheSameInLintReportAndSimulate) 
   ASSERT_EQ(simulate_json.exit_code, 0) << simulate_json.err;
   EXPECT_EQ(json::parse(simulate_json.out)["comm_bytes_per_device"].get<double>(), exact) << "exact in JSON";
 
-  const CommandResult lint = Gspmd({"lint", program});
+  const CommandResult lint = Gspmd({"lint", "--no-search", program});
   ASSERT_EQ(lint.exit_code, 0) << lint.err;
   EXPECT_NE(lint.out.find("communication " + figure + " -> "), std::string::npos) << figure << "\n" << lint.out;
 
@@ -81,18 +81,18 @@ ENTRY main {
   ROOT t = f32[10,7] tanh(x)
 }
 )");
-  const CommandResult lint = Gspmd({"lint", uneven});
+  const CommandResult lint = Gspmd({"lint", "--no-search", uneven});
   ASSERT_EQ(lint.exit_code, 0) << lint.err;
   EXPECT_NE(lint.out.find("padding is 20.0% of the value, 19 B per device"), std::string::npos) << lint.out;
   EXPECT_EQ(ForeignUnits(lint.out), "");
-  const json lint_json = json::parse(Gspmd({"lint", uneven, "--json"}).out);
+  const json lint_json = json::parse(Gspmd({"lint", "--no-search", uneven, "--json"}).out);
   ASSERT_FALSE(lint_json["findings"].empty());
   EXPECT_NEAR(lint_json["findings"][0]["bytes_per_device"].get<double>(), 112 - 280.0 / 3, 1e-9) << "exact in JSON";
 
   for (const char* name : {"uneven_internal_10_over_4", "moe_top2_alltoall", "transformer_train_1l", "reshard_variety"}) {
     const std::string program = Global(name);
     const std::vector<std::vector<std::string>> commands = {
-        {"lint", program},
+        {"lint", "--no-search", program},
         {"report", program},
         {"simulate", program, "--chip", "tpu-v4"},
         {"simulate", program, "--chip", "h100", "--breakdown", "layer"},

@@ -37,7 +37,7 @@ class LintTest : public CliTest {
   // that finding is gone, and what it cost is lower.
   void ExpectFindingAndFix(const std::string& hlo, const std::string& expected) {
     const std::string path = WriteFile("program.hlo", hlo);
-    CommandResult text = Gspmd({"lint", path});
+    CommandResult text = Gspmd({"lint", "--no-search", path});
     ASSERT_EQ(text.exit_code, 0) << text.err;
     std::string expected_text = expected;
     for (size_t at; (at = expected_text.find("FILE")) != std::string::npos;) expected_text.replace(at, 4, path);
@@ -45,7 +45,7 @@ class LintTest : public CliTest {
     EXPECT_EQ(text.out.substr(0, summary), expected_text);
     EXPECT_NE(text.out.find(" per device avoidable\n", summary), std::string::npos) << text.out;
 
-    CommandResult result = Gspmd({"lint", path, "--json"});
+    CommandResult result = Gspmd({"lint", "--no-search", path, "--json"});
     ASSERT_EQ(result.exit_code, 0) << result.err;
     const json report = json::parse(result.out);
     ASSERT_FALSE(report["findings"].empty());
@@ -59,7 +59,7 @@ class LintTest : public CliTest {
     EXPECT_LT(fix["bytes_per_device"].get<double>(), finding["bytes_per_device"].get<double>());
 
     const std::string fixed = WriteFile("fixed.hlo", WithSharding(hlo, fix["instruction"], fix["sharding"]));
-    CommandResult after = Gspmd({"lint", fixed, "--json"});
+    CommandResult after = Gspmd({"lint", "--no-search", fixed, "--json"});
     ASSERT_EQ(after.exit_code, 0) << after.err;
     const json fixed_report = json::parse(after.out);
     for (const json& other : fixed_report["findings"]) {
@@ -180,13 +180,13 @@ ENTRY main {
 
 TEST_F(LintTest, WerrorFailsOnlyWithWarnings) {
   const std::string swapped = WriteFile("swapped.hlo", kMlpSwapped);
-  CommandResult failing = Gspmd({"lint", swapped, "--werror"});
+  CommandResult failing = Gspmd({"lint", "--no-search", swapped, "--werror"});
   EXPECT_EQ(failing.exit_code, 1);
   EXPECT_NE(failing.out.find("[conflict]"), std::string::npos);
   EXPECT_NE(failing.err.find("lint found warnings and --werror was given"), std::string::npos) << failing.err;
   const std::string fixed = WriteFile(
       "fixed.hlo", WithSharding(kMlpSwapped, "x", "{devices=[2,1,4]<=[8] last_tile_dim_replicate}"));
-  CommandResult passing = Gspmd({"lint", fixed, "--werror"});
+  CommandResult passing = Gspmd({"lint", "--no-search", fixed, "--werror"});
   EXPECT_EQ(passing.exit_code, 0) << passing.out << passing.err;
   EXPECT_EQ(passing.out, "no warnings: no annotation costs more than lint can tell it should\n");
 }
@@ -201,10 +201,10 @@ ENTRY main {
   ROOT e = f32[64,128] exponential(c), sharding={devices=[4,1]<=[4]}
 }
 )");
-  CommandResult quiet = Gspmd({"lint", path});
+  CommandResult quiet = Gspmd({"lint", "--no-search", path});
   EXPECT_EQ(quiet.exit_code, 0);
   EXPECT_EQ(quiet.out, "no warnings: no annotation costs more than lint can tell it should\n");
-  CommandResult noted = Gspmd({"lint", path, "--redundant", "--werror"});
+  CommandResult noted = Gspmd({"lint", "--no-search", path, "--redundant", "--werror"});
   EXPECT_EQ(noted.exit_code, 0) << noted.err;  // notes are not warnings
   EXPECT_NE(noted.out.find(path + ":6:3: note: %c's annotation sharding={devices=[4,1]<=[4]} is what propagation "
                                   "gives it without the annotation [redundant]"),
@@ -213,14 +213,14 @@ ENTRY main {
 }
 
 TEST_F(LintTest, BadInput) {
-  CommandResult missing = Gspmd({"lint", Path("absent.hlo")});
+  CommandResult missing = Gspmd({"lint", "--no-search", Path("absent.hlo")});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_NE(missing.err.find("absent.hlo"), std::string::npos) << missing.err;
   const std::string per_device = (kCorpus / "megatron_mlp" / "partitioned.hlo").string();
-  CommandResult partitioned = Gspmd({"lint", per_device});
+  CommandResult partitioned = Gspmd({"lint", "--no-search", per_device});
   EXPECT_EQ(partitioned.exit_code, 1);
   EXPECT_NE(partitioned.err.find("lint needs the global program"), std::string::npos) << partitioned.err;
-  CommandResult threshold = Gspmd({"lint", WriteFile("p.hlo", kMlpSwapped), "--padding-threshold", "150"});
+  CommandResult threshold = Gspmd({"lint", "--no-search", WriteFile("p.hlo", kMlpSwapped), "--padding-threshold", "150"});
   EXPECT_EQ(threshold.exit_code, 1);
   EXPECT_NE(threshold.err.find("--padding-threshold 150 is not a percentage"), std::string::npos) << threshold.err;
 }
@@ -245,7 +245,7 @@ TEST_F(LintTest, CorpusHasNoFullRematerializationAndNoConflictXlaAvoids) {
     const fs::path pre = entry.path() / "pre.hlo";
     if (!fs::exists(pre)) continue;
     const std::string name = entry.path().filename().string();
-    CommandResult result = Gspmd({"lint", pre.string(), "--json"});
+    CommandResult result = Gspmd({"lint", "--no-search", pre.string(), "--json"});
     ASSERT_EQ(result.exit_code, 0) << name << ": " << result.err;
     double conflict_bytes = 0;
     // The parsed document is named: a range-for over a member of a temporary reads freed memory.

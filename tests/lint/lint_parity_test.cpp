@@ -19,7 +19,7 @@ class LintParityTest : public CliTest {
  protected:
   // (check, bytes per device) of every finding, sorted.
   std::vector<std::pair<std::string, long long>> Findings(const fs::path& file) {
-    CommandResult result = Gspmd({"lint", file.string(), "--json"});
+    CommandResult result = Gspmd({"lint", "--no-search", file.string(), "--json"});
     EXPECT_EQ(result.exit_code, 0) << file << ": " << result.err;
     std::vector<std::pair<std::string, long long>> findings;
     if (result.exit_code != 0) return findings;
@@ -77,7 +77,7 @@ ENTRY main {
   ROOT y = f32[64,256] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 }
 )");
-  CommandResult result = Gspmd({"lint", path});
+  CommandResult result = Gspmd({"lint", "--no-search", path});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_NE(result.out.find(path + ":4:3: warning: %x's annotation sharding={devices=[1,8]<=[8]} conflicts with "
                                    "%w's annotation sharding={devices=[1,8]<=[8]}: all-gather at %y costs 112 KiB"
@@ -87,7 +87,7 @@ ENTRY main {
                                    "128 KiB per device for %x\n"),
             std::string::npos)
       << result.out;
-  const json report = json::parse(Gspmd({"lint", path, "--json"}).out);
+  const json report = json::parse(Gspmd({"lint", "--no-search", path, "--json"}).out);
   ASSERT_EQ(report["findings"].size(), 1u) << report.dump();
   EXPECT_EQ(report["findings"][0]["check"], "conflict");
   EXPECT_EQ(report["findings"][0]["fix"]["sharding"], "{replicated}");
