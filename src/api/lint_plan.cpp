@@ -287,7 +287,9 @@ void AddPlanFinding(const Program& program, const lint::LintOptions& options, li
     search.status = why[0].find(": its plan") != std::string::npos || why[1].find(": its plan") != std::string::npos
                         ? "none"
                         : "failed";
-    search.message = why[0] + "; " + why[1];
+    const size_t colon0 = why[0].find(": "), colon1 = why[1].find(": ");
+    const bool same = why[0].substr(colon0) == why[1].substr(colon1);
+    search.message = same ? "both searches" + why[0].substr(colon0) : why[0] + "; " + why[1];
     search.step_time_after_s = before_s;
     return;
   }
