@@ -87,8 +87,9 @@ void AddLintCommand(CLI::App& app) {
   command->add_option("--time-limit", options->time_limit,
                       "the 'plan' check's search budget in wall-clock seconds (default 10)")
       ->type_name("SECONDS");
-  command->add_option("--chip", options->chip, "the chip the 'plan' check prices step times on (as gspmd simulate)")
-      ->capture_default_str();
+  command->add_option("--chip", options->chip,
+                      "the chip the 'plan' check prices step times on, as gspmd simulate (default tpu-v3)")
+      ->type_name("NAME");
   command->add_option("--max-evaluations", options->max_evaluations,
                       "the 'plan' check: plans the search prices per mesh (default: no limit; fixes its result)")
       ->type_name("N");
