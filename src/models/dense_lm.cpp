@@ -43,7 +43,9 @@ Recipe ChooseRecipe(const std::string& name) {
 
 class DenseLmWriter {
  public:
-  explicit DenseLmWriter(const ModelConfig& c) : c_(c), t_("dense_lm", c), recipe_(ChooseRecipe(c.Choice("sharding"))) {}
+  explicit DenseLmWriter(const ModelConfig& c) : c_(c), t_("dense_lm", c), recipe_(ChooseRecipe(c.Choice("sharding"))) {
+    t_.set_remat_layers(c.Choice("remat") == "layer");
+  }
 
   std::unique_ptr<Module> Write() {
     CheckDims();
@@ -157,6 +159,7 @@ ModelConfig DenseLmConfig() {
                            "2d: GSPMD's 2-D recipe; megatron: 1-D; data: data parallel; fsdp: weights and "
                            "optimizer state fully sharded; none: no annotations (the input of gspmd autoshard)"));
   for (ModelKey& key : OptimizerKeys(0.01)) keys.push_back(std::move(key));
+  keys.push_back(RematKey());
   return ModelConfig("dense_lm", std::move(keys), {{"x", 2}, {"y", 4}});
 }
 

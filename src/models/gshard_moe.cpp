@@ -18,7 +18,7 @@ bool IsMoeLayer(int64_t layer) { return layer % 2 == 1; }
 
 class GShardMoeWriter {
  public:
-  explicit GShardMoeWriter(const ModelConfig& c) : c_(c), t_("gshard_moe", c) {}
+  explicit GShardMoeWriter(const ModelConfig& c) : c_(c), t_("gshard_moe", c) { t_.set_remat_layers(c.Choice("remat") == "layer"); }
 
   std::unique_ptr<Module> Write() {
     CheckDims();
@@ -154,6 +154,7 @@ ModelConfig GShardMoeConfig() {
                            "expert: GShard's recipe (experts over the expert axis); none: no annotations (the "
                            "input of gspmd autoshard)"));
   for (ModelKey& key : OptimizerKeys(0.01)) keys.push_back(std::move(key));
+  keys.push_back(RematKey());
   return ModelConfig("gshard_moe", std::move(keys), {{"data", 2}, {"expert", 4}});
 }
 

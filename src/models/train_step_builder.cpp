@@ -5,6 +5,7 @@
 #include <cstdio>
 
 #include "builder/autodiff.h"
+#include "builder/remat.h"
 #include "models/step_attributes.h"
 #include "runtime/spmd/like_module.h"
 #include "support/diagnostic.h"
@@ -30,6 +31,13 @@ std::string NormalInit(double stddev) {
   char text[48];
   std::snprintf(text, sizeof(text), "normal(%.6g)", stddev);
   return text;
+}
+
+ModelKey RematKey() {
+  return ChoiceKey("remat", {"none", "layer"},
+                   "none: the backward pass reads the forward pass's activations (gspmd simulate still "
+                   "estimates XLA's rematerialization when they do not fit); layer: it recomputes each layer's "
+                   "inner activations from the layer's input, as jax.checkpoint on every layer");
 }
 
 TrainStepBuilder::TrainStepBuilder(const std::string& module_name, const ModelConfig& config)
@@ -120,7 +128,11 @@ std::unique_ptr<Module> TrainStepBuilder::Finish(Instruction* loss,
                                                  const std::vector<std::pair<std::string, Instruction*>>& metrics,
                                                  std::vector<Instruction*> gradients) {
   GSPMD_CHECK(state_declared_, "a training step needs at least one batch input");
-  if (gradients.empty()) gradients = Gradients(b_, loss, weights_);
+  if (gradients.empty()) {
+    const size_t forward_end = b_.computation()->instructions().size();
+    gradients = Gradients(b_, loss, weights_);
+    if (remat_layers_) RematerializeRegions(b_.hlo(), forward_end, LayerRegionOf);
+  }
   GSPMD_CHECK(gradients.size() == weights_.size(), gradients.size(), " gradients for ", weights_.size(), " weights");
 
   std::vector<Instruction*> results = {loss};

@@ -20,6 +20,9 @@ namespace gspmd {
 // The init text for normal(0, stddev) ("normal(0.176777)").
 std::string NormalInit(double stddev);
 
+// The `remat` key of models whose layers the backward pass can recompute (RematFromConfig).
+ModelKey RematKey();
+
 // Use in three phases, in order:
 //   1. Weight(...) for every parameter (entry parameters 0..P-1);
 //   2. Batch(...) for every batch input: the first call declares the optimizer state
@@ -62,6 +65,11 @@ class TrainStepBuilder {
 
   const std::vector<Instruction*>& weights() const { return weights_; }
 
+  // remat=layer: the backward pass recomputes each layer's inner activations from its input
+  // (builder/remat.h; op_names "layer_N/..." name the layers). Only for gradients Finish
+  // computes itself.
+  void set_remat_layers(bool remat_layers) { remat_layers_ = remat_layers; }
+
  private:
   struct StateInput {
     Instruction* parameter;
@@ -79,6 +87,7 @@ class TrainStepBuilder {
   std::vector<StateInput> state_;  // the step counter first, then per weight (see optimizer.h)
   std::vector<std::string> data_axes_;  // the mesh axes splitting the first batch input's dim 0
   bool state_declared_ = false;
+  bool remat_layers_ = false;
 };
 
 }  // namespace gspmd

@@ -33,7 +33,9 @@ double TileUse(const MatrixDims& dims, int64_t tile) {
 bool IsRematerialized(const Instruction& instruction) {
   if (instruction.name().find(".remat") != std::string::npos) return true;
   if (instruction.FrontendAttribute("gspmd.remat") == "true") return true;
-  return OpNameOf(instruction).find("rematted_computation") != std::string::npos;
+  // JAX's jax.checkpoint, and builder/remat.h's "remat(layer_3/mlp)".
+  const std::string op_name = OpNameOf(instruction);
+  return op_name.find("rematted_computation") != std::string::npos || op_name.find("remat(") != std::string::npos;
 }
 
 // Splits an op_name path at '/' outside parentheses: "jit(f)/jvp(a/b)/dot" -> 3 parts.
