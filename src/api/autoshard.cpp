@@ -136,8 +136,11 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
     }
   }
 
-  const Clock::time_point deadline = start + std::chrono::duration_cast<Clock::duration>(
-                                                 std::chrono::duration<double>(std::min(options.time_limit_s, 1e7) * 0.95));
+  // A model step keeps a tenth of the time for pricing its plan with every layer recomputed.
+  const bool remat_choice = autoshard_internal::CanRematLayers(input);
+  const Clock::time_point deadline =
+      start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                  std::min(options.time_limit_s, 1e7) * (remat_choice ? 0.85 : 0.95)));
   // The best plan so far: the search (or the recipe refinement) that found it.
   struct Contender {
     std::shared_ptr<const std::vector<autoshard::ParameterGroup>> groups;
@@ -297,6 +300,36 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
     GSPMD_USER_ERROR(program.name(), ": error: no plan found fits the memory budget of ", budget,
                      " bytes per device; the smallest peak found is ", best->found.cost.peak_bytes, " bytes (mesh ",
                      best_mesh, ", ", best->origin, "); give --memory-budget of at least that, or more devices");
+  // Recomputation is part of the plan: a model step's chosen plan is priced again with every
+  // layer recomputed in the backward pass (remat=layer), and the faster kept.
+  std::optional<AutoshardDecision> remat_decision;
+  if (remat_choice) {
+    const Program& chosen_base = best->search->base();
+    if (std::optional<Program> layered = autoshard_internal::WithLayerRemat(chosen_base.module())) {
+      if (!HasAnnotations(chosen_base.module())) {
+        std::unique_ptr<Module> bare = layered->CopyModule();
+        RemoveShardingAnnotations(*bare);
+        layered = Program::FromModule(std::move(bare), program.name());
+      }
+      auto search = std::make_unique<MeshSearch>(*layered, *best->groups, best->search->mesh(), simulate,
+                                                 best->search->keeps_base());
+      const PlanCost cost = search->Evaluate(best->found.choice);
+      ++result.evaluations;
+      AutoshardDecision decision;
+      decision.group = "recomputation (none: XLA rematerializes where memory runs out; layer: every layer recomputed)";
+      decision.alternatives.push_back({"remat=none", best->found.cost});
+      decision.alternatives.push_back({"remat=layer", cost});
+      const bool layer = autoshard::BetterPlan(cost, best->found.cost);
+      decision.chosen = decision.alternatives[layer ? 1 : 0].first;
+      result.remat = layer ? "layer" : "none";
+      if (layer) {
+        best->search = std::move(search);
+        best->found.cost = cost;
+        best->origin += ", remat=layer";
+      }
+      remat_decision = std::move(decision);
+    }
+  }
   const std::vector<autoshard::ParameterGroup>& chosen_groups = *best->groups;
   const MeshSearch& chosen = *best->search;
   const autoshard::PlanSearchResult& found = best->found;
@@ -323,6 +356,7 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
       out.alternatives.push_back({chosen.SpecText(decision.group, alternative.candidate), alternative.cost});
     result.decisions.push_back(std::move(out));
   }
+  if (remat_decision) result.decisions.push_back(std::move(*remat_decision));
 
   // Lower bound: the step's matrix FLOPs spread perfectly over every device at peak.
   try {

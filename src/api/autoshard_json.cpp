@@ -38,6 +38,7 @@ nlohmann::json AutoshardResultToJson(const AutoshardResult& result, bool explain
   out["meshes"] = meshes;
   out["plan"] = plan;
   out["origin"] = result.origin;
+  out["remat"] = result.remat.empty() ? nlohmann::json(nullptr) : nlohmann::json(result.remat);
   nlohmann::json recipes = nlohmann::json::array();
   for (const api::AutoshardRecipe& recipe : result.recipes) {
     nlohmann::json entry = CostJson(recipe.cost);

@@ -24,7 +24,7 @@ PlanCost CostOf(const simulate::SimulationReport& report) {
 
 MeshSearch::MeshSearch(const Program& base, const std::vector<autoshard::ParameterGroup>& groups, const Mesh& mesh,
                        const SimulateOptions& simulate, bool keep_base)
-    : base_(base), groups_(groups), mesh_(mesh), simulate_(simulate) {
+    : base_(base), groups_(groups), mesh_(mesh), simulate_(simulate), keep_base_(keep_base) {
   for (const autoshard::ParameterGroup& group : groups_) {
     std::vector<Candidate> candidates;
     if (group.leader >= 0) candidates.push_back({Candidate::Kind::kLeader, {}});

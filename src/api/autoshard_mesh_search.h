@@ -36,6 +36,9 @@ class MeshSearch {
   MeshSearch(const Program& base, const std::vector<autoshard::ParameterGroup>& groups, const Mesh& mesh,
              const SimulateOptions& simulate, bool keep_base);
 
+  const Program& base() const { return base_; }
+  const Mesh& mesh() const { return mesh_; }
+  bool keeps_base() const { return keep_base_; }
   std::vector<int> CandidateCounts() const;
   bool HasSplits() const;  // some group can be split on this mesh
   Program Annotated(const std::vector<int>& choice) const;
@@ -58,6 +61,7 @@ class MeshSearch {
   const std::vector<autoshard::ParameterGroup>& groups_;
   Mesh mesh_;
   SimulateOptions simulate_;
+  bool keep_base_ = false;
   std::vector<std::vector<Candidate>> candidates_;
   const MeshSearch* screen_ = nullptr;
   int screen_keep_ = 0;

@@ -117,4 +117,27 @@ std::vector<RecipeProgram> StandardRecipes(const Module& input, const Mesh& mesh
   return out;
 }
 
+bool CanRematLayers(const Module& step) {
+  const std::string model = ModuleFrontendAttribute(step, step_attributes::kModel);
+  const std::string config = ModuleFrontendAttribute(step, step_attributes::kConfig);
+  const std::vector<std::string> choices = KeyChoices(model, "remat");
+  if (config.empty() || std::find(choices.begin(), choices.end(), "layer") == choices.end()) return false;
+  const std::vector<std::string> settings = StepSettings(config, {});
+  return std::find(settings.begin(), settings.end(), "remat=layer") == settings.end();
+}
+
+std::optional<Program> WithLayerRemat(const Module& step) {
+  if (!CanRematLayers(step)) return std::nullopt;
+  const std::string config = ModuleFrontendAttribute(step, step_attributes::kConfig);
+  std::vector<std::string> settings = StepSettings(config, {"remat"});
+  settings.push_back("remat=layer");
+  try {
+    Program program = Model(ModelOptions{ModuleFrontendAttribute(step, step_attributes::kModel), "", settings, StepMesh(config)});
+    if (!SameParameters(program.module(), step)) return std::nullopt;
+    return program;
+  } catch (const UserError&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace gspmd::api::autoshard_internal

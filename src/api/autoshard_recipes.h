@@ -27,4 +27,11 @@ std::vector<RecipeProgram> StandardRecipes(const Module& input, const Mesh& mesh
 // cost alike). nullopt when the input is not a model step or has at most `layers` layers.
 std::optional<Program> ShallowStep(const Module& input, int64_t layers);
 
+// Recomputation as a plan decision: the same step rebuilt with remat=layer (the backward pass
+// recomputes each layer's inner activations; every other setting, the mesh and the recorded
+// annotations as before). nullopt when the step is not a model's, its model cannot recompute
+// layers, or the step does already.
+std::optional<Program> WithLayerRemat(const Module& step);
+bool CanRematLayers(const Module& step);
+
 }  // namespace gspmd::api::autoshard_internal

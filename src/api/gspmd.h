@@ -444,7 +444,11 @@ struct AutoshardResult {
   // The input with the chosen annotations, num_partitions set: PartitionSpecs on parameters,
   // plus a recipe's annotations of intermediates when the plan refines a recipe.
   Program program;
-  std::string origin{};  // "search", or "recipe NAME, refined" / "recipe NAME"
+  std::string origin{};  // "search", or "recipe NAME, refined" / "recipe NAME"; ", remat=layer" added
+  // Recomputation, for a model step: "layer" (the written step recomputes each layer in the
+  // backward pass), "none" (it keeps activations; XLA rematerializes where memory runs out), or
+  // "" when the input is not a `gspmd model` step (the simulator's estimate alone).
+  std::string remat{};
   std::string mesh{};
   int64_t devices = 0;
   int64_t memory_budget_bytes = 0;

@@ -198,6 +198,10 @@ void RunProgram(const AutoshardCliOptions& options) {
   }
   if (as_recipe > 0) std::printf("  (%d more groups as the recipe has them)\n", as_recipe);
   if (following > 0) std::printf("  (%d groups of optimizer state sharded as their weights)\n", following);
+  if (result.remat == "layer")
+    std::printf("recomputation: every layer (remat=layer): the backward pass recomputes each layer's inner activations from its input\n");
+  else if (result.remat == "none")
+    std::printf("recomputation: none written (remat=none); XLA rematerializes where memory runs out, as the estimate does\n");
   std::printf("plan:  %s\n", CostLine(result.cost, result.memory_budget_bytes).c_str());
   if (result.input_cost)
     std::printf("input: %s (the input's own annotations)\n", CostLine(*result.input_cost, result.memory_budget_bytes).c_str());

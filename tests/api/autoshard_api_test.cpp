@@ -153,6 +153,44 @@ TEST(Autoshard, DeeperStepsAreScreenedOnATwoLayerCopy) {
   Train(screened.program, 2, train, 8);
 }
 
+// Recomputation is part of the plan: a model step's plan is priced with every layer recomputed
+// (remat=layer) too, and the written step recomputes when that is cheaper, here because
+// keeping the activations only fits the budget with XLA's costlier rematerialization.
+TEST(Autoshard, RecomputationIsPartOfThePlan) {
+  const Program step = Model(ModelOptions{"dense_lm", "",
+                                          {"sharding=none", "batch=64", "seq=128", "d_model=256", "d_ff=1024",
+                                           "heads=8", "head_dim=32", "layers=4"},
+                                          ""});
+  AutoshardOptions options;
+  options.mesh = "x=2,y=4";
+  options.max_evaluations = 10;
+  const AutoshardResult roomy = Autoshard(step, options);  // 16 GiB: nothing to recompute
+  EXPECT_EQ(roomy.remat, "none");
+  EXPECT_EQ(roomy.program.Text().find("remat("), std::string::npos);
+  options.memory_budget_bytes = 85 << 20;
+  const AutoshardResult tight = Autoshard(step, options);
+  EXPECT_EQ(tight.remat, "layer");
+  EXPECT_NE(tight.origin.find("remat=layer"), std::string::npos) << tight.origin;
+  EXPECT_TRUE(tight.cost.fits);
+  ASSERT_FALSE(tight.decisions.empty());
+  const AutoshardDecision& decision = tight.decisions.back();
+  EXPECT_EQ(decision.group.rfind("recomputation", 0), 0u);
+  ASSERT_EQ(decision.alternatives.size(), 2u);
+  EXPECT_EQ(decision.chosen, "remat=layer");
+  EXPECT_LT(decision.alternatives[1].second.step_time_s, decision.alternatives[0].second.step_time_s);
+  // The written step recomputes, and simulating it gives the prediction.
+  const std::string text = tight.program.Text();
+  EXPECT_NE(text.find("op_name=\"remat(layer_0/"), std::string::npos);
+  EXPECT_NE(text.find("opt-barrier("), std::string::npos);
+  SimulateOptions simulate;
+  simulate.memory_capacity_bytes = options.memory_budget_bytes;
+  EXPECT_NEAR(Simulate(tight.program, simulate).step_time_s, tight.cost.step_time_s, 1e-9 * tight.cost.step_time_s);
+  TrainOptions train;
+  train.check = true;
+  train.rtol = 1e-5;
+  Train(tight.program, 1, train, 8);
+}
+
 // Every corpus program with its annotations removed runs, as autosharded, equal to XLA's output.
 TEST(Autoshard, CorpusProgramsWithoutTheirAnnotationsRunEqualToXla) {
   const fs::path corpus = fs::path(GSPMD_TEST_DATA_DIR) / "corpus" / "gspmd";
