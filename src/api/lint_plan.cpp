@@ -39,10 +39,10 @@ std::string SearchMesh(const std::optional<Mesh>& named, int64_t devices) {
 
 // A sharding as the fix writes it: the PartitionSpec alone for StableHLO input over named axes,
 // else XLA's text with the spec beside it when there is one (as the other checks' fixes).
-std::string FixText(const std::string& sharding, const std::string& spec, bool stablehlo_input,
-                    const std::string& xla_with_spec) {
+std::string FixText(const Sharding& sharding, const std::string& spec, int64_t rank, const Mesh* named,
+                    bool stablehlo_input) {
   if (stablehlo_input && !spec.empty()) return spec;
-  return xla_with_spec.empty() ? "sharding=" + sharding : xla_with_spec;
+  return "sharding=" + ShardingTextWithSpec(sharding, rank, named);
 }
 
 std::string Percent(double fraction) {
@@ -97,14 +97,10 @@ ParameterChanges CompareParameters(const Program& program, const Propagated& min
 // "%table with sharding={replicated} (replicate; was sharding={devices=[8,1]<=[8]})".
 std::string ChangeText(const LintPlanChange& change, const Mesh* named, int64_t rank, const Sharding& before,
                        const Sharding& after, bool stablehlo_input) {
-  const std::string now = FixText(change.before_sharding, change.before_spec, stablehlo_input,
-                                  "sharding=" + ShardingTextWithSpec(before, rank, named));
-  const std::string next = FixText(change.after_sharding, change.after_spec, stablehlo_input,
-                                   "sharding=" + ShardingTextWithSpec(after, rank, named));
-  std::string text = "%" + change.parameter + " with " + next + " (";
-  if (change.replicate) text += "replicate; ";
-  text += change.annotated ? "was " + now : "unannotated, propagated " + now;
-  return text + ")";
+  const std::string now = FixText(before, change.before_spec, rank, named, stablehlo_input);
+  std::string text = "%" + change.parameter + " with " + FixText(after, change.after_spec, rank, named, stablehlo_input);
+  text += change.replicate ? " (replicate; " : " (";
+  return text + (change.annotated ? "was " : "unannotated, propagated ") + now + ")";
 }
 
 // The finding goes after those at or before its location (findings are in program order).
