@@ -39,7 +39,8 @@ best = min(recipes, key=lambda r: r["step_time_s"]) if recipes else None
 ratio = f'{d["step_time_s"] / best["step_time_s"]:.3f}' if best else "-"
 recipe = f'{best["recipe"].replace("sharding=", "").replace(" opt_state_sharding=", "/")} {best["mesh"]} {best["step_time_s"]:.3f}' if best else "(none fits)"
 searched = sum(1 for m in d["meshes"] if m["evaluations"] > 0)
-print(f'| {name} | {d["mesh"]} | {d["step_time_s"]:.3f} s | {100 * d["mfu"]:.1f}% | {d["peak_bytes_per_device"] / 2**30:.2f} GiB '
+remat = " remat=layer" if d.get("remat") == "layer" else ""
+print(f'| {name} | {d["mesh"]}{remat} | {d["step_time_s"]:.3f} s | {100 * d["mfu"]:.1f}% | {d["peak_bytes_per_device"] / 2**30:.2f} GiB '
       f'| {"yes" if d["fits_memory"] else "no"} | {recipe} s | {ratio} | {d["solve_time_s"]:.1f} s | {searched}/{len(d["meshes"])} '
       f'| {d["evaluations"]} | {rss_kib / 2**20:.2f} GB |')
 PY
