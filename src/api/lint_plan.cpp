@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "builder/remove_annotations.h"
 #include "partitioner/sdy_attributes.h"
 #include "sharding/partition_spec.h"
 #include "simulate/chip_spec.h"
@@ -109,27 +110,6 @@ void InsertInProgramOrder(std::vector<LintFinding>& findings, LintFinding findin
   auto at = std::upper_bound(findings.begin(), findings.end(), finding,
                              [&](const LintFinding& a, const LintFinding& b) { return position(a) < position(b); });
   findings.insert(at, std::move(finding));
-}
-
-// `text` (frontend_attributes: key="value",key2=value2) without the entry named `key`.
-std::string WithoutFrontendAttribute(const std::string& text, const std::string& key) {
-  std::string kept;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const size_t eq = text.find('=', pos);
-    if (eq == std::string::npos) break;
-    size_t end = eq + 1;
-    if (end < text.size() && text[end] == '"') {
-      for (++end; end < text.size() && text[end] != '"'; ++end)
-        if (text[end] == '\\') ++end;
-      ++end;
-    } else {
-      end = std::min(text.find(',', end), text.size());
-    }
-    if (text.substr(pos, eq - pos) != key) kept += (kept.empty() ? "" : ",") + text.substr(pos, end - pos);
-    pos = end < text.size() && text[end] == ',' ? end + 1 : end;
-  }
-  return kept;
 }
 
 // The program with its entry parameters' annotations removed (a sharding, or from StableHLO an

@@ -2,6 +2,7 @@
 // leaving manual (shard_map) regions as they are.
 #include "builder/remove_annotations.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "ir/computation.h"
@@ -31,7 +32,29 @@ bool IsRemovableShardingCall(const Instruction& instruction) {
          !HasManualPart(instruction);
 }
 
+constexpr char kSdySharding[] = "xla.sdy.sharding";
+
 }  // namespace
+
+std::string WithoutFrontendAttribute(const std::string& text, const std::string& key) {
+  std::string kept;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t eq = text.find('=', pos);
+    if (eq == std::string::npos) break;
+    size_t end = eq + 1;
+    if (end < text.size() && text[end] == '"') {
+      for (++end; end < text.size() && text[end] != '"'; ++end)
+        if (text[end] == '\\') ++end;
+      ++end;
+    } else {
+      end = std::min(text.find(',', end), text.size());
+    }
+    if (text.substr(pos, eq - pos) != key) kept += (kept.empty() ? "" : ",") + text.substr(pos, end - pos);
+    pos = end < text.size() && text[end] == ',' ? end + 1 : end;
+  }
+  return kept;
+}
 
 int64_t RemoveShardingAnnotations(Module& module, AnnotationsToRemove what) {
   int64_t removed = 0;
@@ -44,13 +67,15 @@ int64_t RemoveShardingAnnotations(Module& module, AnnotationsToRemove what) {
         calls.push_back(instruction);
         continue;
       }
-      if (!instruction->sharding() || HasManualPart(*instruction)) continue;
+      const bool sdy = !instruction->FrontendAttribute(kSdySharding).empty();
+      if ((!instruction->sharding() && !sdy) || HasManualPart(*instruction)) continue;
       if (IsCustomCall(*instruction, "SPMDFullToShardShape") || IsCustomCall(*instruction, "SPMDShardToFullShape"))
         continue;
       const bool boundary = computation.get() == entry &&
                             (instruction->opcode() == Opcode::kParameter || instruction == computation->root());
       if (boundary && what == AnnotationsToRemove::kIntermediates) continue;
       instruction->set_sharding(std::nullopt);
+      if (sdy) instruction->frontend_attributes = WithoutFrontendAttribute(instruction->frontend_attributes, kSdySharding);
       ++removed;
     }
     for (Instruction* call : calls) {

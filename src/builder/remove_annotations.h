@@ -2,6 +2,8 @@
 // sharding=none` writes and what `gspmd autoshard --keep-annotations` drops.
 #pragma once
 
+#include <string>
+
 #include "ir/module.h"
 
 namespace gspmd {
@@ -19,6 +21,11 @@ enum class AnnotationsToRemove {
 // annotations were removed.
 //   %s = f32[8,4] custom-call(%x), custom_call_target="Sharding", sharding={devices=[2,1]<=[2]}
 //   %y = f32[8,4] add(%s, %s)          ->   %y = f32[8,4] add(%x, %x)
+// Shardings read from StableHLO's Shardy form (the xla.sdy.sharding frontend attribute) are
+// annotations too and go the same way.
 int64_t RemoveShardingAnnotations(Module& module, AnnotationsToRemove what = AnnotationsToRemove::kAll);
+
+// `frontend_attributes` text (key="value",key2=value2) without the entry named `key`.
+std::string WithoutFrontendAttribute(const std::string& text, const std::string& key);
 
 }  // namespace gspmd

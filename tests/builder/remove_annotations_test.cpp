@@ -39,6 +39,42 @@ TEST(RemoveShardingAnnotations, IntermediatesOnlyKeepTheBoundary) {
   EXPECT_NE(text.find("%a = f32[8,4]{1,0} add(%x, %y)\n"), std::string::npos) << text;
 }
 
+// StableHLO's Shardy shardings arrive as xla.sdy.sharding attributes: they go too (autoshard
+// --keep-annotations none on a .mlir input left them, and propagation still followed them).
+TEST(RemoveShardingAnnotations, ShardyAttributesOfStableHlo) {
+  const char mlir[] = R"(module @m attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["data"=2, "model"=4]>
+  func.func public @main(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>}, %arg1: tensor<32x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"model"}]>}) -> (tensor<16x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>}) {
+    %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<16x32xf32>, tensor<32x64xf32>) -> tensor<16x64xf32>
+    %1 = sdy.sharding_constraint %0 <@mesh, [{}, {"model"}]> : tensor<16x64xf32>
+    return %1 : tensor<16x64xf32>
+  }
+}
+)";
+  for (AnnotationsToRemove what : {AnnotationsToRemove::kAll, AnnotationsToRemove::kIntermediates}) {
+    std::unique_ptr<Module> module = api::Program::FromText(mlir, "m.mlir").CopyModule();
+    EXPECT_GT(RemoveShardingAnnotations(*module, what), 0);
+    const Instruction* x = module->entry()->parameter(0);
+    if (what == AnnotationsToRemove::kAll) {
+      for (const auto& instruction : module->entry()->instructions())
+        EXPECT_EQ(instruction->FrontendAttribute("xla.sdy.sharding"), "") << "%" << instruction->name();
+      // Nothing says how to split any value now: propagation leaves every one replicated.
+      const api::Propagated propagated = api::Propagate(api::Program::FromModule(std::move(module), "m"));
+      for (const auto& instruction : propagated.program.module().entry()->instructions())
+        if (instruction->sharding()) EXPECT_TRUE(instruction->sharding()->IsReplicated()) << "%" << instruction->name();
+    } else {
+      EXPECT_NE(x->FrontendAttribute("xla.sdy.sharding"), "") << "a parameter keeps its sharding";
+    }
+  }
+}
+
+TEST(RemoveShardingAnnotations, WithoutFrontendAttributeKeepsTheOthers) {
+  EXPECT_EQ(WithoutFrontendAttribute("a=\"1\",xla.sdy.sharding=\"#sdy<{\\\"x\\\"}>\",b=2", "xla.sdy.sharding"),
+            "a=\"1\",b=2");
+  EXPECT_EQ(WithoutFrontendAttribute("xla.sdy.sharding=\"s\"", "xla.sdy.sharding"), "");
+  EXPECT_EQ(WithoutFrontendAttribute("a=1", "b"), "a=1");
+}
+
 TEST(RemoveShardingAnnotations, ManualRegionsStay) {
   std::unique_ptr<Module> module = ParseModule(R"(HloModule m, num_partitions=2
 

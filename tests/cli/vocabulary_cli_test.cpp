@@ -111,7 +111,7 @@ TEST_F(VocabularyCliTest, AutoshardGolden) {
                                      "--max-evaluations", "12"}),
                                 {}, {"solved in "});
   EXPECT_NE(out.find("chosen mesh: data=2,model=4"), std::string::npos) << out;
-  EXPECT_NE(out.find("P('model', None)"), std::string::npos) << out;
+  EXPECT_NE(out.find("P(None, ('data', 'model'))"), std::string::npos) << out;
   ExpectGolden("autoshard", out);
 }
 
