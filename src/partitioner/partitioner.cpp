@@ -118,6 +118,7 @@ PartitionResult PartitionModule(const Module& module, const PartitionOptions& op
   output->debug_tables = module.debug_tables;
   output->set_num_partitions(num_devices);
   ModulePartitioner partitioner(module, output.get(), num_devices);
+  partitioner.spmd().set_windowed_einsum(options.windowed_einsum);
   PartialSumPlan plan;
   if (options.partial_sums) plan = PlanWith(partitioner.spmd(), module);
   partitioner.set_partial_plan(&plan);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/module.h"
+#include "partitioner/windowed_einsum_options.h"
 #include "propagation/partial_sums.h"
 
 namespace gspmd {
@@ -18,6 +19,9 @@ struct PartitionOptions {
   // linear in them, and reduce each where it is cheapest before a consumer needs it whole
   // (propagation/partial_sums.h). Shardings already unreduced are partial either way.
   bool partial_sums = true;
+  // Whether an all-gather before a dot becomes a loop of partial dots passing the gathered
+  // operand's windows around (collective matmul; handlers/dot_windowed.h).
+  WindowedEinsumOptions windowed_einsum;
 };
 
 struct PartitionResult {

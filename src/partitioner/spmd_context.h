@@ -14,6 +14,7 @@
 #include "partitioner/collective_factory.h"
 #include "partitioner/device_axes.h"
 #include "partitioner/reshard_plan.h"
+#include "partitioner/windowed_einsum_options.h"
 
 namespace gspmd {
 
@@ -79,6 +80,10 @@ class SpmdContext {
   void set_kept_partial(std::optional<KeptPartial> kept) { kept_partial_ = std::move(kept); }
   const std::optional<KeptPartial>& kept_partial() const { return kept_partial_; }
 
+  // When dots window their all-gathers (handlers/dot_windowed.h).
+  const WindowedEinsumOptions& windowed_einsum() const { return windowed_einsum_; }
+  void set_windowed_einsum(const WindowedEinsumOptions& options) { windowed_einsum_ = options; }
+
   void Warn(std::string message) { warnings_.push_back(std::move(message)); }
   const std::vector<std::string>& warnings() const { return warnings_; }
 
@@ -89,6 +94,7 @@ class SpmdContext {
   CollectiveFactory collectives_;
   std::vector<std::string> warnings_;
   std::optional<KeptPartial> kept_partial_;
+  WindowedEinsumOptions windowed_einsum_;
   // Keyed by a binary encoding of the inputs (see spmd_context.cpp); node-based, so the
   // returned references stay valid.
   std::unordered_map<std::string, std::optional<AxisSharding>> axes_cache_;

@@ -1,9 +1,11 @@
 // The dot handler: picks where the device axes go on the local dot (see dot_strategies.h),
 // reshards the operands there, masks uneven contracting padding, runs the local dot and
-// resolves partial sums into the dot's own sharding.
+// resolves partial sums into the dot's own sharding. An all-gather of one operand may become a
+// windowed loop instead (dot_windowed.h).
 #include <algorithm>
 
 #include "partitioner/handlers/dot_strategies.h"
+#include "partitioner/handlers/dot_windowed.h"
 #include "partitioner/op_context.h"
 #include "support/diagnostic.h"
 
@@ -128,13 +130,15 @@ bool PartitionDot(OpContext& op) {
   if (!placement) return false;
 
   const DotRoles& roles = problem.roles;
-  Instruction* lhs = op.OperandWith(0, placement->lhs.ToSharding());
-  Instruction* rhs = op.OperandWith(1, placement->rhs.ToSharding());
-  lhs = MaskContractingPadding(op, lhs, lhs_shape, placement->lhs, roles.lhs_contracting);
-  rhs = MaskContractingPadding(op, rhs, rhs_shape, placement->rhs, roles.rhs_contracting);
-
+  PrepareDotOperand prepare = [&](int64_t i, const AxisSharding& layout) {
+    Instruction* operand = op.OperandWith(i, layout.ToSharding());
+    return MaskContractingPadding(op, operand, i == 0 ? lhs_shape : rhs_shape, layout,
+                                  i == 0 ? roles.lhs_contracting : roles.rhs_contracting);
+  };
   Sharding local_sharding = placement->out.ToSharding();
-  Instruction* local = op.Clone(ShardShapeOf(local_sharding, out_shape), {lhs, rhs});
+  Instruction* local = WindowedLocalDot(op, problem, *placement, prepare);
+  if (local == nullptr)
+    local = op.Clone(ShardShapeOf(local_sharding, out_shape), {prepare(0, placement->lhs), prepare(1, placement->rhs)});
   if (placement->partial.empty()) {
     op.SetResult(local, local_sharding);
     return true;

@@ -1,0 +1,29 @@
+// Windowed einsum (collective matmul): a dot whose placement all-gathers one operand over some
+// device axes runs instead as a loop over the devices of those axes, each trip a partial dot of
+// the window a device holds while the windows move one device along.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "partitioner/handlers/dot_strategies.h"
+#include "partitioner/op_context.h"
+
+namespace gspmd {
+
+// Operand `i` of the dot resharded to `layout`, with the padding of its uneven contracting
+// dims zeroed (what the dot handler feeds its local dot).
+using PrepareDotOperand = std::function<Instruction*(int64_t i, const AxisSharding& layout)>;
+
+// The local dot of `placement` (laid out as placement.out, its partial axes still pending), as
+// a windowed loop instead of an all-gather followed by one dot; nullptr when the options say
+// no, or when the placement's operand reshards are not one all-gather over a non-contracting
+// or contracting dim with even windows (the caller then takes the ordinary path).
+//
+//   %x = f32[8,16] (rows split 4 ways over the axis)   %w = f32[16,32] (replicated)
+//   ordinary:  all-gather(%x) -> f32[32,16]; dot -> f32[32,32]
+//   windowed:  while (i < 4) { r[(me+i)%4 rows] = dot(window, w); window = permute(window) }
+Instruction* WindowedLocalDot(OpContext& op, const DotProblem& problem, const DotPlacement& placement,
+                              const PrepareDotOperand& prepare);
+
+}  // namespace gspmd

@@ -1,0 +1,236 @@
+// Tests of windowed einsum (handlers/dot_windowed.cpp): with --windowed-einsum always, a dot's
+// all-gather over a free, batch or contracting dim becomes one loop of N trips passing windows
+// around inside each subgroup, and computes the numbers of the program partitioned with off.
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "analysis/trip_count.h"
+#include "partition_test_harness.h"
+
+namespace gspmd::partition_test {
+namespace {
+
+Partitioned PartitionWith(const std::string& hlo, WindowedEinsumMode mode) {
+  Partitioned out;
+  out.original = ParseModule(hlo);
+  PartitionOptions options;
+  options.windowed_einsum.mode = mode;
+  PartitionResult result = PartitionModule(*out.original, options);
+  out.warnings = result.warnings;
+  out.text = PrintModule(*result.module);
+  for (const std::string& warning : out.warnings) ADD_FAILURE() << warning << "\n" << out.text;
+  out.module = ParseModule(out.text, "partitioned.hlo");
+  return out;
+}
+
+std::string F32(const Dims& dims) {
+  std::string text = "f32[";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
+  return text + "]";
+}
+
+// One dot of parameters `lhs` and `rhs` with the given shardings and dimension numbers.
+std::string DotModule(int64_t devices, const Dims& lhs, const std::string& lhs_sharding, const Dims& rhs,
+                      const std::string& rhs_sharding, const Dims& out, const std::string& out_sharding,
+                      const std::string& dims) {
+  return "HloModule m, num_partitions=" + std::to_string(devices) + "\nENTRY e {\n  %x = " + F32(lhs) +
+         " parameter(0), sharding=" + lhs_sharding + "\n  %w = " + F32(rhs) + " parameter(1), sharding=" +
+         rhs_sharding + "\n  ROOT %d = " + F32(out) + " dot(%x, %w), " + dims + ", sharding=" + out_sharding +
+         "\n}\n";
+}
+
+const std::string kMatmul = "lhs_contracting_dims={1}, rhs_contracting_dims={0}";
+const std::string kBatchMatmul =
+    "lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}";
+
+std::string Split(int64_t rank, int64_t dim, int64_t n) {
+  std::string text = "{devices=[";
+  for (int64_t d = 0; d < rank; ++d) text += (d ? "," : "") + std::to_string(d == dim ? n : 1);
+  return text + "]<=[" + std::to_string(n) + "]}";
+}
+
+// Random inputs for the entry's parameters: normal floats, or small integers.
+std::vector<Literal> RandomInputs(const Module& module, uint32_t seed, bool integers) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal(0, 1);
+  std::uniform_int_distribution<int> small(-4, 4);
+  std::vector<Literal> inputs;
+  for (int64_t i = 0; i < module.entry()->num_parameters(); ++i) {
+    Literal literal(module.entry()->parameter(i)->shape());
+    for (int64_t e = 0; e < literal.element_count(); ++e)
+      literal.SetFromDouble(e, integers ? small(rng) : normal(rng));
+    inputs.push_back(std::move(literal));
+  }
+  return inputs;
+}
+
+// Devices that may exchange windows: true when both are in one subgroup of the windowed axes.
+using SameGroup = std::function<bool(int64_t, int64_t)>;
+bool AnyPair(int64_t, int64_t) { return true; }
+
+// One while loop of `trips` trips (read off its condition's constant), no all-gather, and one
+// collective-permute whose pairs stay inside subgroups.
+void ExpectWindowed(const Partitioned& p, int64_t trips, const SameGroup& same_group) {
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
+  std::vector<const Instruction*> loops = InstructionsWith(*p.module, Opcode::kWhile);
+  ASSERT_EQ(loops.size(), 1u) << p.text;
+  const Instruction* limit = loops[0]->while_condition()->root()->operand(1);
+  ASSERT_EQ(limit->opcode(), Opcode::kConstant) << p.text;
+  EXPECT_EQ(limit->literal()->GetAsDouble(0), trips) << p.text;
+  EXPECT_EQ(WhileTripCount(*loops[0]), trips) << p.text;
+  std::vector<const Instruction*> permutes = InstructionsWith(*p.module, Opcode::kCollectivePermute);
+  ASSERT_EQ(permutes.size(), 1u) << p.text;
+  EXPECT_EQ(permutes[0]->parent(), loops[0]->while_body());
+  for (const SourceTargetPair& pair : permutes[0]->source_target_pairs())
+    EXPECT_TRUE(same_group(pair.source, pair.target)) << pair.source << " -> " << pair.target << "\n" << p.text;
+}
+
+void ExpectNotWindowed(const Partitioned& p) { EXPECT_EQ(CountOf(p, Opcode::kWhile), 0) << p.text; }
+
+// Runs `hlo` partitioned with off and with always on the same inputs: bit-identical results when
+// `exact`, else equal within 1e-5 relative. Returns the windowed program.
+Partitioned ExpectSameAsOff(const std::string& hlo, bool exact, bool integers = false) {
+  Partitioned off = PartitionWith(hlo, WindowedEinsumMode::kOff);
+  Partitioned windowed = PartitionWith(hlo, WindowedEinsumMode::kAlways);
+  std::vector<Literal> inputs = RandomInputs(*off.original, 7, integers);
+  std::optional<std::vector<Literal>> expected = RunPartitioned(off, inputs);
+  std::optional<std::vector<Literal>> actual = RunPartitioned(windowed, inputs);
+  if (!expected || !actual) return windowed;
+  EXPECT_EQ(actual->size(), expected->size());
+  for (size_t i = 0; i < actual->size() && i < expected->size(); ++i) {
+    if (exact) {
+      EXPECT_TRUE((*actual)[i].BitwiseEquals((*expected)[i])) << windowed.text;
+      continue;
+    }
+    LiteralComparison comparison = CompareLiterals((*actual)[i], (*expected)[i], 1e-5);
+    EXPECT_TRUE(comparison.matches) << comparison.message << "\n" << windowed.text;
+  }
+  return windowed;
+}
+
+const std::vector<int64_t> kDeviceCounts = {2, 3, 4, 5, 8, 16, 32};
+
+// x rows split n ways, w replicated, result replicated: gathering x (4 columns) is cheaper than
+// gathering the result (16 columns), so the rows (a free dim) are windowed.
+std::string FreeDimModule(int64_t n, int64_t rows) {
+  return DotModule(n, {rows, 4}, Split(2, 0, n), {4, 16}, "{replicated}", {rows, 16}, "{replicated}", kMatmul);
+}
+
+TEST(WindowedEinsum, FreeDimOfLhsIsBitIdentical) {
+  for (int64_t n : kDeviceCounts) {
+    SCOPED_TRACE(n);
+    Partitioned p = ExpectSameAsOff(FreeDimModule(n, 2 * n), /*exact=*/true);
+    ExpectWindowed(p, n, AnyPair);
+  }
+}
+
+TEST(WindowedEinsum, FreeDimOfRhsIsBitIdentical) {
+  for (int64_t n : kDeviceCounts) {
+    SCOPED_TRACE(n);
+    std::string hlo =
+        DotModule(n, {16, 4}, "{replicated}", {4, 3 * n}, Split(2, 1, n), {16, 3 * n}, "{replicated}", kMatmul);
+    Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true);
+    ExpectWindowed(p, n, AnyPair);
+  }
+}
+
+TEST(WindowedEinsum, BatchDimIsBitIdentical) {
+  for (int64_t n : kDeviceCounts) {
+    SCOPED_TRACE(n);
+    std::string hlo = DotModule(n, {2 * n, 3, 4}, Split(3, 0, n), {2 * n, 4, 16}, "{replicated}", {2 * n, 3, 16},
+                                "{replicated}", kBatchMatmul);
+    Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true);
+    ExpectWindowed(p, n, AnyPair);
+    EXPECT_EQ(CountOf(p, Opcode::kDynamicSlice), 1) << p.text;  // the batch window of w
+  }
+}
+
+// x columns (contracting) split n ways: gathering x (8 x 4n) is cheaper than all-reducing the
+// result (8 x 16n).
+std::string ContractingModule(int64_t n) {
+  return DotModule(n, {8, 4 * n}, Split(2, 1, n), {4 * n, 16 * n}, "{replicated}", {8, 16 * n}, "{replicated}",
+                   kMatmul);
+}
+
+TEST(WindowedEinsum, ContractingDimIsExactOnIntegers) {
+  for (int64_t n : kDeviceCounts) {
+    SCOPED_TRACE(n);
+    Partitioned p = ExpectSameAsOff(ContractingModule(n), /*exact=*/true, /*integers=*/true);
+    ExpectWindowed(p, n, AnyPair);
+  }
+}
+
+TEST(WindowedEinsum, ContractingDimIsCloseOnRandomFloats) {
+  for (int64_t n : kDeviceCounts) {
+    SCOPED_TRACE(n);
+    Partitioned p = ExpectSameAsOff(ContractingModule(n), /*exact=*/false);
+    ExpectWindowed(p, n, AnyPair);
+  }
+}
+
+// On an a x b mesh (device = i*b + j): x rows split over one axis, w and the result split on
+// their columns over the other; the rows are windowed over the first axis only, inside each
+// subgroup that shares the other axis's coordinate.
+struct MeshCase {
+  int64_t a, b;
+  bool window_major;  // window over the a axis (stride b), else over the b axis (stride 1)
+};
+
+TEST(WindowedEinsum, TwoDimensionalMeshesKeepPairsInSubgroups) {
+  for (MeshCase c : {MeshCase{2, 4, true}, MeshCase{2, 4, false}, MeshCase{4, 2, true}, MeshCase{4, 2, false}}) {
+    SCOPED_TRACE(std::to_string(c.a) + "x" + std::to_string(c.b) + (c.window_major ? " major" : " minor"));
+    const int64_t n = c.a * c.b;
+    const int64_t windowed = c.window_major ? c.a : c.b, kept = c.window_major ? c.b : c.a;
+    const std::string major_axis = "<=[" + std::to_string(n) + "] last_tile_dim_replicate}";
+    const std::string minor_axis =
+        "<=[" + std::to_string(c.a) + "," + std::to_string(c.b) + "]T(1,0) last_tile_dim_replicate}";
+    const std::string rows = "{devices=[" + std::to_string(windowed) + ",1," + std::to_string(kept) + "]" +
+                             (c.window_major ? major_axis : minor_axis);
+    const std::string columns = "{devices=[1," + std::to_string(kept) + "," + std::to_string(windowed) + "]" +
+                                (c.window_major ? minor_axis : major_axis);
+    std::string hlo =
+        DotModule(n, {4 * windowed, 4}, rows, {4, 32 * kept}, columns, {4 * windowed, 32 * kept}, columns, kMatmul);
+    Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true);
+    const int64_t b = c.b;
+    SameGroup same = c.window_major ? SameGroup([b](int64_t s, int64_t t) { return s % b == t % b; })
+                                    : SameGroup([b](int64_t s, int64_t t) { return s / b == t / b; });
+    ExpectWindowed(p, windowed, same);
+  }
+}
+
+TEST(WindowedEinsum, UnevenDimsFallBack) {
+  for (int64_t n : {3, 4}) {
+    SCOPED_TRACE(n);
+    Partitioned p = ExpectSameAsOff(FreeDimModule(n, 2 * n + 1), /*exact=*/true);
+    ExpectNotWindowed(p);
+  }
+}
+
+TEST(WindowedEinsum, OffAndSmallAutoKeepTheAllGather) {
+  const std::string hlo = FreeDimModule(4, 8);
+  for (WindowedEinsumMode mode : {WindowedEinsumMode::kOff, WindowedEinsumMode::kAuto}) {
+    Partitioned p = PartitionWith(hlo, mode);
+    ExpectNotWindowed(p);
+    EXPECT_EQ(CountOf(p, Opcode::kAllGather), 1) << p.text;
+  }
+}
+
+TEST(WindowedEinsum, AutoWindowsAboveTheThreshold) {
+  auto module = ParseModule(FreeDimModule(4, 8));
+  PartitionOptions options;
+  options.windowed_einsum.threshold_bytes = 8 * 4 * 4;  // the gathered x: f32[8,4]
+  EXPECT_EQ(CountOf(*PartitionModule(*module, options).module, Opcode::kWhile), 1);
+  options.windowed_einsum.threshold_bytes += 1;
+  EXPECT_EQ(CountOf(*PartitionModule(*module, options).module, Opcode::kWhile), 0);
+  options.windowed_einsum.threshold_bytes = 0;
+  options.windowed_einsum.max_trips = 2;  // 4 devices: too many trips
+  EXPECT_EQ(CountOf(*PartitionModule(*module, options).module, Opcode::kWhile), 0);
+}
+
+}  // namespace
+}  // namespace gspmd::partition_test
