@@ -111,8 +111,9 @@ void PrintWarnings(const std::string& file, const std::vector<std::string>& warn
 }
 
 CompiledPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices,
-                                  const BoundaryFlags& boundary, bool print_warnings) {
-  CompiledPartition partition = PartitionGlobal(module, file, requested_devices, boundary);
+                                  const BoundaryFlags& boundary, bool print_warnings,
+                                  const WindowedEinsumOptions& windowed_einsum) {
+  CompiledPartition partition = PartitionGlobal(module, file, requested_devices, boundary, windowed_einsum);
   if (print_warnings) PrintWarnings(file, partition.partitioned.warnings);
   return partition;
 }

@@ -53,6 +53,7 @@ void PrintWarnings(const std::string& file, const std::vector<std::string>& warn
 // api::PartitionGlobal, printing the partitioner's warnings unless print_warnings is false
 // (the ranks of an MPI job other than rank 0, which compile the same program).
 CompiledPartition PartitionForCli(Module& module, const std::string& file, int64_t requested_devices,
-                                  const BoundaryFlags& boundary = {}, bool print_warnings = true);
+                                  const BoundaryFlags& boundary = {}, bool print_warnings = true,
+                                  const WindowedEinsumOptions& windowed_einsum = {});
 
 }  // namespace gspmd::api

@@ -41,7 +41,8 @@ Partitioned Partition(Program program, const PartitionOptions& options) {
   const std::string name = program.name();
   std::unique_ptr<Module> module = std::move(program).TakeModule();
   CompiledPartition compiled = WithErrorKind(UserErrorKind::kSharding, [&] {
-    return PartitionGlobal(*module, name, options.devices, FlagsOf(options.boundary));
+    return PartitionGlobal(*module, name, options.devices, FlagsOf(options.boundary),
+                           ParseWindowedEinsum(options.windowed_einsum));
   });
   compiled.partitioned.module->set_num_partitions(compiled.num_devices);
   Partitioned result{Program::FromModule(std::move(module), name),

@@ -106,9 +106,14 @@ struct Propagated {
 // Assigns a sharding to every instruction of a global program.
 Propagated Propagate(Program program, const PropagateOptions& options = {});
 
+// Which all-gathers before dots become windowed loops (collective matmul): "auto" (only an
+// operand of at least 1 GiB per device gathered over at most 64 devices), "off" or "always".
+inline constexpr const char* kWindowedEinsumDefault = "auto";
+
 struct PartitionOptions {
   int64_t devices = 0;  // 0: num_partitions, else derived from the shardings
   BoundaryOptions boundary;
+  std::string windowed_einsum = kWindowedEinsumDefault;
 };
 
 struct Partitioned {
@@ -205,6 +210,7 @@ struct RunOptions {
   // For a per-device program: the global program it came from, supplying the parameter and
   // root shardings and global shapes it lacks (XLA's propagated.hlo for its partitioned.hlo).
   const Program* like = nullptr;
+  std::string windowed_einsum = kWindowedEinsumDefault;  // how a global program is partitioned
 };
 // Runs on simulated devices (threads of this process): global arrays in, global arrays out.
 // A global program is partitioned first; a per-device one runs as it is.
@@ -243,6 +249,7 @@ struct RunJobOptions {
   bool check = false;
   double rtol = 1e-4;
   double atol = 1e-6;
+  std::string windowed_einsum = kWindowedEinsumDefault;  // how a global FILE is partitioned
 };
 bool RunJob(const RunJobOptions& options);
 
@@ -332,6 +339,7 @@ struct TrainJobOptions {
   // With checkpoint.dir: the carry stays sharded on the devices (threads backend) and is
   // checkpointed; --steps is the total, counting the steps a resumed checkpoint had done.
   CheckpointOptions checkpoint;
+  std::string windowed_einsum = kWindowedEinsumDefault;  // how the step is partitioned
 };
 bool TrainJob(const TrainJobOptions& options);
 
@@ -354,7 +362,8 @@ std::vector<CheckpointSummary> DescribeCheckpoints(const std::string& dir, bool 
 class Training {
  public:
   // Propagates and partitions the step for `devices` (0: num_partitions) once.
-  explicit Training(const Program& step, int64_t devices = 0);
+  explicit Training(const Program& step, int64_t devices = 0,
+                    const std::string& windowed_einsum = kWindowedEinsumDefault);
   ~Training();
   Training(Training&&) noexcept;
   Training& operator=(Training&&) noexcept;

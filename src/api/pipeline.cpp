@@ -136,11 +136,21 @@ PropagationResult Propagate(Module& module, const std::string& file, int64_t dev
   return WithFileContext(file, [&] { return PropagateShardings(module, options); });
 }
 
+WindowedEinsumOptions ParseWindowedEinsum(const std::string& mode) {
+  WindowedEinsumOptions options;
+  if (mode.empty()) return options;
+  std::optional<WindowedEinsumMode> parsed = ParseWindowedEinsumMode(mode);
+  if (!parsed) GSPMD_USER_ERROR("--windowed-einsum '", mode, "' (expected auto, off or always)");
+  options.mode = *parsed;
+  return options;
+}
+
 CompiledPartition PartitionGlobal(Module& module, const std::string& file, int64_t requested_devices,
-                                  const BoundaryFlags& boundary) {
+                                  const BoundaryFlags& boundary, const WindowedEinsumOptions& windowed_einsum) {
   CompileOptions options;
   options.requested_devices = requested_devices;
   options.boundary = boundary;
+  options.windowed_einsum = windowed_einsum;
   return PartitionGlobal(module, file, options);
 }
 
@@ -160,6 +170,7 @@ CompiledPartition PartitionGlobal(Module& module, const std::string& file, const
 
   PartitionOptions partition;
   partition.num_partitions = result.num_devices;
+  partition.windowed_einsum = options.windowed_einsum;
   result.partitioned = WithFileContext(file, [&] { return PartitionModule(module, partition); });
   return result;
 }

@@ -56,7 +56,11 @@ struct CompileOptions {
   BoundaryFlags boundary;
   bool always_propagate = false;  // step 2 even when every instruction has a sharding
   bool record_origins = false;    // what --explain and lint read of propagation
+  WindowedEinsumOptions windowed_einsum;  // step 5: which all-gathers before dots become loops
 };
+
+// --windowed-einsum as written: auto (also ""), off or always; a UserError otherwise.
+WindowedEinsumOptions ParseWindowedEinsum(const std::string& mode);
 
 // The steps, in order:
 //   1. the device count asked for must equal a num_partitions the module states;
@@ -67,7 +71,8 @@ struct CompileOptions {
 //   5. partition (PartitionModule), keeping its warnings in the result.
 // `module` is updated in place by propagation. Errors name `file`.
 CompiledPartition PartitionGlobal(Module& module, const std::string& file, int64_t requested_devices,
-                                  const BoundaryFlags& boundary = {});
+                                  const BoundaryFlags& boundary = {},
+                                  const WindowedEinsumOptions& windowed_einsum = {});
 CompiledPartition PartitionGlobal(Module& module, const std::string& file, const CompileOptions& options);
 
 // Whether the module has a manual (shard_map) region: per-device code that one device

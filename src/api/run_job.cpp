@@ -114,7 +114,7 @@ PreparedRun Prepare(const RunJobOptions& options, int64_t devices, const std::st
   if (devices > 0) with_devices([&] { CheckDevicesMatchModule(*run.module, options.file, devices); return 0; });
   run.inputs = OpenInputFiles(options.inputs);
   CheckInputShapes(*run.module, options.file, run.inputs);
-  run.partition = with_devices([&] { return PartitionForCli(*run.module, options.file, devices, BoundaryFlags{options.boundary.to_parameters, options.boundary.to_outputs}, print_warnings); });
+  run.partition = with_devices([&] { return PartitionForCli(*run.module, options.file, devices, BoundaryFlags{options.boundary.to_parameters, options.boundary.to_outputs}, print_warnings, ParseWindowedEinsum(options.windowed_einsum)); });
   run.per_device = run.partition.partitioned.module.get();
   SpmdRunOptions run_options =
       WithFileContext(options.file, [&] { return OptionsFromLikeModule(*run.per_device, run.module.get()); });

@@ -58,10 +58,10 @@ struct Training::State {
   double atol = 0;
 };
 
-Training::Training(const Program& step, int64_t devices) {
+Training::Training(const Program& step, int64_t devices, const std::string& windowed_einsum) {
   const std::string& name = step.name();
   std::unique_ptr<Module> compiled = step.CopyModule();
-  CompiledPartition partition = PartitionGlobal(*compiled, name, devices);
+  CompiledPartition partition = PartitionGlobal(*compiled, name, devices, {}, ParseWindowedEinsum(windowed_einsum));
   const Module& per_device = *partition.partitioned.module;
   SpmdRunOptions run_options = WithFileContext(name, [&] { return OptionsFromLikeModule(per_device, compiled.get()); });
   run_options.num_devices = partition.num_devices;
@@ -172,7 +172,8 @@ CompiledStep Compile(const TrainJobOptions& options, int64_t devices, bool print
                             " (expected mpirun -np R and --devices-per-rank K with R x K = ",
                             step.original->num_partitions(), ")"));
   step.compiled = LoadProgram(options.file);
-  step.partition = PartitionForCli(*step.compiled, options.file, devices, BoundaryFlags{}, print_warnings);
+  step.partition = PartitionForCli(*step.compiled, options.file, devices, BoundaryFlags{}, print_warnings,
+                                   ParseWindowedEinsum(options.windowed_einsum));
   const Module& per_device = *step.partition.partitioned.module;
   step.run_options =
       WithFileContext(options.file, [&] { return OptionsFromLikeModule(per_device, step.compiled.get()); });
@@ -221,7 +222,7 @@ void SaidSaved(const TrainJobOptions& options, size_t files) {
 void TrainOnThreads(const TrainJobOptions& options) {
   const int64_t steps = options.steps;
   const Program program = Program::Load(options.file);
-  Training training(program, options.devices);
+  Training training(program, options.devices, options.windowed_einsum);
   PrintWarnings(options.file, training.warnings());
   TrainOptions train_options = options.train;
   if (!options.inputs.empty()) {

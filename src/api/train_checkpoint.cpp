@@ -239,7 +239,8 @@ void CompileRun(const TrainJobOptions& options, CheckpointedRun& run, int64_t de
                 std::function<void(std::exception_ptr)> on_first_error) {
   run.original = LoadProgram(options.file);
   run.compiled = LoadProgram(options.file);
-  run.partition = PartitionForCli(*run.compiled, options.file, devices, BoundaryFlags{}, print_warnings);
+  run.partition = PartitionForCli(*run.compiled, options.file, devices, BoundaryFlags{}, print_warnings,
+                                  ParseWindowedEinsum(options.windowed_einsum));
   const Module& per_device = *run.partition.partitioned.module;
   SpmdRunOptions run_options =
       WithFileContext(options.file, [&] { return OptionsFromLikeModule(per_device, run.compiled.get()); });

@@ -1,5 +1,5 @@
 // `gspmd partition FILE [-o OUT] [--devices N] [--propagate-only [--explain]]
-// [--propagate-to-parameters B] [--propagate-to-outputs B]`: propagates
+// [--propagate-to-parameters B] [--propagate-to-outputs B] [--windowed-einsum MODE]`: propagates
 // shardings when the module is not fully sharded, partitions it, prints the per-device module
 // and says on stderr in one line what it made (devices, collectives, bytes communicated).
 #include <CLI/CLI.hpp>
@@ -26,6 +26,7 @@ struct PartitionCommandOptions {
   bool explain = false;
   BoundaryFlags boundary;
   bool global = false;  // --global: partition FILE even when it looks per-device
+  std::string windowed_einsum = api::kWindowedEinsumDefault;
 };
 
 // "partitioned FILE for 8 devices: 12 collectives (4 all-reduce, 8 all-gather), 1.5 MiB per
@@ -68,7 +69,7 @@ void RunPartitionCommand(const PartitionCommandOptions& options) {
     WriteText(options.out, propagated.Text(options.explain));
     return;
   }
-  const api::Partitioned partitioned = api::Partition(std::move(program), {devices, boundary});
+  const api::Partitioned partitioned = api::Partition(std::move(program), {devices, boundary, options.windowed_einsum});
   PrintWarnings(file, partitioned.warnings);
   WriteText(options.out, partitioned.per_device.Text());
   std::fflush(stdout);
@@ -98,6 +99,7 @@ void AddPartitionCommand(CLI::App& app) {
   command->add_flag("--explain", options->explain,
                     "with --propagate-only: annotate each instruction with where its sharding came from");
   AddBoundaryOptions(*command, options->boundary);
+  AddWindowedEinsumOption(*command, options->windowed_einsum);
   AddGlobalOverride(*command, options->global);
   AddMeshOption(*command, options->mesh);
   command->callback([options] { RunPartitionCommand(*options); });

@@ -37,6 +37,7 @@ struct RunOptions {
   bool check = false;
   double rtol = kDefaultRtol;
   double atol = kDefaultAtol;
+  std::string windowed_einsum = api::kWindowedEinsumDefault;
 };
 
 void RunCommand(const RunOptions& options) {
@@ -58,6 +59,7 @@ void RunCommand(const RunOptions& options) {
   job.sharded_output = options.sharded_output;
   job.report_memory = options.report_memory;
   job.check = options.check;
+  job.windowed_einsum = options.windowed_einsum;
   job.rtol = options.rtol;
   job.atol = options.atol;
   if (mpi) {
@@ -98,6 +100,7 @@ void AddRunCommand(CLI::App& app) {
       ->required()
       ->type_name("DIR");
   AddBoundaryOptions(*command, options->boundary);
+  AddWindowedEinsumOption(*command, options->windowed_einsum);
   command->add_option("--backend", options->backend,
                       "threads (default): every device is a thread of this process; mpi: devices are spread over "
                       "the ranks of an MPI job started by mpirun")

@@ -34,6 +34,7 @@ struct SimulateCommandOptions {
   std::string out;
   ProgramKindFlags kind;
   bool no_remat = false;
+  std::string windowed_einsum = api::kWindowedEinsumDefault;
 };
 
 void RunSimulate(const SimulateCommandOptions& options) {
@@ -48,9 +49,14 @@ void RunSimulate(const SimulateCommandOptions& options) {
   simulate.breakdown_depth = options.breakdown_depth;
   simulate.rematerialize = !options.no_remat;
   simulate.per_device = options.kind.Override();
-  const simulate::SimulationReport report = api::Simulate(
-      LoadProgramOfKind(options.file, options.kind, "simulate", /*stated_kind=*/true).WithMesh(options.mesh, "simulate"),
-      simulate);
+  api::Program program =
+      LoadProgramOfKind(options.file, options.kind, "simulate", /*stated_kind=*/true).WithMesh(options.mesh, "simulate");
+  // A global program partitioned otherwise than by default is partitioned here, as api::Simulate would.
+  if (options.windowed_einsum != api::kWindowedEinsumDefault && !simulate.per_device.value_or(program.IsPerDevice())) {
+    program = api::Partition(std::move(program), {simulate.devices, {}, options.windowed_einsum}).per_device;
+    simulate.per_device = true;
+  }
+  const simulate::SimulationReport report = api::Simulate(std::move(program), simulate);
   if (options.json) {
     WriteText(options.out, simulate::SimulationReportToJson(report).dump(2) + "\n");
     std::fflush(stdout);
@@ -116,6 +122,7 @@ void AddSimulateCommand(CLI::App& app) {
   command->add_flag("--no-remat", options->no_remat,
                     "do not estimate XLA's rematerialization when the program exceeds the chip's memory");
   AddProgramKindOptions(*command, options->kind, "propagated and partitioned first");
+  AddWindowedEinsumOption(*command, options->windowed_einsum);
   command->add_option("-o,--out", options->out, "write the estimate (text or --json) to OUT instead of stdout")
       ->type_name("OUT");
   AddMeshOption(*command, options->mesh);

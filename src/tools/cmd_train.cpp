@@ -42,6 +42,7 @@ struct TrainCommandOptions {
   int64_t devices_per_rank = 0;
   double collective_timeout = 0;
   api::CheckpointOptions checkpoint;
+  std::string windowed_einsum = api::kWindowedEinsumDefault;
 };
 
 int64_t ParseSteps(const std::string& text) {
@@ -81,6 +82,7 @@ void RunTrainCommand(const TrainCommandOptions& options) {
   job.progress = options.progress;
   job.json = options.json;
   job.checkpoint = options.checkpoint;
+  job.windowed_einsum = options.windowed_einsum;
   const bool checkpoint_flags = options.checkpoint.every != 0 || options.checkpoint.keep != 0 ||
                                 options.checkpoint.resume || options.checkpoint.fallback;
   if (options.checkpoint.dir.empty() && checkpoint_flags)
@@ -128,6 +130,7 @@ void AddTrainCommand(CLI::App& app) {
   AddHiddenOptionAlias(*command, "--save", options->save);  // the spelling before -o (one release)
   command->add_option("--plot", options->plot, "write the loss per step as an SVG line chart")
       ->type_name("FILE.svg");
+  AddWindowedEinsumOption(*command, options->windowed_einsum);
   command->add_option("--seed", options->seed, "seed of the initial values and the synthetic batches (default 0)")
       ->type_name("S");
   command->add_option("--progress", options->progress,

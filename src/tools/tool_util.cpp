@@ -65,6 +65,16 @@ void AddBoundaryOptions(CLI::App& command, BoundaryFlags& flags) {
       ->type_name("BOOL[,BOOL...]");
 }
 
+void AddWindowedEinsumOption(CLI::App& command, std::string& mode) {
+  command
+      .add_option("--windowed-einsum", mode,
+                  "turn the all-gather of a dot's operand into a loop of partial dots passing windows between "
+                  "devices (collective matmul): auto (default: operands of at least 1 GiB per device, at most 64 "
+                  "devices), off or always")
+      ->check(CLI::IsMember({"auto", "off", "always"}))
+      ->type_name("auto|off|always");
+}
+
 void AddMeshOption(CLI::App& command, std::string& mesh) {
   command
       .add_option("--mesh", mesh,

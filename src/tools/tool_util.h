@@ -55,6 +55,9 @@ using api::WithFileContext;
 // Adds --propagate-to-parameters and --propagate-to-outputs to a subcommand.
 void AddBoundaryOptions(CLI::App& command, BoundaryFlags& flags);
 
+// Adds --windowed-einsum auto|off|always (how dots' all-gathers are partitioned) to a subcommand.
+void AddWindowedEinsumOption(CLI::App& command, std::string& mode);
+
 // --mesh AXIS=N,...: names the mesh axes of a program that has none (HLO text; a StableHLO
 // program's sdy.mesh names them already), so shardings print as PartitionSpecs beside XLA's
 // text. The command passes it to api::Program::WithMesh.

@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include "analysis/trip_count.h"
+#include "cli/cli_test_util.h"
+#include "io/npy.h"
 #include "partition_test_harness.h"
 
 namespace gspmd::partition_test {
@@ -230,6 +232,48 @@ TEST(WindowedEinsum, AutoWindowsAboveTheThreshold) {
   options.windowed_einsum.threshold_bytes = 0;
   options.windowed_einsum.max_trips = 2;  // 4 devices: too many trips
   EXPECT_EQ(CountOf(*PartitionModule(*module, options).module, Opcode::kWhile), 0);
+}
+
+// ---- The flag on the command line ----
+
+class WindowedEinsumCli : public cli_test::CliTest {};
+
+TEST_F(WindowedEinsumCli, AnUnknownModeIsRefused) {
+  const std::string file = WriteFile("mm.hlo", FreeDimModule(4, 8));
+  for (const char* command : {"partition", "run", "train", "simulate"}) {
+    SCOPED_TRACE(command);
+    cli_test::CommandResult result = Gspmd({command, file, "--windowed-einsum", "bogus"});
+    EXPECT_EQ(result.exit_code, 1) << result.err;
+    EXPECT_NE(result.err.find("--windowed-einsum"), std::string::npos) << result.err;
+    EXPECT_NE(result.err.find("bogus"), std::string::npos) << result.err;
+  }
+}
+
+TEST_F(WindowedEinsumCli, AlwaysChangesTheProgramButNotTheResults) {
+  const std::string file = WriteFile("mm.hlo", FreeDimModule(4, 8));
+  cli_test::CommandResult off = Gspmd({"partition", file, "--windowed-einsum", "off"});
+  cli_test::CommandResult always = Gspmd({"partition", file, "--windowed-einsum", "always"});
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  ASSERT_EQ(always.exit_code, 0) << always.err;
+  EXPECT_NE(off.out, always.out);
+  EXPECT_NE(off.out.find("all-gather"), std::string::npos) << off.out;
+  EXPECT_EQ(always.out.find("all-gather"), std::string::npos) << always.out;
+  EXPECT_NE(always.out.find("while("), std::string::npos) << always.out;
+
+  std::vector<Literal> inputs = RandomInputs(*ParseModule(FreeDimModule(4, 8)), 3, false);
+  WriteNpy(Path("x.npy"), inputs[0]);
+  WriteNpy(Path("w.npy"), inputs[1]);
+  for (const char* mode : {"off", "always"}) {
+    cli_test::CommandResult run =
+        Gspmd({"run", file, "-i", Path("x.npy"), Path("w.npy"), "-o", Path(mode), "--windowed-einsum", mode});
+    ASSERT_EQ(run.exit_code, 0) << run.err;
+  }
+  EXPECT_TRUE(ReadNpy(Path("always/out0.npy")).BitwiseEquals(ReadNpy(Path("off/out0.npy"))));
+
+  cli_test::CommandResult simulated =
+      Gspmd({"simulate", file, "--chip", "tpu-v3", "--json", "--windowed-einsum", "always"});
+  EXPECT_EQ(simulated.exit_code, 0) << simulated.err;
+  EXPECT_NE(simulated.out.find("collective-permute"), std::string::npos) << simulated.out;
 }
 
 }  // namespace
