@@ -245,6 +245,28 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
       recipe_costs.push_back(cost);
       if (!best_recipe || autoshard::BetterPlan(cost, recipe_costs[*best_recipe])) best_recipe = r;
     }
+    // Under memory pressure (no recipe fits), the recipes are priced again with every layer
+    // recomputed, which may be what makes a plan fit at all.
+    if (remat_choice && best_recipe && !recipe_costs[*best_recipe].fits && Clock::now() < mesh_deadline) {
+      recipes.erase(recipes.begin() + static_cast<std::ptrdiff_t>(recipe_costs.size()), recipes.end());  // unpriced
+      if (std::optional<Program> layered_input = autoshard_internal::WithLayerRemat(input)) {
+        for (autoshard_internal::RecipeProgram& recipe : autoshard_internal::StandardRecipes(layered_input->module(), meshes[m])) {
+          if (Clock::now() >= mesh_deadline) break;
+          PlanCost cost;
+          try {
+            cost = CostOf(Simulate(recipe.program, simulate));
+          } catch (const UserError& error) {
+            cost.error = error.what();
+          }
+          ++mesh_result.evaluations;
+          recipe.name += " remat=layer";
+          result.recipes.push_back({recipe.name, mesh_text, cost});
+          recipe_costs.push_back(cost);
+          recipes.push_back(std::move(recipe));
+          if (autoshard::BetterPlan(cost, recipe_costs[*best_recipe])) best_recipe = recipes.size() - 1;
+        }
+      }
+    }
     if (best_recipe && recipe_costs[*best_recipe].valid) {
       const autoshard_internal::RecipeProgram& recipe_base = recipes[*best_recipe];
       std::vector<int64_t> all;
@@ -254,9 +276,17 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
       Contender refined{recipe_groups,
                         std::make_unique<MeshSearch>(recipe_base.program, *recipe_groups, meshes[m], simulate, true), {},
                         "recipe " + recipe_base.name + ", refined", {}, {}};
-      if (shallow) {
-        for (autoshard_internal::RecipeProgram& copy : autoshard_internal::StandardRecipes(shallow->module(), meshes[m])) {
-          if (copy.name != recipe_base.name) continue;
+      // The screen: the same recipe on the two-layer copy (recomputing its layers too when the
+      // recipe does).
+      const std::string layered_suffix = " remat=layer";
+      const bool layered_recipe = recipe_base.name.size() > layered_suffix.size() &&
+                                  recipe_base.name.compare(recipe_base.name.size() - layered_suffix.size(),
+                                                           layered_suffix.size(), layered_suffix) == 0;
+      std::optional<Program> screen_step = shallow;
+      if (shallow && layered_recipe) screen_step = autoshard_internal::WithLayerRemat(shallow->module());
+      if (screen_step) {
+        for (autoshard_internal::RecipeProgram& copy : autoshard_internal::StandardRecipes(screen_step->module(), meshes[m])) {
+          if (copy.name + (layered_recipe ? layered_suffix : "") != recipe_base.name) continue;
           std::vector<int64_t> every;
           for (int64_t i = 0; i < copy.program.module().entry()->num_parameters(); ++i) every.push_back(i);
           refined.screen_groups = std::make_shared<const std::vector<autoshard::ParameterGroup>>(
@@ -296,14 +326,12 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
     GSPMD_USER_ERROR(program.name(), ": error: autoshard found no plan the partitioner accepts on ", devices,
                      " devices; the last refusal: ", best->found.cost.error);
 
-  if (!best->found.cost.fits)
-    GSPMD_USER_ERROR(program.name(), ": error: no plan found fits the memory budget of ", budget,
-                     " bytes per device; the smallest peak found is ", best->found.cost.peak_bytes, " bytes (mesh ",
-                     best_mesh, ", ", best->origin, "); give --memory-budget of at least that, or more devices");
   // Recomputation is part of the plan: a model step's chosen plan is priced again with every
   // layer recomputed in the backward pass (remat=layer), and the faster kept.
   std::optional<AutoshardDecision> remat_decision;
-  if (remat_choice) {
+  if (autoshard_internal::RecomputesLayers(best->search->base().module())) {
+    result.remat = "layer";  // a recipe priced with every layer recomputed won (memory pressure)
+  } else if (remat_choice) {
     const Program& chosen_base = best->search->base();
     if (std::optional<Program> layered = autoshard_internal::WithLayerRemat(chosen_base.module())) {
       if (!HasAnnotations(chosen_base.module())) {
@@ -330,6 +358,10 @@ AutoshardResult Autoshard(const Program& program, const AutoshardOptions& option
       remat_decision = std::move(decision);
     }
   }
+  if (!best->found.cost.fits)
+    GSPMD_USER_ERROR(program.name(), ": error: no plan found fits the memory budget of ", budget,
+                     " bytes per device; the smallest peak found is ", best->found.cost.peak_bytes, " bytes (mesh ",
+                     best_mesh, ", ", best->origin, "); give --memory-budget of at least that, or more devices");
   const std::vector<autoshard::ParameterGroup>& chosen_groups = *best->groups;
   const MeshSearch& chosen = *best->search;
   const autoshard::PlanSearchResult& found = best->found;

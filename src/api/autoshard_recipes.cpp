@@ -126,6 +126,11 @@ bool CanRematLayers(const Module& step) {
   return std::find(settings.begin(), settings.end(), "remat=layer") == settings.end();
 }
 
+bool RecomputesLayers(const Module& step) {
+  const std::vector<std::string> settings = StepSettings(ModuleFrontendAttribute(step, step_attributes::kConfig), {});
+  return std::find(settings.begin(), settings.end(), "remat=layer") != settings.end();
+}
+
 std::optional<Program> WithLayerRemat(const Module& step) {
   if (!CanRematLayers(step)) return std::nullopt;
   const std::string config = ModuleFrontendAttribute(step, step_attributes::kConfig);

@@ -33,5 +33,7 @@ std::optional<Program> ShallowStep(const Module& input, int64_t layers);
 // layers, or the step does already.
 std::optional<Program> WithLayerRemat(const Module& step);
 bool CanRematLayers(const Module& step);
+// The step was written with remat=layer.
+bool RecomputesLayers(const Module& step);
 
 }  // namespace gspmd::api::autoshard_internal
