@@ -200,16 +200,20 @@ NB_MODULE(_gspmd, m) {
   }, "program"_a, "values"_a = std::vector<std::string>{}, "devices"_a = 0, "color"_a = false, "summary"_a = false);
 
   m.def("lint", [](const Program& program, int64_t devices, double padding_threshold, int64_t large_bytes,
-                   bool redundant) {
+                   bool redundant, bool search, double time_limit_s, std::string chip, int64_t max_evaluations) {
     nb::gil_scoped_release release;
     lint::LintOptions options;
     options.devices = devices;
     options.padding_threshold = padding_threshold;
     options.large_bytes = large_bytes;
     options.redundant = redundant;
+    options.search = search;
+    options.time_limit_s = time_limit_s;
+    options.chip = std::move(chip);
+    options.max_evaluations = max_evaluations;
     return lint::LintReportToJson(api::Lint(program, options)).dump();
   }, "program"_a, "devices"_a = 0, "padding_threshold"_a = 0.10, "large_bytes"_a = int64_t{1} << 20,
-     "redundant"_a = false);
+     "redundant"_a = false, "search"_a = true, "time_limit_s"_a = 10.0, "chip"_a = "tpu-v3", "max_evaluations"_a = 0);
 
   m.def("simulate", [](const Program& program, std::string chip, std::string topology, std::string placement,
                        int64_t devices, std::string compute_type, std::string mixed_precision, std::string breakdown,

@@ -252,10 +252,17 @@ class Program:
         return json.loads(_gspmd.simulate(self._core, chip, **options))
 
     def lint(self, *, devices: Optional[int] = None, padding_threshold: float = 0.10, large_mib: float = 1.0,
-             redundant: bool = False) -> list[Finding]:
-        """Annotations of a global program that cost more than they should, each with a fix (``gspmd lint``)."""
+             redundant: bool = False, search: bool = True, time_limit: float = 10.0, chip: str = "tpu-v3",
+             max_evaluations: int = 0) -> list[Finding]:
+        """Annotations of a global program that cost more than they should, each with a fix (``gspmd lint``).
+
+        ``search`` runs autoshard's search for the ``plan`` check (a plan at least 10% faster on
+        ``chip``, within ``time_limit`` seconds; ``max_evaluations`` fixes its result), as the CLI
+        does unless ``--no-search``.
+        """
         report = json.loads(_gspmd.lint(self._core, _devices(devices), padding_threshold,
-                                        int(large_mib * (1 << 20)), redundant))
+                                        int(large_mib * (1 << 20)), redundant, search, float(time_limit), chip,
+                                        int(max_evaluations)))
         return [_finding(entry) for entry in report["findings"]]
 
     def show(self, values: Optional[Sequence[str]] = None, *, devices: Optional[int] = None,

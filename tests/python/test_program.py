@@ -54,8 +54,10 @@ def test_show_summary_is_the_cli_summary(cli):
 
 def test_lint_findings_carry_location_kind_bytes_and_fix(cli):
     path = CORPUS / "gspmd" / "reshard_variety" / "pre.hlo"
-    findings = gspmd.load(path).lint()
-    expected = json.loads(subprocess.run([cli, "lint", str(path), "--json"], capture_output=True, text=True).stdout)
+    # The plan check's search capped by evaluations, so both sides find the same plan.
+    findings = gspmd.load(path).lint(max_evaluations=16, time_limit=120)
+    expected = json.loads(subprocess.run([cli, "lint", str(path), "--json", "--max-evaluations", "16", "--time-limit",
+                                          "120"], capture_output=True, text=True).stdout)
     assert len(findings) == len(expected["findings"])
     for finding, entry in zip(findings, expected["findings"]):
         assert finding.location.startswith(str(path) + ":")
@@ -63,6 +65,7 @@ def test_lint_findings_carry_location_kind_bytes_and_fix(cli):
         assert finding.bytes == entry["bytes_per_device"]
         assert finding.fix == (entry.get("fix") or {}).get("text", "")
         assert str(finding).startswith(finding.location)
+    assert all(finding.kind != "plan" for finding in gspmd.load(path).lint(search=False))
 
 
 def test_simulate_equals_the_cli(cli):
