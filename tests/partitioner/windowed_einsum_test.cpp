@@ -205,11 +205,74 @@ TEST(WindowedEinsum, TwoDimensionalMeshesKeepPairsInSubgroups) {
   }
 }
 
+// x and w split n ways on the contracting dim, the result wanted split on its columns: the
+// partial sums resolve with a reduce-scatter, which becomes a loop passing accumulators.
+std::string ScatterModule(int64_t n, int64_t columns) {
+  return DotModule(n, {2, 64 * n}, Split(2, 1, n), {64 * n, columns}, Split(2, 0, n), {2, columns},
+                   Split(2, 1, n), kMatmul);
+}
+
+void ExpectScatterWindowed(const Partitioned& p, int64_t trips, const SameGroup& same_group) {
+  EXPECT_EQ(CountOf(p, Opcode::kReduceScatter), 0) << p.text;
+  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 0) << p.text;
+  ExpectWindowed(p, trips, same_group);
+}
+
+TEST(WindowedEinsum, ReduceScatterIsExactOnIntegers) {
+  for (int64_t n : kDeviceCounts) {
+    SCOPED_TRACE(n);
+    Partitioned p = ExpectSameAsOff(ScatterModule(n, 4 * n), /*exact=*/true, /*integers=*/true);
+    ExpectScatterWindowed(p, n, AnyPair);
+  }
+}
+
+TEST(WindowedEinsum, ReduceScatterIsCloseOnRandomFloats) {
+  for (int64_t n : kDeviceCounts) {
+    SCOPED_TRACE(n);
+    Partitioned p = ExpectSameAsOff(ScatterModule(n, 4 * n), /*exact=*/false);
+    ExpectScatterWindowed(p, n, AnyPair);
+  }
+}
+
+TEST(WindowedEinsum, ReduceScatterOntoABatchDim) {
+  for (int64_t n : {2, 4, 5}) {
+    SCOPED_TRACE(n);
+    std::string hlo = DotModule(n, {2 * n, 2, 32 * n}, Split(3, 2, n), {2 * n, 32 * n, 3}, Split(3, 1, n),
+                                {2 * n, 2, 3}, Split(3, 0, n), kBatchMatmul);
+    Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true, /*integers=*/true);
+    ExpectScatterWindowed(p, n, AnyPair);
+    EXPECT_EQ(CountOf(p, Opcode::kDynamicSlice), 2) << p.text;  // both operands' batch chunks
+  }
+}
+
+TEST(WindowedEinsum, ReduceScatterOnTwoDimensionalMeshes) {
+  for (MeshCase c : {MeshCase{2, 4, true}, MeshCase{2, 4, false}, MeshCase{4, 2, true}, MeshCase{4, 2, false}}) {
+    SCOPED_TRACE(std::to_string(c.a) + "x" + std::to_string(c.b) + (c.window_major ? " major" : " minor"));
+    const int64_t n = c.a * c.b;
+    const int64_t windowed = c.window_major ? c.a : c.b, kept = c.window_major ? c.b : c.a;
+    const std::string order = c.window_major ? "<=[" + std::to_string(n) + "]"
+                                             : "<=[" + std::to_string(c.a) + "," + std::to_string(c.b) + "]T(1,0)";
+    auto split = [&](int64_t rows, int64_t columns) {
+      return "{devices=[" + std::to_string(rows) + "," + std::to_string(columns) + "," + std::to_string(kept) + "]" +
+             order + " last_tile_dim_replicate}";
+    };
+    std::string hlo = DotModule(n, {2, 64 * windowed}, split(1, windowed), {64 * windowed, 8 * windowed},
+                                split(windowed, 1), {2, 8 * windowed}, split(1, windowed), kMatmul);
+    Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true, /*integers=*/true);
+    const int64_t b = c.b;
+    SameGroup same = c.window_major ? SameGroup([b](int64_t s, int64_t t) { return s % b == t % b; })
+                                    : SameGroup([b](int64_t s, int64_t t) { return s / b == t / b; });
+    ExpectScatterWindowed(p, windowed, same);
+  }
+}
+
 TEST(WindowedEinsum, UnevenDimsFallBack) {
   for (int64_t n : {3, 4}) {
     SCOPED_TRACE(n);
     Partitioned p = ExpectSameAsOff(FreeDimModule(n, 2 * n + 1), /*exact=*/true);
     ExpectNotWindowed(p);
+    Partitioned scatter = ExpectSameAsOff(ScatterModule(n, 4 * n + 1), /*exact=*/true, /*integers=*/true);
+    ExpectNotWindowed(scatter);
   }
 }
 

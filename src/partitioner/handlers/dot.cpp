@@ -137,8 +137,13 @@ bool PartitionDot(OpContext& op) {
   };
   Sharding local_sharding = placement->out.ToSharding();
   Instruction* local = WindowedLocalDot(op, problem, *placement, prepare);
-  if (local == nullptr)
+  if (local == nullptr) {
+    if (std::optional<PartitionedValue> scattered = WindowedScatteredDot(op, problem, *placement, prepare)) {
+      op.SetResult(*scattered);
+      return true;
+    }
     local = op.Clone(ShardShapeOf(local_sharding, out_shape), {prepare(0, placement->lhs), prepare(1, placement->rhs)});
+  }
   if (placement->partial.empty()) {
     op.SetResult(local, local_sharding);
     return true;

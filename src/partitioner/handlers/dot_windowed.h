@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 
 #include "partitioner/handlers/dot_strategies.h"
 #include "partitioner/op_context.h"
@@ -25,5 +26,16 @@ using PrepareDotOperand = std::function<Instruction*(int64_t i, const AxisShardi
 //   windowed:  while (i < 4) { r[(me+i)%4 rows] = dot(window, w); window = permute(window) }
 Instruction* WindowedLocalDot(OpContext& op, const DotProblem& problem, const DotPlacement& placement,
                               const PrepareDotOperand& prepare);
+
+// The dot's result, when the placement leaves partial sums that the wanted sharding resolves
+// with one reduce-scatter onto an output dim (evenly): a loop of N trips passing the
+// accumulator of one output chunk around while each device adds its partial dot of that chunk.
+// nullopt when the options say no or the resolution is anything else.
+//
+//   %x = f32[8,16] (columns split 4 ways)   %w = f32[16,32] (rows split 4 ways)   result {devices=[1,4]}
+//   ordinary:  dot -> f32[8,32] partial; reduce-scatter -> f32[8,8]
+//   windowed:  while (i < 4) { acc = permute(acc) + dot(x, w[:, chunk (me+i+1)%4]) }
+std::optional<PartitionedValue> WindowedScatteredDot(OpContext& op, const DotProblem& problem,
+                                                     const DotPlacement& placement, const PrepareDotOperand& prepare);
 
 }  // namespace gspmd
