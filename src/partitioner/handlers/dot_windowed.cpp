@@ -1,5 +1,6 @@
-// Windowed einsum: the dot handler's all-gather of one operand, turned into a while loop of
-// partial dots over the devices the operand is gathered from (see dot_windowed.h).
+// Windowed einsum: the dot handler's all-gather of one operand, or the reduce-scatter of its
+// partial sums, turned into a while loop of partial dots over the devices of those axes (see
+// dot_windowed.h; the reduce-scatter loop is described at ScatteredLoop).
 //
 // Trip i on the device at index a along the gathered axes A (N devices) holds window
 // k = (a + i) mod N of the gathered operand X (the shard device k of its subgroup started
