@@ -3,6 +3,7 @@
 // around inside each subgroup, and computes the numbers of the program partitioned with off.
 #include <cstdint>
 #include <functional>
+#include <iostream>
 #include <random>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "cli/cli_test_util.h"
 #include "io/npy.h"
 #include "partition_test_harness.h"
+#include "partitioner/random_program.h"
+#include "partitioner/random_run.h"
 
 namespace gspmd::partition_test {
 namespace {
@@ -266,6 +269,29 @@ TEST(WindowedEinsum, ReduceScatterOnTwoDimensionalMeshes) {
   }
 }
 
+// As above, with x split on its contracting dim over one axis: the contracting window.
+TEST(WindowedEinsum, ContractingWindowsOnTwoDimensionalMeshes) {
+  for (MeshCase c : {MeshCase{2, 4, true}, MeshCase{2, 4, false}, MeshCase{4, 2, true}, MeshCase{4, 2, false}}) {
+    SCOPED_TRACE(std::to_string(c.a) + "x" + std::to_string(c.b) + (c.window_major ? " major" : " minor"));
+    const int64_t n = c.a * c.b;
+    const int64_t windowed = c.window_major ? c.a : c.b, kept = c.window_major ? c.b : c.a;
+    const std::string major_axis = "<=[" + std::to_string(n) + "] last_tile_dim_replicate}";
+    const std::string minor_axis =
+        "<=[" + std::to_string(c.a) + "," + std::to_string(c.b) + "]T(1,0) last_tile_dim_replicate}";
+    const std::string contracting = "{devices=[1," + std::to_string(windowed) + "," + std::to_string(kept) + "]" +
+                                    (c.window_major ? major_axis : minor_axis);
+    const std::string columns = "{devices=[1," + std::to_string(kept) + "," + std::to_string(windowed) + "]" +
+                                (c.window_major ? minor_axis : major_axis);
+    std::string hlo = DotModule(n, {8, 4 * windowed}, contracting, {4 * windowed, 32 * kept}, columns,
+                                {8, 32 * kept}, columns, kMatmul);
+    Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true, /*integers=*/true);
+    const int64_t b = c.b;
+    SameGroup same = c.window_major ? SameGroup([b](int64_t s, int64_t t) { return s % b == t % b; })
+                                    : SameGroup([b](int64_t s, int64_t t) { return s / b == t / b; });
+    ExpectWindowed(p, windowed, same);
+  }
+}
+
 TEST(WindowedEinsum, UnevenDimsFallBack) {
   for (int64_t n : {3, 4}) {
     SCOPED_TRACE(n);
@@ -295,6 +321,35 @@ TEST(WindowedEinsum, AutoWindowsAboveTheThreshold) {
   options.windowed_einsum.threshold_bytes = 0;
   options.windowed_einsum.max_trips = 2;  // 4 devices: too many trips
   EXPECT_EQ(CountOf(*PartitionModule(*module, options).module, Opcode::kWhile), 0);
+}
+
+// Random programs (the random partition test's generator) partitioned with always compute the
+// interpreter's numbers: any windowed case the detection lets through wrongly shows up here.
+TEST(WindowedEinsum, RandomProgramsMatchTheInterpreter) {
+  const int64_t cases = random_program::EnvInt("GSPMD_RANDOM_CASES", 400);
+  const int64_t first_seed = random_program::EnvInt("GSPMD_RANDOM_SEED", 1);
+  int64_t windowed = 0;
+  for (int64_t i = 0; i < cases; ++i) {
+    const uint64_t seed = static_cast<uint64_t>(first_seed + i);
+    random_program::RandomProgram program = random_program::GenerateRandomProgram(seed);
+    std::vector<Literal> arguments = random_program::RandomArguments(program, seed);
+    std::unique_ptr<Module> original = ParseModule(program.text, "random.hlo");
+    std::vector<Literal> expected = FlattenTuple(EvaluateModule(*original, arguments));
+    PartitionOptions options;
+    options.windowed_einsum.mode = WindowedEinsumMode::kAlways;
+    std::string text = PrintModule(*PartitionModule(*original, options).module);
+    std::unique_ptr<Module> partitioned = ParseModule(text, "partitioned.hlo");
+    windowed += CountOf(*partitioned, Opcode::kWhile) > CountOf(*original, Opcode::kWhile);
+    SpmdRunOptions run = OptionsFromLikeModule(*partitioned, original.get());
+    std::string failure = random_program::Mismatch(RunSpmd(*partitioned, arguments, run), expected, "");
+    if (failure.empty())
+      failure = random_program::Mismatch(random_program::RunWithPoisonedPadding(*partitioned, arguments, run), expected,
+                                         "with garbage in the padding of uneven argument shards: ");
+    EXPECT_EQ(failure, "") << "seed " << seed << "\n" << program.text << "\npartitioned:\n" << text;
+    if (!failure.empty()) break;
+  }
+  EXPECT_GT(windowed, 0);
+  std::cout << "windowed einsum: " << windowed << " of " << cases << " random programs windowed\n";
 }
 
 // ---- The flag on the command line ----
