@@ -76,7 +76,10 @@ std::optional<GatheredWindow> FindWindow(const DotProblem& problem, const DotPla
   if (Sorted(now_replicated) != Sorted(to.replicated)) return std::nullopt;
 
   for (const DeviceAxis& axis : window.axes) window.trips *= axis.size;
-  if (window.trips < 2 || dims[window.dim] % from.TileCount(window.dim) != 0) return std::nullopt;  // uneven
+  // Uneven windows only when the gather makes the dim whole: the windows then cover a padded
+  // copy of it, whose padding the loop cuts off (free, batch) or zeroes (contracting).
+  bool even = dims[window.dim] % from.TileCount(window.dim) == 0;
+  if (window.trips < 2 || (!even && !after.empty())) return std::nullopt;
   const DotRoles& roles = problem.roles;
   window.slot = i == 0 ? roles.lhs_slot[window.dim] : roles.rhs_slot[window.dim];
   window.paired_dim = i == 0 ? roles.RhsDimOfSlot(window.slot) : roles.LhsDimOfSlot(window.slot);
@@ -186,18 +189,28 @@ class WindowedLoop : LoopBuilder {
   Instruction* Emit(Instruction* held, Instruction* other, const Shape& local_shape) {
     HloBuilder& b = op_.builder();
     const int64_t chunk = held->shape().dim(window_.dim);
+    const int64_t covered = chunk * window_.trips;  // the windows' extent, padding included
+    // The result (and the other operand's paired dim) padded to what the windows cover.
+    Shape buffer = local_shape;
     Shape partial_shape = local_shape;
     if (!Contracting()) {
-      GSPMD_CHECK(local_shape.dim(window_.slot) == chunk * window_.trips,
-                  "windowed dot: result dim does not hold the gathered windows");
+      GSPMD_CHECK(local_shape.dim(window_.slot) <= covered, "windowed dot: result dim exceeds the gathered windows");
+      buffer.set_dim(window_.slot, covered);
       partial_shape.set_dim(window_.slot, chunk);
     }
-    Shape state = Shape::Tuple({held->shape(), other->shape(), local_shape, Shape(ElementType::kS32, {})});
-    Instruction* zero = b.ScalarConstant(local_shape.element_type(), 0);
-    Instruction* init = b.Tuple({held, other, b.BroadcastScalar(zero, local_shape.dims()), b.S32Constant(0)});
+    if (window_.paired_dim >= 0 && other->shape().dim(window_.paired_dim) < covered) {
+      std::vector<int64_t> padded = other->shape().dims();
+      padded[window_.paired_dim] = covered;
+      other = b.PadToSize(other, padded, b.ScalarConstant(other->shape().element_type(), 0));
+    }
+    Shape state = Shape::Tuple({held->shape(), other->shape(), buffer, Shape(ElementType::kS32, {})});
+    Instruction* zero = b.ScalarConstant(buffer.element_type(), 0);
+    Instruction* init = b.Tuple({held, other, b.BroadcastScalar(zero, buffer.dims()), b.S32Constant(0)});
     Computation* condition = EmitCondition(state, window_.trips);
     Computation* body = EmitBody(state, partial_shape, chunk);
-    return EmitLoop(state, init, condition, body);
+    Instruction* result = EmitLoop(state, init, condition, body);
+    if (buffer.dims() == local_shape.dims()) return result;
+    return b.SliceToSize(result, local_shape.dims());
   }
 
  private:
@@ -221,7 +234,7 @@ class WindowedLoop : LoopBuilder {
     if (window_.paired_dim >= 0) {
       std::vector<int64_t> sizes = other->shape().dims();
       GSPMD_CHECK(sizes[window_.paired_dim] == chunk * window_.trips,
-                  "windowed dot: the paired dim does not match the gathered windows");
+                  "windowed dot: the paired dim does not match the gathered windows (after padding)");
       sizes[window_.paired_dim] = chunk;
       paired = b.DynamicSlice(other, StartsAt(b, other->shape().rank(), window_.paired_dim, offset), sizes);
     }
