@@ -45,7 +45,7 @@ int64_t ElementCount(const std::vector<int64_t>& dims) {
 }
 
 // The window when operand `i` goes from its layout to the placement's by gathering the minor
-// axes of one dim, evenly, and nothing else; nullopt otherwise.
+// axes of one dim and nothing else (evenly, or making the dim whole); nullopt otherwise.
 std::optional<GatheredWindow> FindWindow(const DotProblem& problem, const DotPlacement& placement, int64_t i) {
   const AxisSharding& source = i == 0 ? problem.lhs : problem.rhs;
   const AxisSharding& target = i == 0 ? placement.lhs : placement.rhs;
@@ -104,7 +104,7 @@ bool Wanted(const WindowedEinsumOptions& options, int64_t bytes, int64_t trips) 
 
 // The operand to window: the one with more bytes to gather, among those the options allow.
 std::optional<GatheredWindow> ChooseWindow(const WindowedEinsumOptions& options, const DotProblem& problem,
-                                   const DotPlacement& placement) {
+                                           const DotPlacement& placement) {
   std::optional<GatheredWindow> best;
   for (int64_t i = 0; i < 2; ++i) {
     std::optional<GatheredWindow> window = FindWindow(problem, placement, i);
@@ -114,8 +114,8 @@ std::optional<GatheredWindow> ChooseWindow(const WindowedEinsumOptions& options,
   return best;
 }
 
-// GatheredWindow k's devices pass their windows to the previous member of their subgroup: the device
-// at index a receives from a + 1 (mod N), so trip i finds window (a + i) mod N there.
+// Devices pass what they hold to the previous member of their subgroup: the device at index a
+// receives from a + 1 (mod N), so trip i finds window (a + i) mod N there.
 std::vector<SourceTargetPair> PassToPrevious(const std::vector<DeviceAxis>& axes, int64_t num_devices) {
   std::vector<SourceTargetPair> pairs;
   for (const std::vector<int64_t>& group : GroupsOverAxes(axes, num_devices)) {

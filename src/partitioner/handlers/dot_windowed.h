@@ -1,6 +1,6 @@
 // Windowed einsum (collective matmul): a dot whose placement all-gathers one operand over some
-// device axes runs instead as a loop over the devices of those axes, each trip a partial dot of
-// the window a device holds while the windows move one device along.
+// device axes (or reduce-scatters its partial sums) runs instead as a loop over the devices of
+// those axes, each trip a partial dot while the windows (or accumulators) move one device along.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +18,9 @@ using PrepareDotOperand = std::function<Instruction*(int64_t i, const AxisShardi
 
 // The local dot of `placement` (laid out as placement.out, its partial axes still pending), as
 // a windowed loop instead of an all-gather followed by one dot; nullptr when the options say
-// no, or when the placement's operand reshards are not one all-gather over a non-contracting
-// or contracting dim with even windows (the caller then takes the ordinary path).
+// no, or when the placement's operand reshards are not one all-gather over one dim (batch, free
+// or contracting) with even windows or windows that make the dim whole (the caller then takes
+// the ordinary path).
 //
 //   %x = f32[8,16] (rows split 4 ways over the axis)   %w = f32[16,32] (replicated)
 //   ordinary:  all-gather(%x) -> f32[32,16]; dot -> f32[32,32]
