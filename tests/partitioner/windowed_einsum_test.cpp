@@ -292,6 +292,17 @@ TEST(WindowedEinsum, ContractingWindowsOnTwoDimensionalMeshes) {
   }
 }
 
+// Rows split over both axes of a 2x4 mesh in transposed device order: the window runs over the
+// two axes together, in the order the rows' tiles follow.
+TEST(WindowedEinsum, WindowOverTwoAxesInTransposedOrder) {
+  for (const std::string order : {"<=[2,4]T(1,0)", "<=[4,2]T(1,0)", "<=[8]"}) {
+    SCOPED_TRACE(order);
+    std::string hlo = DotModule(8, {16, 4}, "{devices=[8,1]" + order + "}", {4, 16}, "{replicated}", {16, 16},
+                                "{replicated}", kMatmul);
+    ExpectWindowed(ExpectSameAsOff(hlo, /*exact=*/true), 8, AnyPair);
+  }
+}
+
 // A dim split unevenly and gathered whole: the windows cover it padded; the loop cuts the
 // padding off the result (free, batch) or zeroes it (contracting).
 TEST(WindowedEinsum, UnevenWindowsAreExact) {
