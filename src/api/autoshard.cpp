@@ -77,6 +77,7 @@ SimulateOptions SimulateOptionsFor(const AutoshardOptions& options, int64_t devi
   simulate.compute_type = options.compute_type;
   simulate.mixed_precision = options.mixed_precision;
   simulate.memory_capacity_bytes = budget;
+  simulate.windowed_einsum = options.windowed_einsum;
   simulate.per_device = false;
   return simulate;
 }

@@ -193,6 +193,7 @@ struct SimulateOptions {
   int64_t breakdown_depth = 0;
   bool rematerialize = true;
   int64_t memory_capacity_bytes = 0;  // per device; 0: the chip's HBM
+  std::string windowed_einsum = kWindowedEinsumDefault;  // how a global program is partitioned
   // Whether the program is per-device: nullopt decides by Program::IsPerDevice.
   std::optional<bool> per_device;
 };
@@ -417,6 +418,7 @@ struct AutoshardOptions {
   int64_t max_evaluations = 0;      // plans compiled and simulated per mesh; 0: no limit
   std::string compute_type;         // as SimulateOptions
   std::string mixed_precision;
+  std::string windowed_einsum = kWindowedEinsumDefault;  // how every plan is partitioned (as SimulateOptions)
 };
 
 // One group's decision, in JAX's vocabulary and XLA's.

@@ -174,7 +174,7 @@ simulate::SimulationReport Simulate(Program program, const SimulateOptions& opti
     per_device = std::move(program).TakeModule();
     if (options.devices > 0) per_device->set_num_partitions(options.devices);
   } else {
-    Partitioned compiled = Partition(std::move(program), PartitionOptions{options.devices, {}});
+    Partitioned compiled = Partition(std::move(program), PartitionOptions{options.devices, {}, options.windowed_einsum});
     per_device = std::move(compiled.per_device).TakeModule();
   }
   if (compute_type) simulate::RetypeFloatMath(*per_device, *compute_type);

@@ -45,6 +45,7 @@ struct AutoshardCliOptions {
   int64_t max_evaluations = 0;
   std::string compute_type;
   std::string mixed_precision;
+  std::string windowed_einsum = api::kWindowedEinsumDefault;
 };
 
 // Time kept back from the limit for expanding, checking and printing the answer.
@@ -150,6 +151,7 @@ void RunProgram(const AutoshardCliOptions& options) {
   search.max_evaluations = options.max_evaluations;
   search.compute_type = options.compute_type;
   search.mixed_precision = options.mixed_precision;
+  search.windowed_einsum = options.windowed_einsum;
   const api::Program program = LoadGlobalProgram(options.file, options.global);
   const api::AutoshardResult result = api::Autoshard(program, search);
   if (!options.out.empty()) api::WriteTextFile(options.out, result.program.Text());
@@ -255,6 +257,7 @@ void AddAutoshardCommand(CLI::App& app) {
                       "depends on the machine's speed");
   command->add_option("--compute-type", options->compute_type, "re-type the float math (as gspmd simulate)");
   command->add_option("--mixed-precision", options->mixed_precision, "bf16 math, f32 state (as gspmd simulate)");
+  AddWindowedEinsumOption(*command, options->windowed_einsum);
   command->add_option("--iopddl", options->iopddl, "an IOPDDL problem, .json or .json.gz");
   command->add_option("--time-limit", options->time_limit, "wall-clock seconds; the best answer so far is given")
       ->capture_default_str();
@@ -266,7 +269,8 @@ void AddAutoshardCommand(CLI::App& app) {
   // Options of one mode given in the other would be ignored: refused instead.
   CLI::Option* iopddl = command->get_option("--iopddl");
   for (const char* program_only : {"--chip", "--devices", "--mesh", "--memory-budget", "--keep-annotations", "--out",
-                                   "--global", "--explain", "--max-evaluations", "--compute-type", "--mixed-precision"})
+                                   "--global", "--explain", "--max-evaluations", "--compute-type", "--mixed-precision",
+                                   "--windowed-einsum"})
     command->get_option(program_only)->excludes(iopddl);
   for (const char* iopddl_only : {"--seed", "--work-budget", "--trace"}) command->get_option(iopddl_only)->needs(iopddl);
   command->callback([options] { RunAutoshard(*options); });

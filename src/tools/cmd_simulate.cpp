@@ -49,13 +49,9 @@ void RunSimulate(const SimulateCommandOptions& options) {
   simulate.breakdown_depth = options.breakdown_depth;
   simulate.rematerialize = !options.no_remat;
   simulate.per_device = options.kind.Override();
+  simulate.windowed_einsum = options.windowed_einsum;
   api::Program program =
       LoadProgramOfKind(options.file, options.kind, "simulate", /*stated_kind=*/true).WithMesh(options.mesh, "simulate");
-  // A global program partitioned otherwise than by default is partitioned here, as api::Simulate would.
-  if (options.windowed_einsum != api::kWindowedEinsumDefault && !simulate.per_device.value_or(program.IsPerDevice())) {
-    program = api::Partition(std::move(program), {simulate.devices, {}, options.windowed_einsum}).per_device;
-    simulate.per_device = true;
-  }
   const simulate::SimulationReport report = api::Simulate(std::move(program), simulate);
   if (options.json) {
     WriteText(options.out, simulate::SimulationReportToJson(report).dump(2) + "\n");
