@@ -35,6 +35,26 @@ ENTRY e {
   ExpectValues(result, {12, 21, 16, 27, 45, 33, 24, 39, 28});
 }
 
+// Negative low and positive high padding on the same dim, two input features. The oracle soak
+// (seed 13280, the gradient of a convolution) found XLA:CPU (jax 0.10.2) giving other values in
+// the last output column at a larger size (input 1x2x9x9, 2x2 kernel, pad 0_0x-1_1); JAX's own
+// explicit pad + VALID convolution gives ours there. This small case pins the semantics: crop
+// the first input column, append one zero column.
+TEST(ConvolutionTest, NegativeLowAndPositiveHighPaddingOnOneDim) {
+  std::string text = R"(HloModule m
+ENTRY e {
+  x = f32[1,2,1,3] parameter(0)
+  k = f32[2,1,1,2] parameter(1)
+  ROOT c = f32[1,1,1,2] convolution(x, k), window={size=1x2 pad=0_0x-1_1}, dim_labels=bf01_io01->bf01
+}
+)";
+  // Feature 0: 1 2 3, feature 1: 4 5 6; kernel [1, 10] for feature 0 and [100, 1000] for feature 1.
+  // Cropped and padded: feature 0 reads 2 3 0, feature 1 reads 5 6 0.
+  Literal result = RunHlo(text, {Array(ElementType::kF32, {1, 2, 1, 3}, {1, 2, 3, 4, 5, 6}),
+                                 Array(ElementType::kF32, {2, 1, 1, 2}, {1, 10, 100, 1000})});
+  ExpectValues(result, {2 + 30 + 500 + 6000, 3 + 0 + 600 + 0});
+}
+
 TEST(ConvolutionTest, FeatureCountMismatchIsUserError) {
   std::string text = R"(HloModule m
 ENTRY e {
