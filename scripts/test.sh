@@ -53,10 +53,11 @@ cmake --build build-asan --target gspmd_tests gspmd fuzz_hlo_parser fuzz_npy_rea
 filter="*${GSPMD_ASAN_EXCLUDE:+-$GSPMD_ASAN_EXCLUDE}"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:strict_string_checks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-# GoogleTest's sharding splits the tests into 3 x cores shards (a few slow tests would leave one
-# of only `cores` shards running alone), run `cores` at a time; the tests already run side by
-# side under ctest -j. Each shard's output goes to its log, shown when it fails.
-shards=$((3 * jobs))
+# GoogleTest's sharding splits the tests into 6 x cores shards (a few slow tests would leave one
+# of only `cores` shards running alone: with 3 x cores the last shard, holding several of the
+# ~30 s autoshard tests, ran alone for 4 minutes), run `cores` at a time; the tests already run
+# side by side under ctest -j. Each shard's output goes to its log, shown when it fails.
+shards=$((6 * jobs))
 echo "== gspmd_tests under ASan/UBSan: $shards shards, $jobs at a time (filter: $filter) =="
 rm -f build-asan/asan_shard_*.log build-asan/asan_shard_*.rc
 run_shard() {
