@@ -2,7 +2,8 @@
 through both of JAX's export paths and by gspmd; fails on any mismatch or crash.
 
 The range (400 programs) is sized to about two minutes on a 2-core machine (GSPMD_ORACLE_SEEDS overrides it,
-e.g. 0:50 for a quick look). Refusals are listed but do not fail it: each is a gap to report
+e.g. 0:50 for a quick look). A second, shorter range (GSPMD_ORACLE_WINDOWED_SEEDS, 100 programs) runs
+with --windowed-einsum always, so every dot the partitioner can window is checked as a loop. Refusals are listed but do not fail it: each is a gap to report
 (a valid program gspmd will not take), tracked in the README's list rather than breaking CI.
 """
 
@@ -23,11 +24,16 @@ SUMMARY = re.compile(r"^(\d+) programs: (\d+) equal, (\d+) mismatches, (\d+) cra
                      r"comm <= XLA on (\d+)$")
 
 
-def test_generated_programs_agree_with_xla(jax, cli):
+WINDOWED_SEEDS = os.environ.get("GSPMD_ORACLE_WINDOWED_SEEDS", "30000:30100")
+
+
+@pytest.mark.parametrize("seeds,extra", [(SEEDS, []), (WINDOWED_SEEDS, ["--windowed-einsum", "always"])],
+                         ids=["default", "windowed_always"])
+def test_generated_programs_agree_with_xla(jax, cli, seeds, extra):
     env = dict(os.environ, GSPMD_BINARY=cli, XLA_FLAGS="--xla_force_host_platform_device_count=8")
     began = time.time()
     done = subprocess.run([sys.executable, str(REPO / "python" / "gspmd" / "oracle" / "__main__.py"),
-                           "--seeds", SEEDS, "--devices", "8", "--quiet"],
+                           "--seeds", seeds, "--devices", "8", "--quiet", *extra],
                           capture_output=True, text=True, env=env, timeout=1200)
     seconds = time.time() - began
     output = done.stdout
@@ -36,8 +42,10 @@ def test_generated_programs_agree_with_xla(jax, cli):
     match = SUMMARY.match(last)
     assert match, f"no summary line (exit {done.returncode}): {last!r}\n{done.stderr[-3000:]}"
     total, equal, mismatches, crashes, refused, comm_ok = (int(g) for g in match.groups())
-    start, end = (int(x) for x in SEEDS.split(":"))
+    start, end = (int(x) for x in seeds.split(":"))
     assert total >= 0.95 * (end - start), f"only {total} of {end - start} programs counted (the rest invalid?)"
     assert mismatches == 0 and crashes == 0, last
     assert done.returncode == (0 if refused == 0 else 1)
     print(f"{last} in {seconds:.0f} s")
+    if extra:  # the windowed range must actually contain windowed loops
+        assert "windowed einsum: our program runs a dot as a windowed loop" in output, "no dot was windowed"

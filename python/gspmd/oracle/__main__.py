@@ -50,6 +50,9 @@ def _arguments(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--exports", default="shardy,gspmd", help="JAX export paths to check (default: shardy,gspmd)")
     p.add_argument("--backend", default="cli", choices=["cli", "package"],
                    help="gspmd through its CLI (default; crashes are seen as such) or the package in-process")
+    p.add_argument("--windowed-einsum", choices=["auto", "off", "always"],
+                   help="passed to gspmd run and partition (cli backend): e.g. always, to check every "
+                        "windowed-einsum loop against XLA's numbers")
     p.add_argument("--minimize", action="store_true", help="shrink each failure before saving it (needs --out)")
     p.add_argument("--timeout", type=float, default=120, help="seconds before a gspmd command counts as hung")
     p.add_argument("--quiet", action="store_true", help="print failures and the summary only")
@@ -90,7 +93,11 @@ def _start_jax(devices: int):
 def _backend(args):
     from .backend import CliBackend, make_backend
 
-    return CliBackend(timeout=args.timeout) if args.backend == "cli" else make_backend(args.backend)
+    if args.backend == "cli":
+        return CliBackend(timeout=args.timeout, windowed_einsum=args.windowed_einsum)
+    if args.windowed_einsum:
+        sys.exit("error: --windowed-einsum needs the cli backend")
+    return make_backend(args.backend)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -161,6 +168,8 @@ def _worker_command(args, seeds: Optional[str]) -> list[str]:
         cmd += ["--out", args.out]
     if args.minimize:
         cmd.append("--minimize")
+    if args.windowed_einsum:
+        cmd += ["--windowed-einsum", args.windowed_einsum]
     return cmd
 
 

@@ -92,10 +92,11 @@ class CliBackend:
     name = "cli"
 
     def __init__(self, binary: Optional[str] = None, timeout: float = 120.0, snapshot: bool = True,
-                 wait: float = 600.0):
+                 wait: float = 600.0, windowed_einsum: Optional[str] = None):
         """With `snapshot`, runs a private copy of the binary, so a rebuild during a long run
         neither changes what is tested nor leaves a moment with no binary; a binary that is
-        missing (being linked) is waited for up to `wait` seconds."""
+        missing (being linked) is waited for up to `wait` seconds. `windowed_einsum` (auto, off,
+        always) is passed to `gspmd run` and `gspmd partition` as --windowed-einsum."""
         source = binary or find_binary() or str(REPO / "build" / "gspmd")
         waited = 0.0
         while not os.access(source, os.X_OK) and waited < wait:
@@ -107,6 +108,7 @@ class CliBackend:
             raise FileNotFoundError(f"no gspmd binary at {source}: build it (scripts/build.sh) or set GSPMD_BINARY")
         self.source = source
         self.binary = source
+        self.partition_args = ["--windowed-einsum", windowed_einsum] if windowed_einsum else []
         self.timeout = timeout
         if snapshot:
             self._copy = tempfile.TemporaryDirectory(prefix="gspmd_oracle_bin_")
@@ -136,7 +138,8 @@ class CliBackend:
                 paths.append(os.path.join(tmp, f"in{k}.npy"))
                 np.save(paths[-1], a)
             out_dir = os.path.join(tmp, "out")
-            outcome, _ = self._call(["run", program, "--devices", str(devices), "-i", *paths, "-o", out_dir])
+            outcome, _ = self._call(["run", program, "--devices", str(devices), *self.partition_args,
+                                       "-i", *paths, "-o", out_dir])
             if not outcome.ok:
                 return outcome
             count = len([n for n in os.listdir(out_dir) if n.endswith(".npy")])
@@ -160,7 +163,7 @@ class CliBackend:
     def partition(self, program: str, devices: int) -> Outcome:
         with tempfile.TemporaryDirectory(prefix="gspmd_oracle_part_") as tmp:
             out = os.path.join(tmp, "per_device.hlo")
-            outcome, _ = self._call(["partition", program, "--devices", str(devices), "-o", out])
+            outcome, _ = self._call(["partition", program, "--devices", str(devices), *self.partition_args, "-o", out])
             if outcome.ok:
                 outcome.value = pathlib.Path(out).read_text()
             return outcome

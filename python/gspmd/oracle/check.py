@@ -268,6 +268,8 @@ def check_reference(ref: Reference, backend: Any) -> ExportCheck:
         result.status, result.reason = ours.status, f"report of our program: {ours.message}"
         return result
     result.comm_ours = _comm(ours.value)
+    if ".windowed_body (" in part.value:          # what --windowed-einsum always put to the test
+        result.notes.append("windowed einsum: our program runs a dot as a windowed loop")
     result.kinds_ours = dict(ours.value.get("comm_bytes_by_kind", {}))
     xla_text, rewritten = hlo_text.rewrite_for_reading(ref.xla_hlo)
     if rewritten:
