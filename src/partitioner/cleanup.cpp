@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "partitioner/loop_all_reduce_motion.h"
+#include "partitioner/simplify.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
@@ -234,6 +235,9 @@ CleanupStats CleanupPartitionedModule(Module& module) {
   stats.all_reduces_sunk = SinkLoopAllReduces(module);
   stats.collectives_removed = RemoveIdentityCollectives(module);
   stats.instructions_merged = EliminateCommonSubexpressions(module);
+  // Exact simplifications (select of equal values, compares of a value with itself, splats
+  // through collectives) leave dead code, with the collectives that fed it, for RemoveDeadCode.
+  if (SimplifyPartitionedModule(module) > 0) stats.instructions_merged += EliminateCommonSubexpressions(module);
   RemoveDeadCode(module);
   return stats;
 }

@@ -1,0 +1,343 @@
+// Exact algebraic simplification of a partitioned module (see simplify.h).
+#include "partitioner/simplify.h"
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/computation.h"
+#include "ir/hlo_builder.h"
+#include "ir/instruction.h"
+
+namespace gspmd {
+namespace {
+
+// The one value every element of `instruction` has, as a scalar literal of its element type:
+// a constant whose elements are bitwise equal, or a broadcast of such a value.
+std::optional<Literal> SplatValue(const Instruction& instruction) {
+  const Shape& shape = instruction.shape();
+  if (!shape.IsArray() || shape.element_count() == 0) return std::nullopt;
+  if (instruction.opcode() == Opcode::kBroadcast) return SplatValue(*instruction.operand(0));
+  if (instruction.opcode() != Opcode::kConstant || !instruction.literal().has_value()) return std::nullopt;
+  const Literal& literal = *instruction.literal();
+  if (!literal.shape().IsArray() || literal.element_count() != shape.element_count()) return std::nullopt;
+  const int64_t count = literal.element_count();
+  const int64_t width = literal.byte_size() / count;
+  if (width <= 0 || width * count != literal.byte_size()) return std::nullopt;
+  for (int64_t i = 1; i < count; ++i)
+    if (std::memcmp(literal.raw(), literal.raw() + i * width, static_cast<size_t>(width)) != 0) return std::nullopt;
+  Literal scalar(Shape(shape.element_type(), {}));
+  if (scalar.byte_size() != width) return std::nullopt;
+  std::memcpy(scalar.raw(), literal.raw(), static_cast<size_t>(width));
+  return scalar;
+}
+
+// Already in the form a fold makes (a scalar constant, or a broadcast of one).
+bool IsCanonicalSplat(const Instruction& instruction) {
+  if (instruction.opcode() == Opcode::kConstant) return instruction.shape().IsArray() && instruction.shape().rank() == 0;
+  return instruction.opcode() == Opcode::kBroadcast && instruction.operand(0)->opcode() == Opcode::kConstant &&
+         instruction.operand(0)->shape().rank() == 0;
+}
+
+// The reducer's opcode when it is one binary op of its two parameters.
+std::optional<Opcode> ReducerOp(const Instruction& instruction) {
+  if (instruction.called_computations().size() != 1) return std::nullopt;
+  const Computation* reducer = instruction.called_computations()[0];
+  const Instruction* root = reducer->root();
+  if (reducer->num_parameters() != 2 || root == nullptr || root->operand_count() != 2) return std::nullopt;
+  const Instruction* a = root->operand(0);
+  const Instruction* b = root->operand(1);
+  const bool params = a->opcode() == Opcode::kParameter && b->opcode() == Opcode::kParameter && a != b;
+  return params ? std::optional<Opcode>(root->opcode()) : std::nullopt;
+}
+
+// A sum of zeros of one sign is that zero, exactly (integers, and +0 + +0 or -0 + -0).
+bool IsZeroSum(const Instruction& instruction, const Literal& value) {
+  return ReducerOp(instruction) == Opcode::kAdd && value.shape().rank() == 0 && value.GetAsDouble(0) == 0.0;
+}
+
+// The reducer's opcode when it is and/or/maximum/minimum of its two parameters (op(c, c) = c).
+std::optional<Opcode> IdempotentReducer(const Instruction& instruction) {
+  std::optional<Opcode> op = ReducerOp(instruction);
+  if (op == Opcode::kAnd || op == Opcode::kOr || op == Opcode::kMaximum || op == Opcode::kMinimum) return op;
+  return std::nullopt;
+}
+
+// Integer element types whose values fit an int64 exactly (u64 does not).
+bool IsExactInt(ElementType type) {
+  return type == ElementType::kPred || (IsInteger(type) && type != ElementType::kU64);
+}
+
+bool Compare(ComparisonDirection direction, int64_t a, int64_t b) {
+  switch (direction) {
+    case ComparisonDirection::kEq: return a == b;
+    case ComparisonDirection::kNe: return a != b;
+    case ComparisonDirection::kLt: return a < b;
+    case ComparisonDirection::kLe: return a <= b;
+    case ComparisonDirection::kGt: return a > b;
+    case ComparisonDirection::kGe: return a >= b;
+  }
+  return false;
+}
+
+// op(a, b) of two scalar literals of one integer or pred type; nullopt when not exact.
+std::optional<Literal> CombineIdempotent(Opcode op, const Literal& a, const Literal& b) {
+  if (a.BitwiseEquals(b)) return a;
+  const ElementType type = a.element_type();
+  if (!IsExactInt(type)) return std::nullopt;
+  const int64_t x = a.GetAsInt64(0);
+  const int64_t y = b.GetAsInt64(0);
+  int64_t r = 0;
+  switch (op) {
+    case Opcode::kAnd: r = x & y; break;
+    case Opcode::kOr: r = x | y; break;
+    case Opcode::kMaximum: r = x > y ? x : y; break;
+    case Opcode::kMinimum: r = x < y ? x : y; break;
+    default: return std::nullopt;
+  }
+  Literal out(Shape(type, {}));
+  out.SetFromInt64(0, r);
+  return out;
+}
+
+Literal PredScalar(bool value) {
+  Literal out(Shape(ElementType::kPred, {}));
+  out.SetFromInt64(0, value ? 1 : 0);
+  return out;
+}
+
+// Opcodes a called computation may hold for the call rules: no side effects, no collectives.
+bool IsPureSimpleOp(Opcode op) {
+  switch (op) {
+    case Opcode::kParameter: case Opcode::kConstant: case Opcode::kSelect: case Opcode::kCompare:
+    case Opcode::kBroadcast: case Opcode::kReshape: case Opcode::kTranspose: case Opcode::kConvert:
+    case Opcode::kAnd: case Opcode::kOr: case Opcode::kNot: case Opcode::kXor: case Opcode::kAdd:
+    case Opcode::kSubtract: case Opcode::kMultiply: case Opcode::kMaximum: case Opcode::kMinimum:
+    case Opcode::kNegate: case Opcode::kAbs: case Opcode::kTuple: case Opcode::kGetTupleElement:
+    case Opcode::kSlice: case Opcode::kCopy:
+      return true;
+    default:
+      return false;
+  }
+}
+
+class Simplifier {
+ public:
+  explicit Simplifier(Module& module) : module_(module) { names_.ReserveAll(module); }
+
+  int64_t Run() {
+    int64_t total = 0;
+    for (int round = 0; round < 8; ++round) {
+      int64_t changed = 0;
+      for (const auto& computation : module_.computations()) changed += RunOn(*computation);
+      total += changed;
+      if (changed == 0) break;
+    }
+    return total;
+  }
+
+ private:
+  int64_t RunOn(Computation& computation) {
+    std::vector<Instruction*> order;
+    order.reserve(computation.instructions().size());
+    for (const auto& owned : computation.instructions()) order.push_back(owned.get());
+    int64_t changed = 0;
+    for (Instruction* instruction : order) {
+      if (instruction->users().empty() && computation.root() != instruction) continue;
+      if (Instruction* same = ExistingValue(*instruction)) {
+        if (Replace(instruction, same)) ++changed;
+        continue;
+      }
+      std::optional<Literal> splat = FoldedSplat(*instruction);
+      if (!splat.has_value() || IsCanonicalSplat(*instruction)) continue;
+      if (Replace(instruction, MakeSplat(computation, *instruction, std::move(*splat)))) ++changed;
+    }
+    return changed;
+  }
+
+  // An existing value `instruction` always equals (same shape and type), or nullptr.
+  static Instruction* ExistingValue(const Instruction& instruction) {
+    const Shape& shape = instruction.shape();
+    auto same_shape = [&](const Instruction* other) { return other->shape() == shape; };
+    switch (instruction.opcode()) {
+      case Opcode::kSelect: {
+        Instruction* on_true = instruction.operand(1);
+        Instruction* on_false = instruction.operand(2);
+        if (on_true == on_false && same_shape(on_true)) return on_true;
+        if (std::optional<Literal> p = SplatValue(*instruction.operand(0))) {
+          Instruction* chosen = p->GetAsInt64(0) != 0 ? on_true : on_false;
+          if (same_shape(chosen)) return chosen;
+        }
+        return nullptr;
+      }
+      case Opcode::kDynamicUpdateSlice: {
+        Instruction* update = instruction.operand(1);
+        return same_shape(update) ? update : nullptr;
+      }
+      case Opcode::kCall:
+        return CallValue(instruction);
+      default:
+        return nullptr;
+    }
+  }
+
+  // A call whose result is one of its operands whatever the values.
+  static Instruction* CallValue(const Instruction& call) {
+    if (call.called_computations().size() != 1) return nullptr;
+    const Computation* callee = call.called_computations()[0];
+    for (const auto& owned : callee->instructions())
+      if (!IsPureSimpleOp(owned->opcode())) return nullptr;
+    const Instruction* root = callee->root();
+    if (root == nullptr) return nullptr;
+    auto operand_of = [&](const Instruction* parameter) -> Instruction* {
+      if (parameter->opcode() != Opcode::kParameter) return nullptr;
+      const int64_t k = parameter->parameter_number;
+      return k < call.operand_count() ? call.operand(k) : nullptr;
+    };
+    Instruction* value = nullptr;
+    if (root->opcode() == Opcode::kParameter) {
+      value = operand_of(root);
+    } else if (root->opcode() == Opcode::kSelect) {
+      Instruction* a = operand_of(root->operand(1));
+      Instruction* b = operand_of(root->operand(2));
+      if (a != nullptr && a == b) value = a;
+    }
+    return value != nullptr && value->shape() == call.shape() ? value : nullptr;
+  }
+
+  // The splat value `instruction` computes, when its operands make it one.
+  static std::optional<Literal> FoldedSplat(const Instruction& instruction) {
+    const Shape& shape = instruction.shape();
+    if (!shape.IsArray() || shape.element_count() == 0) return std::nullopt;
+    const ElementType type = shape.element_type();
+    auto operand_splat = [&](int64_t i) { return SplatValue(*instruction.operand(i)); };
+    auto keep_type = [&](std::optional<Literal> v) -> std::optional<Literal> {
+      if (v && v->element_type() == type) return v;
+      return std::nullopt;
+    };
+    switch (instruction.opcode()) {
+      case Opcode::kBroadcast:    // of a broadcast (a scalar constant's is canonical already)
+        if (instruction.operand(0)->opcode() != Opcode::kBroadcast) return std::nullopt;
+        return SplatValue(instruction);
+      case Opcode::kReshape:
+      case Opcode::kTranspose:
+      case Opcode::kCopy:
+      case Opcode::kSlice:
+      case Opcode::kReverse:
+      case Opcode::kDynamicSlice:
+        return keep_type(operand_splat(0));
+      case Opcode::kAllGather:
+      case Opcode::kAllToAll:
+        if (instruction.operand_count() != 1) return std::nullopt;
+        return keep_type(operand_splat(0));
+      case Opcode::kAllReduce:
+      case Opcode::kReduceScatter: {
+        if (instruction.operand_count() != 1) return std::nullopt;
+        std::optional<Literal> v = keep_type(operand_splat(0));
+        if (!v || !(IdempotentReducer(instruction) || IsZeroSum(instruction, *v))) return std::nullopt;
+        return v;
+      }
+      case Opcode::kConvert: {
+        // Only conversions that are exact whatever the rounding: from pred, or between
+        // integer types (which wrap as two's complement).
+        std::optional<Literal> v = operand_splat(0);
+        if (!v || !IsExactInt(type) || !IsExactInt(v->element_type())) return std::nullopt;
+        return v->Convert(type);
+      }
+      case Opcode::kPad:
+      case Opcode::kConcatenate:
+      case Opcode::kDynamicUpdateSlice: {
+        // Every operand that holds data (not the start indices) is the same splat.
+        const int64_t data = instruction.opcode() == Opcode::kConcatenate ? instruction.operand_count() : 2;
+        std::optional<Literal> first;
+        for (int64_t i = 0; i < data; ++i) {
+          const Instruction* operand = instruction.operand(i);
+          if (operand->shape().element_count() == 0 && instruction.opcode() == Opcode::kConcatenate) continue;
+          std::optional<Literal> v = SplatValue(*operand);
+          if (!v || (first && !first->BitwiseEquals(*v))) return std::nullopt;
+          if (!first) first = std::move(v);
+        }
+        return keep_type(std::move(first));
+      }
+      case Opcode::kReduce: {
+        if (instruction.operand_count() != 2) return std::nullopt;
+        std::optional<Opcode> op = IdempotentReducer(instruction);
+        std::optional<Literal> v = operand_splat(0);
+        std::optional<Literal> init = SplatValue(*instruction.operand(1));
+        if (!v || !init || v->element_type() != type || init->element_type() != type) return std::nullopt;
+        if (IsZeroSum(instruction, *v) && v->BitwiseEquals(*init)) return v;
+        if (!op) return std::nullopt;
+        return CombineIdempotent(*op, *v, *init);
+      }
+      case Opcode::kCompare:
+        return FoldedCompare(instruction);
+      default:
+        return std::nullopt;
+    }
+  }
+
+  static std::optional<Literal> FoldedCompare(const Instruction& compare) {
+    const Instruction* a = compare.operand(0);
+    const Instruction* b = compare.operand(1);
+    const ElementType type = a->shape().element_type();
+    if (!IsExactInt(type) || compare.shape().element_type() != ElementType::kPred) return std::nullopt;
+    const ComparisonType how = compare.comparison_type;
+    const bool is_unsigned = type == ElementType::kPred || IsUnsignedInteger(type);
+    if (how == ComparisonType::kFloat || how == ComparisonType::kTotalOrder) return std::nullopt;
+    if ((how == ComparisonType::kSigned && is_unsigned) || (how == ComparisonType::kUnsigned && !is_unsigned))
+      return std::nullopt;
+    if (a == b) return PredScalar(Compare(compare.comparison_direction, 0, 0));
+    std::optional<Literal> x = SplatValue(*a);
+    std::optional<Literal> y = SplatValue(*b);
+    if (!x || !y) return std::nullopt;
+    // pred and unsigned compare as unsigned, which int64 values of these types do too.
+    return PredScalar(Compare(compare.comparison_direction, x->GetAsInt64(0), y->GetAsInt64(0)));
+  }
+
+  // A scalar constant (broadcast to the instruction's shape when it has dims), placed
+  // right after `like`.
+  Instruction* MakeSplat(Computation& computation, const Instruction& like, Literal value) {
+    auto constant = std::make_unique<Instruction>(Opcode::kConstant, Shape(like.shape().element_type(), {}),
+                                                  names_.Unique("constant"));
+    constant->mutable_literal() = std::move(value);
+    constant->CopySourceFrom(like);
+    Instruction* scalar = computation.AddInstructionAfter(std::move(constant), &like);
+    if (like.shape().rank() == 0) return scalar;
+    auto broadcast = std::make_unique<Instruction>(Opcode::kBroadcast, like.shape(), names_.Unique("broadcast"));
+    broadcast->AppendOperand(scalar);
+    broadcast->CopySourceFrom(like);
+    return computation.AddInstructionAfter(std::move(broadcast), scalar);
+  }
+
+  // Every use of `old` takes `replacement`. The root's sharding (the output contract) moves
+  // with it, or to a copy of it when it is a parameter or has a sharding of its own.
+  bool Replace(Instruction* old, Instruction* replacement) {
+    if (old == replacement) return false;
+    Computation* computation = old->parent();
+    if (computation->root() == old && old->sharding().has_value()) {
+      if (replacement->opcode() == Opcode::kParameter || replacement->sharding().has_value()) {
+        // The result keeps its own value: a copy carries the sharding.
+        auto copy = std::make_unique<Instruction>(Opcode::kCopy, replacement->shape(), names_.Unique("copy"));
+        copy->AppendOperand(replacement);
+        copy->CopySourceFrom(*old);
+        replacement = computation->AddInstructionAfter(std::move(copy), old);
+      }
+      replacement->set_sharding(old->sharding());
+      old->set_sharding(std::nullopt);
+    }
+    old->ReplaceAllUsesWith(replacement);
+    return true;
+  }
+
+  Module& module_;
+  NameUniquer names_;
+};
+
+}  // namespace
+
+int64_t SimplifyPartitionedModule(Module& module) { return Simplifier(module).Run(); }
+
+}  // namespace gspmd

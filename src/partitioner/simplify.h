@@ -1,0 +1,31 @@
+// Exact algebraic simplification of a partitioned module, so that dead code (and the collectives feeding it) can go.
+#pragma once
+
+#include <cstdint>
+
+#include "ir/module.h"
+
+namespace gspmd {
+
+// Rewrites that keep every result bit-identical, applied until none applies:
+//   select(p, x, x)                          -> x
+//   select(splat constant p, a, b)           -> a or b
+//   compare(x, x) of integers or pred        -> a splat constant (true for EQ/GE/LE)
+//   dynamic-update-slice(a, u, ...) where u has a's shape -> u (the start clamps to 0)
+//   call of a computation whose root is its parameter k -> operand k; whose root is
+//     select(p, param j, param k) with operands j and k the same value -> that value
+//   a splat (a constant whose elements are all equal, or a broadcast of one) through
+//     reshape, transpose, broadcast, copy, slice, reverse, dynamic-slice, convert, pad and
+//     concatenate of equal splats, all-gather, all-to-all; all-reduce / reduce-scatter /
+//     reduce with an and, or, max or min reducer, or summing zeros (of the init's sign);
+//     compare of integer splats
+//     -> a broadcast of one scalar constant
+// A replaced root that carries the output's sharding passes it to its replacement, or to a
+// copy of it when the replacement is a parameter or has a sharding of its own.
+// A partitioned program's constants are the same on every device, so a collective of a
+// splat with an idempotent reducer or one that only moves data returns the splat. The
+// instructions left unused are not removed here: CleanupPartitionedModule's dead-code
+// removal does that. Returns how many instructions were replaced.
+int64_t SimplifyPartitionedModule(Module& module);
+
+}  // namespace gspmd

@@ -1,0 +1,190 @@
+// Tests of the exact simplification of partitioned modules: what XLA's later passes remove (select of equal values, self-compares, splats) must not cost us communication.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "partitioner/partition_test_harness.h"
+#include "partitioner/simplify.h"
+
+namespace gspmd::partition_test {
+namespace {
+
+constexpr const char* kOrPred = R"(%or (a: pred[], b: pred[]) -> pred[] {
+  %a = pred[] parameter(0)
+  %b = pred[] parameter(1)
+  ROOT %r = pred[] or(%a, %b)
+}
+)";
+
+// jnp.where(p, v, v) lowers to a call of a select; p comes from a reduce over a sharded dim
+// (an all-reduce) and a compare of a value with itself (true whatever the value): the
+// result is v and the all-gather of the transposed compare is a broadcast of true.
+TEST(SimplifyTest, SelectOfEqualValuesAndSelfCompareNeedNoCommunication) {
+  const std::string hlo = std::string("HloModule m, num_partitions=8\n") + kOrPred + R"(
+%where (p: pred[6], a: pred[6], b: pred[6]) -> pred[6] {
+  %p = pred[6]{0} parameter(0)
+  %a = pred[6]{0} parameter(1)
+  %b = pred[6]{0} parameter(2)
+  ROOT %s = pred[6]{0} select(%p, %a, %b)
+}
+
+ENTRY %main (x: s32[6,16]) -> (pred[6], pred[16,6]) {
+  %x = s32[6,16]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  %eq = pred[6,16]{1,0} compare(%x, %x), direction=EQ, sharding={devices=[1,8]<=[8]}
+  %false = pred[] constant(false), sharding={replicated}
+  %any = pred[6]{0} reduce(%eq, %false), dimensions={1}, to_apply=%or, sharding={replicated}
+  %w = pred[6]{0} call(%any, %any, %any), to_apply=%where, sharding={replicated}
+  %t = pred[16,6]{1,0} transpose(%eq), dimensions={1,0}, sharding={devices=[8,1]<=[8]}
+  %tr = pred[16,6]{1,0} copy(%t), sharding={replicated}
+  ROOT %r = (pred[6]{0}, pred[16,6]{1,0}) tuple(%w, %tr), sharding={{replicated}, {replicated}}
+}
+)";
+  Partitioned p = Partition(hlo);
+  ExpectStructure(*p.module, p.text, {.collectives = 0});
+  ExpectSameNumbers(p);
+}
+
+// A dynamic-update-slice whose update is the whole operand is the update: the reduce that
+// made the operand (and its all-reduce) is dead.
+TEST(SimplifyTest, WholeDynamicUpdateSliceDropsTheOperand) {
+  const std::string hlo = std::string("HloModule m, num_partitions=4\n") + kAddF32 + R"(
+ENTRY %main (x: f32[8,4], y: f32[4], i: s32[]) -> f32[4] {
+  %x = f32[8,4]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %y = f32[4]{0} parameter(1), sharding={replicated}
+  %i = s32[] parameter(2), sharding={replicated}
+  %zero = f32[] constant(0), sharding={replicated}
+  %sum = f32[4]{0} reduce(%x, %zero), dimensions={0}, to_apply=%add, sharding={replicated}
+  %d = f32[4]{0} dynamic-update-slice(%sum, %y, %i), sharding={replicated}
+  ROOT %n = f32[4]{0} negate(%d), sharding={replicated}
+}
+)";
+  Partitioned p = Partition(hlo);
+  ExpectStructure(*p.module, p.text, {.collectives = 0});
+  ExpectSameNumbers(p);
+}
+
+// Splats (broadcasts of one constant) through data movement, collectives with an idempotent
+// reducer and reduces fold to one splat; a sum of a splat and a float self-compare stay.
+TEST(SimplifyTest, SplatsFoldThroughCollectivesButSumsAndFloatComparesStay) {
+  const std::string hlo = std::string("HloModule m, num_partitions=4\n") + kOrPred + kSum + R"(
+ENTRY %main_spmd (x: s32[2,4], f: f32[4]) -> (pred[], pred[8,4], f32[4], pred[4], s32[2,4]) {
+  %x = s32[2,4]{1,0} parameter(0)
+  %f = f32[4]{0} parameter(1)
+  %lt = pred[2,4]{1,0} compare(%x, %x), direction=LT
+  %ag = pred[8,4]{1,0} all-gather(%lt), channel_id=1, replica_groups=[1,4]<=[4], dimensions={0}, use_global_device_ids=true
+  %ar = pred[8,4]{1,0} all-reduce(%ag), channel_id=2, replica_groups=[1,4]<=[4], use_global_device_ids=true, to_apply=%or
+  %true = pred[] constant(true)
+  %any = pred[] reduce(%ar, %true), dimensions={0,1}, to_apply=%or
+  %one = f32[] constant(1)
+  %ones = f32[4]{0} broadcast(%one), dimensions={}
+  %sum = f32[4]{0} all-reduce(%ones), channel_id=3, replica_groups=[1,4]<=[4], use_global_device_ids=true, to_apply=%sum
+  %feq = pred[4]{0} compare(%f, %f), direction=EQ
+  %c = s32[] constant(3)
+  %b = s32[4,2]{1,0} broadcast(%c), dimensions={}
+  %t = s32[2,4]{1,0} transpose(%b), dimensions={1,0}
+  ROOT %r = (pred[], pred[8,4]{1,0}, f32[4]{0}, pred[4]{0}, s32[2,4]{1,0}) tuple(%any, %ar, %sum, %feq, %t)
+}
+)";
+  std::unique_ptr<Module> module = ParseModule(hlo);
+  EXPECT_GT(SimplifyPartitionedModule(*module), 0);
+  for (const auto& computation : module->computations()) computation->RemoveDeadInstructions();
+  const std::string text = PrintModule(*module);
+  ExpectStructure(*module, text,
+                  {.counts = {{Opcode::kAllGather, 0},
+                              {Opcode::kAllReduce, 1},
+                              {Opcode::kCompare, 1},
+                              {Opcode::kTranspose, 0},
+                              {Opcode::kReduce, 0}}});
+  const Instruction* root = module->entry()->root();
+  // any = or(false..., true) = true; the all-gathered compare is false everywhere.
+  ASSERT_EQ(root->operand(0)->opcode(), Opcode::kConstant) << text;
+  EXPECT_EQ(root->operand(0)->literal()->GetAsInt64(0), 1) << text;
+  ASSERT_EQ(root->operand(1)->opcode(), Opcode::kBroadcast) << text;
+  EXPECT_EQ(root->operand(1)->operand(0)->literal()->GetAsInt64(0), 0) << text;
+  EXPECT_EQ(root->operand(2)->opcode(), Opcode::kAllReduce) << text;
+  ASSERT_EQ(root->operand(4)->opcode(), Opcode::kBroadcast) << text;
+  EXPECT_EQ(root->operand(4)->operand(0)->literal()->GetAsInt64(0), 3) << text;
+}
+
+// The entry root keeps its sharding when a simplification replaces it.
+TEST(SimplifyTest, ReplacedRootKeepsItsSharding) {
+  const std::string hlo = R"(HloModule m, num_partitions=2
+ENTRY %main_spmd (p: pred[4], x: f32[4]) -> f32[4] {
+  %p = pred[4]{0} parameter(0), sharding={replicated}
+  %x = f32[4]{0} parameter(1), sharding={replicated}
+  %n = f32[4]{0} negate(%x)
+  ROOT %s = f32[4]{0} select(%p, %n, %n), sharding={replicated}
+}
+)";
+  std::unique_ptr<Module> module = ParseModule(hlo);
+  EXPECT_EQ(SimplifyPartitionedModule(*module), 1);
+  const Instruction* root = module->entry()->root();
+  EXPECT_EQ(root->opcode(), Opcode::kNegate);
+  ASSERT_TRUE(root->sharding().has_value());
+  EXPECT_EQ(root->sharding()->ToString(), "{replicated}");
+}
+
+// A root that becomes a parameter (jnp.where(p, x, x) of an input) is a copy of it with the
+// root's sharding: the parameter keeps its own.
+TEST(SimplifyTest, RootBecomingAParameterIsACopy) {
+  const std::string hlo = R"(HloModule m, num_partitions=2
+%where (p: pred[4], a: f32[4], b: f32[4]) -> f32[4] {
+  %p = pred[4]{0} parameter(0)
+  %a = f32[4]{0} parameter(1)
+  %b = f32[4]{0} parameter(2)
+  ROOT %s = f32[4]{0} select(%p, %a, %b)
+}
+
+ENTRY %main_spmd (p: pred[4], x: f32[4]) -> f32[4] {
+  %p = pred[4]{0} parameter(0), sharding={replicated}
+  %x = f32[4]{0} parameter(1), sharding={devices=[2]<=[2]}
+  ROOT %w = f32[4]{0} call(%p, %x, %x), to_apply=%where, sharding={devices=[2]<=[2]}
+}
+)";
+  std::unique_ptr<Module> module = ParseModule(hlo);
+  EXPECT_EQ(SimplifyPartitionedModule(*module), 1);
+  const Instruction* root = module->entry()->root();
+  ASSERT_EQ(root->opcode(), Opcode::kCopy) << PrintModule(*module);
+  EXPECT_EQ(root->operand(0)->opcode(), Opcode::kParameter);
+  ASSERT_TRUE(root->sharding().has_value());
+  EXPECT_EQ(root->sharding()->ToString(), "{devices=[2]<=[2]}");
+}
+
+// Sums of integer zeros (a count of a never-true compare) are zero; a sum of float ones is not
+// folded, nor a float zero summed onto a nonzero init.
+TEST(SimplifyTest, SumsOfZerosFold) {
+  const std::string hlo = std::string("HloModule m, num_partitions=4\n") + kSum + R"(
+%sum_s32 (a: s32[], b: s32[]) -> s32[] {
+  %a = s32[] parameter(0)
+  %b = s32[] parameter(1)
+  ROOT %s = s32[] add(%a, %b)
+}
+
+ENTRY %main_spmd (x: s32[2,4]) -> (s32[], f32[], f32[]) {
+  %x = s32[2,4]{1,0} parameter(0)
+  %gt = pred[2,4]{1,0} compare(%x, %x), direction=GT
+  %n = s32[2,4]{1,0} convert(%gt)
+  %zero = s32[] constant(0)
+  %count = s32[] reduce(%n, %zero), dimensions={0,1}, to_apply=%sum_s32
+  %total = s32[] all-reduce(%count), channel_id=1, replica_groups=[1,4]<=[4], use_global_device_ids=true, to_apply=%sum_s32
+  %fz = f32[] constant(0)
+  %f1 = f32[] constant(1)
+  %zeros = f32[8]{0} broadcast(%fz), dimensions={}
+  %ones = f32[8]{0} broadcast(%f1), dimensions={}
+  %s1 = f32[] reduce(%ones, %fz), dimensions={0}, to_apply=%sum
+  %s2 = f32[] reduce(%zeros, %f1), dimensions={0}, to_apply=%sum
+  ROOT %r = (s32[], f32[], f32[]) tuple(%total, %s1, %s2)
+}
+)";
+  std::unique_ptr<Module> module = ParseModule(hlo);
+  SimplifyPartitionedModule(*module);
+  for (const auto& computation : module->computations()) computation->RemoveDeadInstructions();
+  const std::string text = PrintModule(*module);
+  ExpectStructure(*module, text, {.counts = {{Opcode::kAllReduce, 0}, {Opcode::kReduce, 2}, {Opcode::kCompare, 0}}});
+  const Instruction* root = module->entry()->root();
+  ASSERT_EQ(root->operand(0)->opcode(), Opcode::kConstant) << text;
+  EXPECT_EQ(root->operand(0)->literal()->GetAsInt64(0), 0) << text;
+}
+
+}  // namespace
+}  // namespace gspmd::partition_test
