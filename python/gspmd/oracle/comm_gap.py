@@ -16,6 +16,7 @@ import argparse
 import os
 import pathlib
 import re
+import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -166,6 +167,27 @@ def hints(ours: str, xla: str, mlir: str, devices: int) -> list[str]:
     return found
 
 
+def output_flags(xla_hlo: str) -> str:
+    """JAX's per-result allow_spmd_sharding_propagation_to_output, as XLA's program header states
+    it ("false,true,false"), or ''."""
+    m = re.search(r"allow_spmd_sharding_propagation_to_output=\{([a-z,]*)\}", xla_hlo[:5000])
+    return m.group(1) if m else ""
+
+
+def _comm_with_flags(backend, ref, flags: str) -> float:
+    """Our bytes when gspmd may choose the shardings of the results JAX lets XLA choose."""
+    with tempfile.TemporaryDirectory(prefix="gspmd_gap_") as tmp:
+        program = os.path.join(tmp, "stablehlo.mlir")
+        out = os.path.join(tmp, "ours.hlo")
+        pathlib.Path(program).write_text(ref.mlir)
+        done = subprocess.run([backend.binary, "partition", program, "--devices", str(ref.devices),
+                               "--propagate-to-outputs", flags, "-o", out], capture_output=True, text=True)
+        if done.returncode != 0:
+            return -1
+        report = _report(backend, pathlib.Path(out).read_text())
+    return report["comm_bytes_per_device"] if report else -1
+
+
 def _report(backend, text: str) -> Optional[dict]:
     r = backend.report(text)
     return r.value if r.ok else None
@@ -196,6 +218,9 @@ def gap_of(spec, export: str, backend, jax, out: Optional[str]) -> str:
         lines.append(f"  {who}: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(kinds.items())))
         for c in collectives(text, ref.devices):
             lines.append("    " + c.line())
+    free = output_flags(ref.xla_hlo)
+    if free and "true" in free:
+        lines.insert(1, f"  with JAX's output flags ({free}): ours {_comm_with_flags(backend, ref, free):.0f}")
     listing = "\n".join(lines) + "\n"
     if out:
         folder = pathlib.Path(out) / str(spec.seed) / export
