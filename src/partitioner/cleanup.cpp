@@ -234,6 +234,7 @@ CleanupStats CleanupPartitionedModule(Module& module) {
   CleanupStats stats;
   stats.all_reduces_sunk = SinkLoopAllReduces(module);
   stats.collectives_removed = RemoveIdentityCollectives(module);
+  InlinePartitionedCalls(module);
   stats.instructions_merged = EliminateCommonSubexpressions(module);
   // Exact simplifications (select of equal values, compares of a value with itself, splats
   // through collectives) leave dead code, with the collectives that fed it, for RemoveDeadCode.

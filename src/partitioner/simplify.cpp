@@ -1,6 +1,7 @@
 // Exact algebraic simplification of a partitioned module (see simplify.h).
 #include "partitioner/simplify.h"
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -336,8 +337,66 @@ class Simplifier {
   NameUniquer names_;
 };
 
+// Copies `call`'s computation into its caller in place of the call. Collectives get fresh
+// channel ids (a computation called twice would otherwise repeat them).
+void InlineCall(Instruction* call, NameUniquer& names, int64_t& next_channel) {
+  Computation* caller = call->parent();
+  const Computation* callee = call->called_computations()[0];
+  std::unordered_map<const Instruction*, Instruction*> value;
+  for (int64_t i = 0; i < callee->num_parameters(); ++i) value[callee->parameter(i)] = call->operand(i);
+  const Instruction* position = call;
+  for (const Instruction* original : callee->MakePostOrder()) {
+    if (original->opcode() == Opcode::kParameter) continue;
+    std::vector<Instruction*> operands;
+    operands.reserve(original->operands().size());
+    for (const Instruction* operand : original->operands()) operands.push_back(value.at(operand));
+    std::unique_ptr<Instruction> clone = original->CloneWithNewOperands(original->shape(), operands);
+    clone->set_name(names.Unique(original->name()));
+    if (clone->channel_id.has_value()) clone->channel_id = next_channel++;
+    // Placed before the call, in the callee's order.
+    Instruction* placed = caller->AddInstructionAfter(std::move(clone), position);
+    value[original] = placed;
+    position = placed;
+  }
+  Instruction* result = value.at(callee->root());
+  // The call's uses (and a root's output sharding, which a copy carries) move to the result.
+  if (caller->root() == call && call->sharding().has_value()) {
+    auto copy = std::make_unique<Instruction>(Opcode::kCopy, result->shape(), names.Unique("copy"));
+    copy->AppendOperand(result);
+    copy->set_sharding(call->sharding());
+    result = caller->AddInstructionAfter(std::move(copy), position);
+    call->set_sharding(std::nullopt);
+  }
+  call->ReplaceAllUsesWith(result);
+}
+
 }  // namespace
 
 int64_t SimplifyPartitionedModule(Module& module) { return Simplifier(module).Run(); }
+
+int64_t InlinePartitionedCalls(Module& module) {
+  NameUniquer names;
+  names.ReserveAll(module);
+  int64_t next_channel = 1;
+  for (const auto& computation : module.computations())
+    for (const auto& instruction : computation->instructions())
+      if (instruction->channel_id.has_value()) next_channel = std::max(next_channel, *instruction->channel_id + 1);
+  int64_t inlined = 0;
+  for (int round = 0; round < 16; ++round) {
+    std::vector<Instruction*> calls;
+    for (const auto& computation : module.computations())
+      for (const auto& instruction : computation->instructions())
+        if (instruction->opcode() == Opcode::kCall && instruction->called_computations().size() == 1 &&
+            instruction->frontend_attributes.empty() &&
+            (!instruction->users().empty() || computation->root() == instruction.get()))
+          calls.push_back(instruction.get());
+    if (calls.empty()) break;
+    for (Instruction* call : calls) InlineCall(call, names, next_channel);
+    inlined += static_cast<int64_t>(calls.size());
+    for (const auto& computation : module.computations()) computation->RemoveDeadInstructions();
+    module.RemoveUnusedComputations();
+  }
+  return inlined;
+}
 
 }  // namespace gspmd

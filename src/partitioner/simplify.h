@@ -28,4 +28,10 @@ namespace gspmd {
 // removal does that. Returns how many instructions were replaced.
 int64_t SimplifyPartitionedModule(Module& module);
 
+// Replaces every call (but those with frontend attributes, such as a manual region's body) by
+// a copy of its computation, as XLA inlines calls before partitioning: a value a called
+// computation gathers and its caller gathers too is then one collective for CSE to merge.
+// Collectives copied get fresh channel ids. Returns how many calls were inlined.
+int64_t InlinePartitionedCalls(Module& module);
+
 }  // namespace gspmd

@@ -186,5 +186,46 @@ ENTRY %main_spmd (x: s32[2,4]) -> (s32[], f32[], f32[]) {
   EXPECT_EQ(root->operand(0)->literal()->GetAsInt64(0), 0) << text;
 }
 
+// Calls are inlined after partitioning (as XLA inlines them before): a value two calls of one
+// computation both gather is gathered once, and a root call keeps the output's sharding.
+TEST(SimplifyTest, InlinedCallsShareTheirCollectives) {
+  const std::string hlo = R"(HloModule m, num_partitions=4
+%f (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0), sharding={devices=[4]<=[4]}
+  %c = f32[8]{0} copy(%p), sharding={replicated}
+  ROOT %n = f32[8]{0} negate(%c), sharding={replicated}
+}
+
+ENTRY %main (x: f32[8]) -> (f32[8], f32[8]) {
+  %x = f32[8]{0} parameter(0), sharding={devices=[4]<=[4]}
+  %a = f32[8]{0} call(%x), to_apply=%f, sharding={replicated}
+  %b = f32[8]{0} call(%x), to_apply=%f, sharding={replicated}
+  ROOT %t = (f32[8]{0}, f32[8]{0}) tuple(%a, %b), sharding={{replicated}, {replicated}}
+}
+)";
+  Partitioned p = Partition(hlo);
+  ExpectStructure(*p.module, p.text, {.collectives = 1, .counts = {{Opcode::kCall, 0}, {Opcode::kNegate, 1}}});
+  ExpectSameNumbers(p);
+
+  std::unique_ptr<Module> root_call = ParseModule(R"(HloModule m, num_partitions=2
+%g (p: f32[4]) -> f32[4] {
+  %p = f32[4]{0} parameter(0)
+  ROOT %n = f32[4]{0} negate(%p)
+}
+
+ENTRY %main_spmd (x: f32[4]) -> f32[4] {
+  %x = f32[4]{0} parameter(0), sharding={replicated}
+  ROOT %r = f32[4]{0} call(%x), to_apply=%g, sharding={replicated}
+}
+)");
+  EXPECT_EQ(InlinePartitionedCalls(*root_call), 1);
+  const Instruction* root = root_call->entry()->root();
+  ASSERT_EQ(root->opcode(), Opcode::kCopy) << PrintModule(*root_call);
+  EXPECT_EQ(root->operand(0)->opcode(), Opcode::kNegate);
+  ASSERT_TRUE(root->sharding().has_value());
+  EXPECT_EQ(root->sharding()->ToString(), "{replicated}");
+  EXPECT_EQ(root_call->computations().size(), 1u);
+}
+
 }  // namespace
 }  // namespace gspmd::partition_test
