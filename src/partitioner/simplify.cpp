@@ -399,4 +399,14 @@ int64_t InlinePartitionedCalls(Module& module) {
   return inlined;
 }
 
+int64_t RemoveDeadCodeBeforePropagation(Module& module) {
+  int64_t before = 0;
+  int64_t after = 0;
+  for (const auto& computation : module.computations()) before += computation->instruction_count();
+  for (const auto& computation : module.computations()) computation->RemoveDeadInstructions();
+  module.RemoveUnusedComputations();
+  for (const auto& computation : module.computations()) after += computation->instruction_count();
+  return before - after;
+}
+
 }  // namespace gspmd

@@ -34,4 +34,10 @@ int64_t SimplifyPartitionedModule(Module& module);
 // Collectives copied get fresh channel ids. Returns how many calls were inlined.
 int64_t InlinePartitionedCalls(Module& module);
 
+// Removes the global program's dead instructions (and computations nothing calls) before
+// sharding propagation, so that a value nothing uses cannot steer the shardings of live ones
+// (an unused jnp.take made a live add on replicated inputs sharded, then gathered, in oracle
+// seed 20019). Returns how many instructions were removed.
+int64_t RemoveDeadCodeBeforePropagation(Module& module);
+
 }  // namespace gspmd

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "api/pipeline.h"
 #include "partitioner/partition_test_harness.h"
 #include "partitioner/simplify.h"
 
@@ -225,6 +226,25 @@ ENTRY %main_spmd (x: f32[4]) -> f32[4] {
   ASSERT_TRUE(root->sharding().has_value());
   EXPECT_EQ(root->sharding()->ToString(), "{replicated}");
   EXPECT_EQ(root_call->computations().size(), 1u);
+}
+
+// Dead code is removed before propagation: a sharding annotated on an unused value must not
+// make a live value sharded (and gathered back for its replicated result).
+TEST(SimplifyTest, DeadValuesDoNotSteerPropagation) {
+  std::unique_ptr<Module> module = ParseModule(R"(HloModule m, num_partitions=2
+ENTRY %main (x: f32[4,2]) -> f32[4,2] {
+  %x = f32[4,2]{1,0} parameter(0), sharding={replicated}
+  %a = f32[4,2]{1,0} add(%x, %x)
+  %dead = f32[4,2]{1,0} copy(%a), sharding={devices=[1,2]<=[2]}
+  %n = f32[4,2]{1,0} negate(%dead)
+  ROOT %r = f32[4,2]{1,0} abs(%a), sharding={replicated}
+}
+)");
+  api::CompileOptions options;
+  options.requested_devices = 2;
+  api::CompiledPartition compiled = api::PartitionGlobal(*module, "dead.hlo", options);
+  const Module& partitioned = *compiled.partitioned.module;
+  ExpectStructure(partitioned, PrintModule(partitioned), {.collectives = 0});
 }
 
 }  // namespace
