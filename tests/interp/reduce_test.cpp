@@ -349,6 +349,47 @@ TEST(SelectAndScatterTest, OverlappingWindowsWithPaddingFastAndGenericAgree) {
   }
 }
 
+// Overlapping windows (size 2, stride 1) on an operand padded low with -inf, as in the gradient of a
+// padded max reduce_window. The oracle soak's seed 30351 mismatch (4 devices, bf16) is XLA:CPU's,
+// not ours: jax 0.10.2 partitioning such a select-and-scatter along the windowed dim (GSPMD and
+// Shardy alike) drops or misplaces source values in the first shard, even with f32 and no ties:
+// on 2 devices this operand gives 0 2 0 4 after the slice, while XLA on one device, the
+// sequential first-maximum rule and we give 1 5 0 4; the seed's result agrees with ours to 1e-4
+// once its select-and-scatter is pinned replicated. Windows over -inf 1 5 2 7: max 1 at 1 takes
+// source 1, max 5 at 2 takes 2 and 3, max 7 at 4 takes 4.
+TEST(SelectAndScatterTest, PaddedOverlappingWindowsWhereXlaCpuPartitionedDiffers) {
+  std::string text = R"(HloModule m
+select {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT ge = pred[] compare(a, b), direction=GE
+}
+scatter {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  s = f32[4] parameter(1)
+  ninf = f32[] constant(-inf)
+  p = f32[5] pad(x, ninf), padding=1_0
+  z = f32[] constant(0)
+  ROOT r = f32[5] select-and-scatter(p, s, z), window={size=2 stride=1}, select=select, scatter=scatter
+}
+)";
+  Literal result = RunHlo(text, {Array(ElementType::kF32, {4}, {1, 5, 2, 7}), Array(ElementType::kF32, {4}, {1, 2, 3, 4})});
+  ExpectValues(result, {0, 1, 5, 0, 4});
+}
+
+// The same without the pad: XLA:CPU on 2 devices gives 0 0 0 3 (source 1 and 2 lost); one device
+// and we give 0 3 0 3 (5 at 1 is the maximum of the first two windows, 7 at 3 of the third).
+TEST(SelectAndScatterTest, OverlappingWindowsWhereXlaCpuPartitionedDiffers) {
+  std::string text = SelectAndScatterModule(kSelectGe, "f32[4]", "f32[3]", "window={size=2 stride=1}");
+  Literal result = RunHlo(text, {Array(ElementType::kF32, {4}, {1, 5, 2, 7}), Array(ElementType::kF32, {3}, {1, 2, 3})});
+  ExpectValues(result, {0, 3, 0, 3});
+}
+
 TEST(SelectAndScatterTest, SourceShapeMismatchIsUserError) {
   std::string text = SelectAndScatterModule(kSelectGe, "f32[4,4]", "f32[3,3]", "window={size=2x2 stride=2x2}");
   EXPECT_THROW(RunHlo(text, {Literal(Shape(ElementType::kF32, {4, 4})), Literal(Shape(ElementType::kF32, {3, 3}))}),
