@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "ir/known_custom_calls.h"
+#include "ir/sdy_custom_calls.h"
 #include "propagation/manual_conversion.h"
 #include "propagation/sharding_algebra.h"
 
@@ -182,8 +183,25 @@ BoundaryPolicy Driver::PolicyOf(const Node& node, int64_t leaf) const {
     if (leaf < static_cast<int64_t>(leaves.size())) policy = leaves[leaf];
   }
   if (&instruction == entry->root() && leaf < static_cast<int64_t>(boundary_.root.size()) &&
-      policy != BoundaryPolicy::kForbid)
+      policy != BoundaryPolicy::kForbid) {
     policy = boundary_.root[leaf];
+    // A Shardy result annotation is an xla.sdy.FuncResultSharding call feeding the root tuple
+    // (the tuple itself carries none): that leaf is annotated, and =false keeps the annotation
+    // rather than closing the leaf as replicated.
+    if (policy == BoundaryPolicy::kForbid && instruction.opcode() == Opcode::kTuple) {
+      int64_t first = 0;
+      for (const Instruction* element : instruction.operands()) {
+        const int64_t count = LeafCount(element->shape());
+        if (leaf < first + count) {
+          if (element->opcode() == Opcode::kCustomCall &&
+              SdyTargetName(element->custom_call_target) == "FuncResultSharding")
+            policy = BoundaryPolicy::kUnannotated;
+          break;
+        }
+        first += count;
+      }
+    }
+  }
   return policy;
 }
 

@@ -60,5 +60,26 @@ TEST_F(CliTest, BadPropagateToValuesAreErrors) {
       << count.err;
 }
 
+// Shardy results are annotated through xla.sdy.FuncResultSharding calls feeding an unannotated
+// root tuple; =false must keep those annotations (what JAX's Shardy export asks when every
+// result's sharding is given), not close the leaves as replicated and gather them.
+TEST_F(CliTest, PropagateToOutputsFalseKeepsShardyResultAnnotations) {
+  const std::string file = WriteFile("m.mlir", R"(module @jit_fn attributes {mhlo.num_partitions = 8 : i32} {
+  sdy.mesh @mesh = <["data"=8]>
+  func.func public @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) -> (tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"data"}, {}]>}, tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {}]>}) {
+    %0 = stablehlo.add %arg0, %arg0 : tensor<8x4xf32>
+    %1 = stablehlo.multiply %arg0, %arg0 : tensor<8x4xf32>
+    return %0, %1 : tensor<8x4xf32>, tensor<8x4xf32>
+  }
+}
+)");
+  for (const char* flags : {"false", "false,false", "false,true"}) {
+    CommandResult result = Gspmd({"partition", file, "--propagate-to-outputs", flags});
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    EXPECT_EQ(result.out.find("all-gather"), std::string::npos) << flags << "\n" << result.out;
+    EXPECT_NE(result.out.find("ROOT %tuple.1 = (f32[1,4]{1,0}, f32[8,4]{1,0})"), std::string::npos) << flags << "\n" << result.out;
+  }
+}
+
 }  // namespace
 }  // namespace gspmd
