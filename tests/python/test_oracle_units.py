@@ -149,3 +149,12 @@ def test_tally_counts_and_lists_as_the_contract_says():
     assert "seed 3 shardy: mismatch: result 0: ..." in summary
     assert "seed 5: lower: X" in summary and "seed 6: exit -6: F1206" in summary
     assert not tally.agreed()
+
+
+def test_output_propagation_flags_of_xla_header():
+    hlo_text = oracle("hlo_text")
+    header = ("HloModule jit_fn, is_scheduled=true, allow_spmd_sharding_propagation_to_parameters={false}, "
+              "allow_spmd_sharding_propagation_to_output={false,true,false}, num_partitions=8")
+    assert hlo_text.output_propagation(header) == [False, True, False]
+    assert hlo_text.output_propagation("HloModule m, num_partitions=8") is None
+    assert hlo_text.output_propagation("allow_spmd_sharding_propagation_to_output={maybe}") is None

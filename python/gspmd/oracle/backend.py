@@ -131,7 +131,13 @@ class CliBackend:
         tail = _first_error(done.stderr) if done.stderr.strip() else ""
         return Outcome("crash", f"gspmd {args[0]}: {what}" + (f": {tail}" if tail else "")), done.stdout
 
-    def run(self, program: str, inputs: Sequence[np.ndarray], devices: int) -> Outcome:
+    def _boundary_args(self, propagate_to_outputs: Optional[Sequence[bool]]) -> list[str]:
+        if propagate_to_outputs is None:
+            return []
+        return ["--propagate-to-outputs", ",".join("true" if v else "false" for v in propagate_to_outputs)]
+
+    def run(self, program: str, inputs: Sequence[np.ndarray], devices: int,
+            propagate_to_outputs: Optional[Sequence[bool]] = None) -> Outcome:
         with tempfile.TemporaryDirectory(prefix="gspmd_oracle_run_") as tmp:
             paths = []
             for k, a in enumerate(inputs):
@@ -139,7 +145,7 @@ class CliBackend:
                 np.save(paths[-1], a)
             out_dir = os.path.join(tmp, "out")
             outcome, _ = self._call(["run", program, "--devices", str(devices), *self.partition_args,
-                                       "-i", *paths, "-o", out_dir])
+                                       *self._boundary_args(propagate_to_outputs), "-i", *paths, "-o", out_dir])
             if not outcome.ok:
                 return outcome
             count = len([n for n in os.listdir(out_dir) if n.endswith(".npy")])
@@ -160,10 +166,11 @@ class CliBackend:
                 outcome.value = [load_npy(os.path.join(out_dir, f"out{k}.npy")) for k in range(count)]
             return outcome
 
-    def partition(self, program: str, devices: int) -> Outcome:
+    def partition(self, program: str, devices: int, propagate_to_outputs: Optional[Sequence[bool]] = None) -> Outcome:
         with tempfile.TemporaryDirectory(prefix="gspmd_oracle_part_") as tmp:
             out = os.path.join(tmp, "per_device.hlo")
-            outcome, _ = self._call(["partition", program, "--devices", str(devices), *self.partition_args, "-o", out])
+            outcome, _ = self._call(["partition", program, "--devices", str(devices), *self.partition_args,
+                                     *self._boundary_args(propagate_to_outputs), "-o", out])
             if outcome.ok:
                 outcome.value = pathlib.Path(out).read_text()
             return outcome
@@ -196,14 +203,20 @@ class PackageBackend:
         except Exception as e:  # noqa: BLE001 - anything else is gspmd's bug, not a refusal
             return Outcome("crash", f"{type(e).__name__}: {e}")
 
-    def run(self, program: str, inputs: Sequence[np.ndarray], devices: int) -> Outcome:
-        return self._guard(lambda: list(self.gspmd.load(program).run(*inputs, devices=devices)))
+    def run(self, program: str, inputs: Sequence[np.ndarray], devices: int,
+            propagate_to_outputs: Optional[Sequence[bool]] = None) -> Outcome:
+        if propagate_to_outputs is None:
+            return self._guard(lambda: list(self.gspmd.load(program).run(*inputs, devices=devices)))
+        return self._guard(lambda: list(self.gspmd.load(program).partition(
+            devices=devices, propagate_to_outputs=list(propagate_to_outputs)).run(*inputs)))
 
     def eval(self, program: str, inputs: Sequence[np.ndarray]) -> Outcome:
         return self._guard(lambda: list(self.gspmd.load(program).eval(*inputs)))
 
-    def partition(self, program: str, devices: int) -> Outcome:
-        return self._guard(lambda: str(self.gspmd.load(program).partition(devices=devices).text()))
+    def partition(self, program: str, devices: int, propagate_to_outputs: Optional[Sequence[bool]] = None) -> Outcome:
+        flags = None if propagate_to_outputs is None else list(propagate_to_outputs)
+        return self._guard(lambda: str(self.gspmd.load(program).partition(devices=devices,
+                                                                          propagate_to_outputs=flags).text()))
 
     def report(self, hlo_text: str) -> Outcome:
         return self._guard(lambda: self.gspmd.from_text(hlo_text, "<per-device>").report())

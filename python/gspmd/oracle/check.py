@@ -255,11 +255,14 @@ def check_reference(ref: Reference, backend: Any) -> ExportCheck:
     with tempfile.TemporaryDirectory(prefix="gspmd_oracle_") as tmp:
         program = os.path.join(tmp, "stablehlo.mlir")
         pathlib.Path(program).write_text(ref.mlir)
-        run = backend.run(program, ref.inputs, ref.devices)
+        # The results XLA was free to lay out (JAX's out_shardings left unspecified): gspmd gets
+        # the same freedom, as a user would give it with --propagate-to-outputs.
+        free = hlo_text.output_propagation(ref.xla_hlo)
+        run = backend.run(program, ref.inputs, ref.devices, propagate_to_outputs=free)
         if not run.ok:
             result.status, result.reason = run.status, f"run: {run.message}"
             return result
-        part = backend.partition(program, ref.devices)
+        part = backend.partition(program, ref.devices, propagate_to_outputs=free)
     if not part.ok:
         result.status, result.reason = part.status, f"partition: {part.message}"
         return result

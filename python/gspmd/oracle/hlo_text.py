@@ -105,6 +105,21 @@ def _split_top(body: str) -> list[str]:
     return parts
 
 
+_OUTPUT_PROPAGATION = re.compile(r"allow_spmd_sharding_propagation_to_output=\{([a-z, ]*)\}")
+
+
+def output_propagation(hlo: str) -> Optional[list[bool]]:
+    """Which results XLA was allowed to choose the sharding of (JAX sets it for results the user
+    left free), from the module header of XLA's compiled HLO; None when it does not say."""
+    m = _OUTPUT_PROPAGATION.search(hlo)
+    if not m:
+        return None
+    values = [v.strip() for v in m.group(1).split(",") if v.strip()]
+    if not values or any(v not in ("true", "false") for v in values):
+        return None
+    return [v == "true" for v in values]
+
+
 def root_shardings(hlo: str, count: int) -> Optional[list[str]]:
     """The sharding text of each of the entry root's `count` results; None when the root has none."""
     entry = hlo.find("\nENTRY ")
