@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <cstdio>
 #include <numeric>
+#include <unordered_map>
+#include <vector>
 
 #include "analysis/comm_report.h"
 #include "support/diagnostic.h"
@@ -166,55 +169,172 @@ double OperandBytes(const Instruction& instruction) {
   return bytes;
 }
 
-CollectiveEstimate EstimatePermute(const Instruction& permute, const Topology& topology, const ChipSpec& chip, CollectiveEstimate estimate) {
+std::string Plural(double count, const char* one, const char* many) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", count);
+  return StrCat(buffer, " ", count == 1 ? one : many);
+}
+
+// The load of a permute's messages on every directed link (collective_model.h): torus links
+// are keyed by the node they leave, the dim and the direction; switch ports by the node, the
+// dim and up (0) or down (1).
+class LinkLoads {
+ public:
+  explicit LinkLoads(const Topology& topology) : topology_(topology), dims_(topology.dims()) {
+    radix_.assign(dims_.size(), 1);
+    for (size_t d = 1; d < dims_.size(); ++d) radix_[d] = radix_[d - 1] * dims_[d - 1].extent;
+  }
+
+  // Routes one message of weight 1 from `from` to `to`; returns its hops per dim.
+  std::vector<int64_t> Route(const int64_t* from, const int64_t* to) {
+    std::vector<int64_t> position(from, from + dims_.size());
+    std::vector<int64_t> hops(dims_.size(), 0);
+    for (size_t d = 0; d < dims_.size(); ++d) {
+      if (from[d] == to[d]) continue;
+      const PhysicalDim& dim = dims_[d];
+      if (!dim.torus) {
+        // Up through the source node's port, down through the target node's.
+        std::vector<int64_t> target(position);
+        target[d] = to[d];
+        Add(position, d, 0, 1);
+        Add(target, d, 1, 1);
+        hops[d] = 1;
+        position[d] = to[d];
+        continue;
+      }
+      const int64_t forward = dim.wraps ? ((to[d] - from[d]) % dim.extent + dim.extent) % dim.extent : to[d] - from[d];
+      if (!dim.wraps) {
+        Walk(position, d, forward > 0 ? 1 : -1, std::abs(forward), 1);
+        hops[d] = std::abs(forward);
+      } else if (2 * forward == dim.extent) {
+        // Halfway round: half of the bytes each way.
+        Walk(position, d, 1, forward, 0.5);
+        Walk(position, d, -1, forward, 0.5);
+        hops[d] = forward;
+      } else if (2 * forward < dim.extent) {
+        Walk(position, d, 1, forward, 1);
+        hops[d] = forward;
+      } else {
+        Walk(position, d, -1, dim.extent - forward, 1);
+        hops[d] = dim.extent - forward;
+      }
+      position[d] = to[d];
+    }
+    return hops;
+  }
+
+  struct Busiest {
+    double seconds = 0;  // messages x bytes / bandwidth
+    double messages = 0;
+    int64_t dim = -1;
+    int direction = 0;
+  };
+
+  // The busiest link; among equally busy ones the first node's, innermost dim, + (out) first.
+  Busiest Find(double bytes) const {
+    Busiest busiest;
+    int64_t busiest_key = -1;
+    for (const auto& [key, messages] : load_) {
+      const int64_t d = (key / 2) % static_cast<int64_t>(dims_.size());
+      const double seconds = messages * bytes / topology_.levels()[dims_[d].level].bandwidth;
+      if (seconds > busiest.seconds || (seconds == busiest.seconds && key < busiest_key)) {
+        busiest = Busiest{seconds, messages, d, static_cast<int>(key % 2)};
+        busiest_key = key;
+      }
+    }
+    return busiest;
+  }
+
+ private:
+  // `steps` hops along torus dim d from `position` (left unchanged), `direction` +1 or -1.
+  void Walk(std::vector<int64_t> position, size_t d, int direction, int64_t steps, double weight) {
+    for (int64_t s = 0; s < steps; ++s) {
+      Add(position, d, direction > 0 ? 0 : 1, weight);
+      position[d] = (position[d] + direction + dims_[d].extent) % dims_[d].extent;
+    }
+  }
+
+  // The node of dim d's level at `position` (its coordinates on that level and above).
+  void Add(const std::vector<int64_t>& position, size_t d, int direction, double weight) {
+    int64_t node = 0;
+    for (size_t e = 0; e < dims_.size(); ++e)
+      if (dims_[e].level >= dims_[d].level) node += position[e] * radix_[e];
+    load_[(node * static_cast<int64_t>(dims_.size()) + static_cast<int64_t>(d)) * 2 + direction] += weight;
+  }
+
+  const Topology& topology_;
+  const std::vector<PhysicalDim>& dims_;
+  std::vector<int64_t> radix_;
+  std::unordered_map<int64_t, double> load_;
+};
+
+}  // namespace
+
+CollectiveEstimate EstimatePermutePairs(const std::vector<SourceTargetPair>& pairs, double bytes, const Topology& topology,
+                                        const ChipSpec& chip) {
+  CollectiveEstimate estimate;
   const auto& dims = topology.dims();
+  LinkLoads loads(topology);
   std::vector<int64_t> longest(dims.size(), 0);
   double latency = 0;
-  for (const SourceTargetPair& pair : permute.source_target_pairs()) {
+  bool moves = false;
+  for (const SourceTargetPair& pair : pairs) {
     if (pair.source == pair.target || pair.source >= topology.num_partitions() || pair.target >= topology.num_partitions()) continue;
-    const int64_t* from = topology.Coordinates(pair.source);
-    const int64_t* to = topology.Coordinates(pair.target);
+    moves = true;
+    const std::vector<int64_t> hops = loads.Route(topology.Coordinates(pair.source), topology.Coordinates(pair.target));
     double route_latency = 0;
     for (size_t d = 0; d < dims.size(); ++d) {
-      int64_t distance = std::abs(from[d] - to[d]);
-      if (dims[d].torus && dims[d].wraps) distance = std::min(distance, dims[d].extent - distance);
-      if (!dims[d].torus) distance = distance > 0 ? 1 : 0;
-      longest[d] = std::max(longest[d], distance);
-      route_latency += static_cast<double>(distance) * topology.levels()[dims[d].level].latency_s;
+      longest[d] = std::max(longest[d], hops[d]);
+      route_latency += static_cast<double>(hops[d]) * topology.levels()[dims[d].level].latency_s;
     }
     latency = std::max(latency, route_latency);
   }
-  const double bytes = OperandBytes(permute);
-  double seconds = 0;
+  estimate.bytes = pairs.empty() ? 0 : bytes;
+  if (!moves) {
+    estimate.algorithm = "none";
+    estimate.links = "(none)";
+    return estimate;
+  }
+  const LinkLoads::Busiest busiest = loads.Find(bytes);
   std::string links;
   for (size_t d = 0; d < dims.size(); ++d) {
     if (longest[d] == 0) continue;
-    seconds = std::max(seconds, bytes * static_cast<double>(longest[d]) / topology.LinkBandwidth(static_cast<int64_t>(d)));
-    links += (links.empty() ? "" : " + ") + StrCat(dims[d].name, ":", longest[d], dims[d].torus ? " hops" : " switch");
+    links += (links.empty() ? "" : " + ") + (dims[d].torus ? StrCat(dims[d].name, ":", Plural(longest[d], "hop", "hops"))
+                                                             : StrCat(dims[d].name, ":switch"));
   }
-  estimate.group_size = links.empty() ? 1 : 2;
-  estimate.algorithm = links.empty() ? "none" : "point-to-point";
-  estimate.links = links.empty() ? "(none)" : links;
-  estimate.bandwidth_s = seconds / chip.CollectiveEfficiency("collective-permute");
-  estimate.latency_s = links.empty() ? 0 : latency;
+  if (busiest.dim >= 0) {
+    const PhysicalDim& dim = dims[busiest.dim];
+    links += StrCat("; busiest ", dim.name, dim.torus ? (busiest.direction == 0 ? "+ link " : "- link ")
+                                                        : (busiest.direction == 0 ? " port out " : " port in "),
+                    Plural(busiest.messages, "message", "messages"));
+  }
+  estimate.group_size = 2;
+  estimate.algorithm = "point-to-point";
+  estimate.links = links;
+  estimate.bandwidth_s = busiest.seconds / chip.CollectiveEfficiency("collective-permute");
+  estimate.latency_s = latency;
   estimate.time_s = estimate.bandwidth_s + estimate.latency_s;
   return estimate;
 }
 
-}  // namespace
-
-CollectiveEstimate EstimateCollective(const Instruction& collective, const Topology& topology, const ChipSpec& chip) {
-  GSPMD_CHECK(IsCollective(collective.opcode()), "not a collective: %", collective.name());
+CollectiveEstimate EstimateGroupCollective(Opcode opcode, const std::vector<std::vector<int64_t>>& groups,
+                                           double result_bytes, double operand_bytes, const Topology& topology,
+                                           const ChipSpec& chip) {
+  GSPMD_CHECK(IsCollective(opcode) && opcode != Opcode::kCollectivePermute, "not a collective over groups: ",
+              OpcodeName(opcode));
   CollectiveEstimate estimate;
-  estimate.bytes = CollectiveBytesPerDevice(collective, topology.num_partitions());
-  if (collective.opcode() == Opcode::kCollectivePermute) return EstimatePermute(collective, topology, chip, estimate);
-
-  const std::string kind(OpcodeName(collective.opcode()));
-  const double result_bytes = static_cast<double>(collective.shape().byte_size());
-  const double operand_bytes = OperandBytes(collective);
+  double n = 1;
+  for (const std::vector<int64_t>& group : groups) n = std::max(n, static_cast<double>(group.size()));
+  switch (opcode) {  // gspmd report's ring model
+    case Opcode::kAllReduce: estimate.bytes = 2 * (n - 1) / n * operand_bytes; break;
+    case Opcode::kAllGather:
+    case Opcode::kAllToAll: estimate.bytes = (n - 1) / n * result_bytes; break;
+    default: estimate.bytes = (n - 1) / n * operand_bytes; break;
+  }
+  const std::string kind(OpcodeName(opcode));
   double worst = -1;
   std::map<std::string, bool> seen;
-  for (const std::vector<int64_t>& group : collective.replica_groups().Groups(topology.num_partitions())) {
+  for (const std::vector<int64_t>& group : groups) {
     const GroupLayout layout = LayOut(group, topology);
     if (!seen.emplace(layout.Signature(), true).second) continue;
     CollectiveEstimate candidate = estimate;
@@ -223,11 +343,11 @@ CollectiveEstimate EstimateCollective(const Instruction& collective, const Topol
     const std::vector<LevelUse> levels = Levels(layout, topology);
     if (levels.empty()) {
       candidate.algorithm = "none";
-    } else if (collective.opcode() == Opcode::kAllToAll) {
+    } else if (opcode == Opcode::kAllToAll) {
       candidate.algorithm = "bisection";
       candidate.bandwidth_s = AllToAllSeconds(result_bytes, layout, levels, topology) / chip.CollectiveEfficiency(kind);
       candidate.latency_s = DiameterLatency(layout, topology) + static_cast<double>(layout.size - 1) * chip.all_to_all_message_s;
-    } else if (collective.opcode() == Opcode::kCollectiveBroadcast) {
+    } else if (opcode == Opcode::kCollectiveBroadcast) {
       double slowest = 0;
       for (const LevelUse& level : levels) slowest = std::max(slowest, operand_bytes / level.bandwidth);
       candidate.algorithm = "pipelined ring";
@@ -235,11 +355,11 @@ CollectiveEstimate EstimateCollective(const Instruction& collective, const Topol
       candidate.latency_s = RingLatency(layout, topology);
     } else {
       std::string order;
-      const bool gathers = collective.opcode() == Opcode::kAllGather;
+      const bool gathers = opcode == Opcode::kAllGather;
       const double bytes = gathers ? result_bytes : operand_bytes;
       double seconds = GatherSeconds(bytes, layout, levels, &order, topology);
       double latency = RingLatency(layout, topology);
-      if (collective.opcode() == Opcode::kAllReduce) {
+      if (opcode == Opcode::kAllReduce) {
         seconds *= 2;  // reduce-scatter, then all-gather
         latency *= 2;
       }
@@ -254,6 +374,18 @@ CollectiveEstimate EstimateCollective(const Instruction& collective, const Topol
     }
   }
   if (worst < 0) estimate.algorithm = "none";
+  return estimate;
+}
+
+CollectiveEstimate EstimateCollective(const Instruction& collective, const Topology& topology, const ChipSpec& chip) {
+  GSPMD_CHECK(IsCollective(collective.opcode()), "not a collective: %", collective.name());
+  CollectiveEstimate estimate =
+      collective.opcode() == Opcode::kCollectivePermute
+          ? EstimatePermutePairs(collective.source_target_pairs(), OperandBytes(collective), topology, chip)
+          : EstimateGroupCollective(collective.opcode(), collective.replica_groups().Groups(topology.num_partitions()),
+                                    static_cast<double>(collective.shape().byte_size()), OperandBytes(collective),
+                                    topology, chip);
+  estimate.bytes = CollectiveBytesPerDevice(collective, topology.num_partitions());
   return estimate;
 }
 

@@ -75,7 +75,19 @@ KernelPlan PlanKernels(const Computation& computation) {
         else grouping.NewGroup(instruction, true);
         break;
       }
-      case OpClass::kReduce: case OpClass::kMatrix: case OpClass::kInPlace:
+      case OpClass::kMatrix: {
+        // A dot written only into a slice of a buffer (a windowed einsum's result) writes it
+        // there in place: one kernel with the dynamic-update-slice.
+        const Instruction* user = instruction->users().size() == 1 ? instruction->users()[0] : nullptr;
+        if (user != nullptr && user->opcode() == Opcode::kDynamicUpdateSlice && user->operand(1) == instruction &&
+            instruction != computation.root() && grouping.GroupOf(user) >= 0) {
+          grouping.group[instruction] = grouping.GroupOf(user);
+          break;
+        }
+        grouping.NewGroup(instruction, true);
+        break;
+      }
+      case OpClass::kReduce: case OpClass::kInPlace:
         grouping.NewGroup(instruction, true);
         break;
       case OpClass::kOpaque:

@@ -10,7 +10,9 @@
 //   - reshape and bitcast (kView) are the same bytes under other dims (row-major layouts):
 //     no kernel, and fusion and reads look through them;
 //   - reduce / reduce-window and dot / convolution end a kernel: producers fuse in, their result
-//     is stored;
+//     is stored; except that a dot whose one use is the update of a dynamic-update-slice
+//     joins that kernel and writes its result into the buffer in place (a windowed einsum's
+//     partial result);
 //   - collectives, control flow and the other ops (gather, scatter, sort, custom-call) are
 //     kernels of their own; parameters, tuples and get-tuple-element cost nothing.
 // A kernel reads each value from outside it once (a slice or dynamic-slice reads only its

@@ -5,6 +5,8 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <unordered_map>
+#include <vector>
 
 #include "analysis/comm_report.h"
 #include "runtime/spmd/like_module.h"
@@ -53,6 +55,141 @@ const Instruction* BufferOwner(const Instruction* value) {
   }
 }
 
+// Tuple elements of a while loop's state that its body passes through unchanged (the root's
+// element i is the body parameter's element i): XLA keeps them in the operand's buffer.
+std::vector<bool> PassThroughElements(const Instruction& loop) {
+  const Computation* body = loop.while_body();
+  std::vector<bool> through;
+  if (body == nullptr || !loop.shape().IsTuple()) return through;
+  through.assign(loop.shape().tuple_size(), false);
+  const Instruction* root = body->root();
+  if (root == nullptr || root->opcode() != Opcode::kTuple || body->num_parameters() != 1) return through;
+  for (int64_t i = 0; i < root->operand_count() && i < static_cast<int64_t>(through.size()); ++i) {
+    const Instruction* element = root->operand(i);
+    through[i] = element->opcode() == Opcode::kGetTupleElement && element->tuple_index == i &&
+                 element->operand(0) == body->parameter(0);
+  }
+  return through;
+}
+
+// Bytes of the state elements a loop passes through.
+int64_t PassThroughBytes(const Instruction& loop) {
+  const std::vector<bool> through = PassThroughElements(loop);
+  int64_t bytes = 0;
+  for (size_t i = 0; i < through.size(); ++i)
+    if (through[i]) bytes += loop.shape().tuple_shape(static_cast<int64_t>(i)).byte_size();
+  return bytes;
+}
+
+// A dynamic-update-slice that XLA runs in place: its buffer (operand 0) dies there.
+bool UpdatesInPlace(const Instruction& instruction, const std::vector<size_t>& last_use,
+                    const std::unordered_map<const Instruction*, size_t>& position) {
+  if (instruction.opcode() != Opcode::kDynamicUpdateSlice) return false;
+  auto it = position.find(BufferOwner(instruction.operand(0)));
+  auto self = position.find(&instruction);
+  if (it == position.end() || self == position.end()) return true;  // the caller's buffer (a parameter)
+  return last_use[it->second] <= self->second;
+}
+
+// A dot whose one use is a dynamic-update-slice's update: written into the buffer in place
+// (kernel_plan.h fuses the two).
+bool WrittenIntoSlice(const Instruction& instruction) {
+  if (instruction.opcode() != Opcode::kDot || instruction.users().size() != 1) return false;
+  const Instruction* user = instruction.users()[0];
+  return user->opcode() == Opcode::kDynamicUpdateSlice && user->operand(1) == &instruction;
+}
+
+std::vector<size_t> LastUsesOf(const Computation& computation) {
+  const auto& instructions = computation.instructions();
+  std::unordered_map<const Instruction*, size_t> position;
+  for (size_t i = 0; i < instructions.size(); ++i) position[instructions[i].get()] = i;
+  std::vector<size_t> last_use(instructions.size(), 0);
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    last_use[i] = i;
+    for (const Instruction* user : instructions[i]->users()) last_use[i] = std::max(last_use[i], position.at(user));
+    if (instructions[i].get() == computation.root()) last_use[i] = instructions.size();
+  }
+  return last_use;
+}
+
+// The peak of a called computation as XLA allocates loops (on top of the caller's live
+// values): its parameters, tuples and get-tuple-elements alias; a while loop's state takes
+// no new buffer for the elements its body passes through; a dynamic-update-slice whose buffer
+// dies there updates it in place, and a dot written only into such a slice takes no buffer.
+int64_t CalleePeak(const Computation& computation, std::unordered_map<const Computation*, int64_t>& memo) {
+  if (auto it = memo.find(&computation); it != memo.end()) return it->second;
+  memo[&computation] = 0;  // recursion guard
+  const auto& instructions = computation.instructions();
+  std::unordered_map<const Instruction*, size_t> position;
+  for (size_t i = 0; i < instructions.size(); ++i) position[instructions[i].get()] = i;
+  const std::vector<size_t> last_use = LastUsesOf(computation);
+  std::vector<int64_t> own(instructions.size(), 0);
+  std::vector<std::vector<size_t>> frees_after(instructions.size() + 1);
+  int64_t live = 0, peak = 0;
+  for (size_t i = 0; i < instructions.size(); ++i) {
+    const Instruction& instruction = *instructions[i];
+    frees_after[last_use[i]].push_back(i);
+    int64_t callee = 0;
+    for (const Computation* called : instruction.called_computations()) callee = std::max(callee, CalleePeak(*called, memo));
+    switch (instruction.opcode()) {
+      case Opcode::kParameter: case Opcode::kTuple: case Opcode::kGetTupleElement: case Opcode::kBitcast:
+      case Opcode::kOptimizationBarrier:
+        break;
+      case Opcode::kWhile:
+        own[i] = instruction.shape().byte_size() - PassThroughBytes(instruction);
+        break;
+      default:
+        if (UpdatesInPlace(instruction, last_use, position) || WrittenIntoSlice(instruction)) break;
+        own[i] = instruction.shape().byte_size();
+        break;
+    }
+    live += own[i];
+    peak = std::max(peak, live + callee);
+    for (size_t freed : frees_after[i]) live -= own[freed];
+  }
+  memo[&computation] = peak;
+  return peak;
+}
+
+// Applies XLA's in-place loops and updates to the entry's live ranges (CalleePeak): a while
+// loop's passed-through state stays in its operand's buffer, which then lives as long as the
+// loop's result; a dynamic-update-slice whose buffer dies there writes into it, which then
+// lives as long as the update's result; a dot written only into such a slice takes no buffer;
+// called computations add CalleePeak.
+void ApplyInPlaceLoops(EntryLiveRanges& ranges) {
+  std::unordered_map<const Instruction*, size_t> position;
+  for (size_t i = 0; i < ranges.values.size(); ++i) position[ranges.values[i].value] = i;
+  std::vector<size_t> last_use(ranges.values.size());
+  for (size_t i = 0; i < ranges.values.size(); ++i) last_use[i] = ranges.values[i].end;
+  std::unordered_map<const Computation*, int64_t> memo;
+  auto extend = [&](const Instruction* value, size_t end) {
+    auto it = position.find(BufferOwner(value));
+    if (it != position.end()) ranges.values[it->second].end = std::max(ranges.values[it->second].end, end);
+  };
+  for (size_t i = 0; i < ranges.values.size(); ++i) {
+    LiveRange& range = ranges.values[i];
+    const Instruction& instruction = *range.value;
+    int64_t callee = 0;
+    for (const Computation* called : instruction.called_computations()) callee = std::max(callee, CalleePeak(*called, memo));
+    range.callee_peak = callee;
+    if (instruction.opcode() == Opcode::kWhile && instruction.operand_count() == 1) {
+      const std::vector<bool> through = PassThroughElements(instruction);
+      const Instruction* init = instruction.operand(0);
+      if (init->opcode() != Opcode::kTuple) continue;
+      for (size_t e = 0; e < through.size() && static_cast<int64_t>(e) < init->operand_count(); ++e) {
+        if (!through[e]) continue;
+        range.bytes -= instruction.shape().tuple_shape(static_cast<int64_t>(e)).byte_size();
+        extend(init->operand(static_cast<int64_t>(e)), range.end);
+      }
+    } else if (UpdatesInPlace(instruction, last_use, position)) {
+      range.bytes = 0;
+      extend(instruction.operand(0), range.end);
+    } else if (WrittenIntoSlice(instruction)) {
+      range.bytes = 0;
+    }
+  }
+}
+
 }  // namespace
 
 MemoryEstimate EstimateMemory(const Module& per_device, int64_t capacity_bytes, const MemoryOptions& options) {
@@ -93,6 +230,7 @@ MemoryEstimate EstimateMemory(const Module& per_device, int64_t capacity_bytes, 
 
   estimate.live_range_peak_bytes = PeakLiveBytes(per_device);
   EntryLiveRanges ranges = LiveRangesOfEntry(per_device);
+  ApplyInPlaceLoops(ranges);
   for (LiveRange& range : ranges.values)
     if (in_place.count(range.value)) range.bytes = 0;
 

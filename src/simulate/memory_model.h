@@ -3,7 +3,10 @@
 //
 // The peak is `gspmd report`'s live-range peak (entry parameters live throughout, values from
 // definition to last use, called computations add their own peak), except that an output
-// which aliases an input is written into that input's buffer and takes no bytes of its own.
+// which aliases an input is written into that input's buffer and takes no bytes of its own,
+// and that loops and updates run in place as in XLA: a while loop's state takes no new buffer
+// for the elements its body passes through unchanged, a dynamic-update-slice whose buffer
+// dies there writes into it, and a dot written only into such a slice takes no buffer.
 // Aliases come from the module's gspmd.carry attribute ("OUT:IN,..." : root tuple element
 // OUT becomes parameter IN on the next step, as `gspmd model` writes) or its
 // input_output_alias attribute. Roles come from each entry parameter's gspmd.role frontend

@@ -53,7 +53,8 @@ std::string FormatSimulationReport(const SimulationReport& r, int64_t top_entrie
   out += "step time:     " + FormatSeconds(r.step_time_s) + " with compute/communication overlap, " +
          FormatSeconds(r.step_time_no_overlap_s) + " without\n";
   out += "  compute      " + FormatSeconds(r.compute_s) + " in " + Number(r.kernels) + " kernels\n";
-  out += "  collectives  " + FormatSeconds(r.comm_s) + "\n";
+  out += "  collectives  " + FormatSeconds(r.comm_s) + ", of which " + FormatSeconds(r.exposed_comm_s) +
+         " exposed (no kernel running; step = compute + exposed)\n";
   out += "utilization:   MFU " + FormatPercent(r.mfu) + " (" + Number(r.model_flops) +
          " model FLOPs per device over the step at the " + r.peak_compute_type + " peak of " + Number(r.peak_flops_per_s) +
          " FLOP/s); with recomputation " + FormatPercent(r.hfu) + "\n";
@@ -76,11 +77,14 @@ std::string FormatSimulationReport(const SimulationReport& r, int64_t top_entrie
          ", activations " + FormatBytes(m.activation_bytes) + " (roles from " + m.roles_from + "; " +
          std::to_string(m.aliased_outputs) + " outputs written in place)\n";
 
-  out += "\ncommunication by kind:\n";
+  out += "\ncommunication by kind (time, and of it exposed: while no kernel ran):\n";
   if (r.comm_by_kind.empty()) out += "  (none)\n";
   for (const auto& [kind, totals] : r.comm_by_kind)
     out += "  " + Pad(kind, 22) + "count " + Pad(Number(totals.count), 8) + "bytes " + Pad(FormatBytes(totals.bytes), 11) +
-           "time " + FormatSeconds(totals.time_s) + "\n";
+           "time " + Pad(FormatSeconds(totals.time_s), 11) + "exposed " + FormatSeconds(totals.exposed_s) + "\n";
+  if (!r.comm_by_kind.empty())
+    out += "  " + Pad("total", 22) + Pad("", 14) + Pad("", 17) + "time " + Pad(FormatSeconds(r.comm_s), 11) + "exposed " +
+           FormatSeconds(r.exposed_comm_s) + "\n";
 
   if (!r.collectives.empty()) {
     std::vector<const CollectiveLine*> lines;
@@ -89,12 +93,13 @@ std::string FormatSimulationReport(const SimulationReport& r, int64_t top_entrie
       return a->estimate.time_s * a->executions > b->estimate.time_s * b->executions;
     });
     out += StrCat("\ncollectives (", std::min<int64_t>(top_entries, lines.size()), " of ", lines.size(),
-                  ", by time per step; per execution: bytes sent, algorithm, links, time):\n");
+                  ", by time per step; per execution: bytes sent, algorithm, links, time, exposed):\n");
     for (size_t i = 0; i < lines.size() && static_cast<int64_t>(i) < top_entries; ++i) {
       const CollectiveLine& line = *lines[i];
       out += "  %" + Pad(line.name, 20) + " " + Pad(line.kind, 19) + " x" + Pad(Number(line.executions), 6) +
              Pad(FormatBytes(line.estimate.bytes), 10) + " " + line.estimate.algorithm + ", " + line.estimate.links +
-             ", " + FormatSeconds(line.estimate.time_s) + (line.axes.empty() ? "" : ", over " + line.axes) + "\n";
+             ", " + FormatSeconds(line.estimate.time_s) + " (" + FormatSeconds(line.exposed_s) + " exposed)" +
+             (line.axes.empty() ? "" : ", over " + line.axes) + "\n";
     }
   }
 
@@ -120,6 +125,7 @@ nlohmann::json SimulationReportToJson(const SimulationReport& r) {
   json["step_time_no_overlap_s"] = r.step_time_no_overlap_s;
   json["compute_time_s"] = r.compute_s;
   json["comm_time_s"] = r.comm_s;
+  json["exposed_comm_time_s"] = r.exposed_comm_s;
   json["mfu"] = r.mfu;
   json["hfu"] = r.hfu;
   json["peak_flops_per_s"] = r.peak_flops_per_s;
@@ -136,16 +142,21 @@ nlohmann::json SimulationReportToJson(const SimulationReport& r) {
 
   // `gspmd report`'s figures, as it prints them.
   json["comm_bytes_per_device"] = r.comm.comm_bytes_per_device;
-  nlohmann::json counts = nlohmann::json::object(), bytes = nlohmann::json::object(), times = nlohmann::json::object();
+  nlohmann::json counts = nlohmann::json::object(), bytes = nlohmann::json::object(), times = nlohmann::json::object(),
+                 exposed = nlohmann::json::object();
   for (const auto& [kind, stats] : r.comm.by_kind) {
     counts[kind] = stats.count;
     bytes[kind] = stats.bytes;
   }
-  for (const auto& [kind, totals] : r.comm_by_kind) times[kind] = totals.time_s;
+  for (const auto& [kind, totals] : r.comm_by_kind) {
+    times[kind] = totals.time_s;
+    exposed[kind] = totals.exposed_s;
+  }
   if (!r.mesh.empty()) json["mesh"] = r.mesh;
   json["collectives"] = counts;
   json["comm_bytes_by_kind"] = bytes;
   json["comm_time_by_kind"] = times;
+  json["exposed_comm_time_by_kind"] = exposed;
   nlohmann::json ops = nlohmann::json::array();
   for (const CollectiveLine& line : r.collectives) {
     nlohmann::json op;
@@ -160,6 +171,7 @@ nlohmann::json SimulationReportToJson(const SimulationReport& r) {
     op["bandwidth_time_s"] = line.estimate.bandwidth_s;
     op["latency_time_s"] = line.estimate.latency_s;
     op["time_s"] = line.estimate.time_s;
+    op["exposed_time_s"] = line.exposed_s;
     if (!line.axes.empty()) op["axes"] = line.axes;
     ops.push_back(op);
   }

@@ -205,7 +205,8 @@ class Simulator {
     entry.kernels += multiplier;
   }
 
-  void AccountCollective(const Instruction& collective, const CollectiveEstimate& estimate, double multiplier) {
+  // Returns the index of its line in report_.collectives.
+  size_t AccountCollective(const Instruction& collective, const CollectiveEstimate& estimate, double multiplier) {
     CollectiveLine line;
     line.name = collective.name();
     line.kind = std::string(OpcodeName(collective.opcode()));
@@ -226,6 +227,17 @@ class Simulator {
     entry.comm_s += estimate.time_s * multiplier;
     entry.comm_bytes += estimate.bytes * multiplier;
     entry.collectives += multiplier;
+    return report_.collectives.size() - 1;
+  }
+
+  // The time of [start, finish) that no interval of `busy` (sorted, disjoint) covers.
+  static double Uncovered(double start, double finish, const std::vector<std::pair<double, double>>& busy) {
+    double covered = 0;
+    auto it = std::upper_bound(busy.begin(), busy.end(), std::make_pair(start, start));
+    if (it != busy.begin()) --it;
+    for (; it != busy.end() && it->first < finish; ++it)
+      covered += std::max(0.0, std::min(finish, it->second) - std::max(start, it->first));
+    return std::max(0.0, finish - start - covered);
   }
 
   // The time of one run of a control-flow instruction's computations (each `multiplier`
@@ -264,14 +276,21 @@ class Simulator {
       return time;
     };
     double compute_free = 0, comm_free = 0, end = 0;
+    std::vector<std::pair<double, double>> kernels_busy;  // compute stream, in time order
+    struct Running {
+      size_t line;
+      double start, finish;
+    };
+    std::vector<Running> collectives;
     for (const auto& owned : computation.instructions()) {
       const Instruction& instruction = *owned;
       switch (ClassifyOp(instruction)) {
         case OpClass::kCollective: {
           const CollectiveEstimate& estimate = EstimateOf(instruction);
-          AccountCollective(instruction, estimate, multiplier);
+          const size_t line = AccountCollective(instruction, estimate, multiplier);
           const double start = std::max(comm_free, operands_ready(instruction));
           comm_free = start + estimate.time_s;
+          collectives.push_back({line, start, comm_free});
           ready[&instruction] = comm_free;
           break;
         }
@@ -297,11 +316,20 @@ class Simulator {
           const double seconds = KernelSeconds(kernel, multiplier);
           AccountKernel(kernel, seconds, multiplier);
           compute_free = start + seconds;
+          if (seconds > 0) kernels_busy.emplace_back(start, compute_free);
           for (const Instruction* member : kernel.members) ready[member] = compute_free;
           break;
         }
       }
       end = std::max({end, compute_free, comm_free});
+    }
+    // Control flow holds both streams, so no collective here overlaps it.
+    for (const Running& running : collectives) {
+      const double exposed = Uncovered(running.start, running.finish, kernels_busy);
+      CollectiveLine& line = report_.collectives[running.line];
+      line.exposed_s = exposed;
+      report_.comm_by_kind[line.kind].exposed_s += exposed * multiplier;
+      report_.exposed_comm_s += exposed * multiplier;
     }
     return end;
   }

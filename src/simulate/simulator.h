@@ -10,7 +10,9 @@
 // Collectives cost what collective_model.h says. Without overlap the step is the sum of both;
 // with overlap kernels and collectives run on two in-order streams, each starting when its
 // stream is free and its operands are ready (control flow waits for both and runs its
-// computations the same way; loop bodies count trip-count times).
+// computations the same way; loop bodies count trip-count times, so a windowed einsum's
+// permute overlaps the partial dot of its own trip and each trip pays its latency). The part
+// of each collective during which no kernel runs is its exposed time.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +50,7 @@ struct CollectiveLine {
   std::string source;   // its breakdown key
   double executions = 1;
   CollectiveEstimate estimate;
+  double exposed_s = 0;  // of estimate.time_s, per execution: not overlapped by compute
   std::string axes;     // the named mesh axes its groups run over ("'model'"), "" unknown
 };
 
@@ -55,6 +58,7 @@ struct KindTotals {
   double count = 0;
   double bytes = 0;
   double time_s = 0;
+  double exposed_s = 0;  // of time_s: while no kernel ran (the overlap schedule)
 };
 
 struct BreakdownEntry {
@@ -92,6 +96,7 @@ struct SimulationReport {
 
   double compute_s = 0;  // sum of kernel times, rematerialization included
   double comm_s = 0;     // sum of collective times
+  double exposed_comm_s = 0;  // of comm_s: while no kernel ran; step_time_s = compute_s + exposed_comm_s
   double step_time_no_overlap_s = 0;
   double step_time_s = 0;  // with overlap
 

@@ -133,9 +133,10 @@ TEST(KernelPlanTest, ProducersFuseIntoDotsAndSlicesReadOnlyTheirResult) {
   %c = bf16[16,256]{1,0} convert(%s)
   %wc = bf16[256,32]{1,0} convert(%w)
   %d = f32[16,32]{1,0} dot(%c, %wc), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %n = f32[16,32]{1,0} negate(%d)
   %u = f32[64,32]{1,0} parameter(2)
   %i = s32[] parameter(3)
-  ROOT %dus = f32[64,32]{1,0} dynamic-update-slice(%u, %d, %i, %i)
+  ROOT %dus = f32[64,32]{1,0} dynamic-update-slice(%u, %n, %i, %i)
 )");
   const KernelPlan plan = PlanKernels(*module->entry());
   ASSERT_EQ(plan.kernels.size(), 2u);
@@ -146,8 +147,29 @@ TEST(KernelPlanTest, ProducersFuseIntoDotsAndSlicesReadOnlyTheirResult) {
   EXPECT_EQ(dot.bytes_written, 16 * 32 * 4);
   EXPECT_EQ(dot.counts.matrix_flops, 2.0 * 16 * 32 * 256);
   const Kernel& update = plan.kernels[1];
-  EXPECT_EQ(update.bytes_read, 16 * 32 * 4 + 4);  // the update and the index, not the buffer
+  EXPECT_EQ(update.members.size(), 2u);           // the negate fuses into the update
+  EXPECT_EQ(update.bytes_read, 16 * 32 * 4 + 4);  // the dot's result and the index, not the buffer
   EXPECT_EQ(update.bytes_written, 16 * 32 * 4);
+}
+
+// A dot written only into a slice of a buffer (a windowed einsum's trip) writes it there: one
+// kernel that reads the dot's operands and writes the update.
+TEST(KernelPlanTest, ADotWrittenIntoASliceIsOneKernelWithTheUpdate) {
+  auto module = Parse(R"(  %x = f32[16,256]{1,0} parameter(0)
+  %w = f32[256,32]{1,0} parameter(1)
+  %d = f32[16,32]{1,0} dot(%x, %w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %u = f32[64,32]{1,0} parameter(2)
+  %i = s32[] parameter(3)
+  ROOT %dus = f32[64,32]{1,0} dynamic-update-slice(%u, %d, %i, %i)
+)");
+  const KernelPlan plan = PlanKernels(*module->entry());
+  ASSERT_EQ(plan.kernels.size(), 1u);
+  const Kernel& kernel = plan.kernels[0];
+  EXPECT_EQ(kernel.root->name(), "dus");
+  EXPECT_EQ(kernel.members.size(), 2u);
+  EXPECT_EQ(kernel.bytes_read, 16 * 256 * 4 + 256 * 32 * 4 + 4);  // x, w, the index; not the buffer
+  EXPECT_EQ(kernel.bytes_written, 16 * 32 * 4);                   // the update, in place
+  EXPECT_EQ(kernel.counts.matrix_flops, 2.0 * 16 * 32 * 256);
 }
 
 TEST(KernelPlanTest, ReshapesAreViewsThatFusionLooksThrough) {

@@ -44,8 +44,13 @@ TEST_F(SimulateCliTest, ByteCountsEqualTheCommunicationReport) {
       ASSERT_EQ(simulate.exit_code, 0) << simulate.err;
       const nlohmann::json expected = nlohmann::json::parse(report.out);
       const nlohmann::json actual = nlohmann::json::parse(simulate.out);
-      for (const char* key : {"comm_bytes_per_device", "collectives", "comm_bytes_by_kind", "peak_bytes_per_device"})
+      for (const char* key : {"comm_bytes_per_device", "collectives", "comm_bytes_by_kind"})
         EXPECT_EQ(actual[key], expected[key]) << name << " " << file << " " << key;
+      // The live-range peak is report's; the simulator's own peak runs loops and updates in
+      // place, as XLA does, so it may only be lower.
+      EXPECT_EQ(actual["memory"]["live_range_peak_bytes"], expected["peak_bytes_per_device"]) << name << " " << file;
+      EXPECT_LE(actual["peak_bytes_per_device"].get<double>(), expected["peak_bytes_per_device"].get<double>())
+          << name << " " << file;
     }
   }
 }

@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "simulate/chip_spec.h"
 #include "simulate/collective_model.h"
@@ -135,20 +136,116 @@ TEST(CollectiveModelTest, AllToAllIsBoundByTheBisection) {
   EXPECT_DOUBLE_EQ(Estimate(*small, gpus, a100).bandwidth_s, w * 0.5 / 25e9 / a100.CollectiveEfficiency("all-to-all"));
 }
 
-TEST(CollectiveModelTest, PermuteCostsItsLongestRouteAndNothingWhenPairsStay) {
+TEST(CollectiveModelTest, PermuteCostsItsBusiestLinkAndNothingWhenPairsStay) {
   const ChipSpec v3 = LoadChipSpec("tpu-v3");
   const Topology t = Topology::Build(v3, 8);  // 2x2 chips
   auto shift = Collective(8, "f32[1024]{0} collective-permute(%p), source_target_pairs={{0,2},{2,0},{1,3},{3,1}}", "f32[1024]{0}");
   const CollectiveEstimate estimate = Estimate(*shift, t, v3);
   EXPECT_DOUBLE_EQ(estimate.bandwidth_s, 4096 / 0.5e11 / 0.83);
   EXPECT_DOUBLE_EQ(estimate.latency_s, 1e-6);
-  EXPECT_EQ(estimate.links, "x:1 hops");
+  // Both cores of chip (0, 0) send over its one x+ link: 2 messages at the link's 1e11.
+  EXPECT_EQ(estimate.links, "x:1 hop; busiest x+ link 2 messages");
   auto none = Collective(8, "f32[1024]{0} collective-permute(%p), source_target_pairs={{0,0}}", "f32[1024]{0}");
   EXPECT_EQ(Estimate(*none, t, v3).time_s, 0);
   auto alone = Collective(8, "f32[1024]{0} all-reduce(%p), replica_groups={{0},{1},{2},{3},{4},{5},{6},{7}}, to_apply=%add",
                           "f32[1024]{0}");
   EXPECT_EQ(Estimate(*alone, t, v3).time_s, 0);
   EXPECT_EQ(Estimate(*alone, t, v3).algorithm, "none");
+}
+
+// A permute of one f32[1024] per device over partitions 0..n-1, each source sending to the
+// next of `ring` (ring[i] -> ring[i + 1], the last to the first).
+std::unique_ptr<Module> RingPermute(int64_t partitions, const std::vector<int64_t>& ring) {
+  std::string pairs;
+  for (size_t i = 0; i < ring.size(); ++i)
+    pairs += StrCat(i == 0 ? "" : ",", "{", ring[i], ",", ring[(i + 1) % ring.size()], "}");
+  return Collective(partitions, "f32[1024]{0} collective-permute(%p), source_target_pairs={" + pairs + "}", "f32[1024]{0}");
+}
+
+// The three rings of issue 26, on chips in a line along x (placement x first, one core each):
+// each directed link carries one message in all three, so each costs one window over one link;
+// only the latency (the longest route) differs.
+TEST(CollectiveModelTest, PermuteRingsLoadEachLinkDirectionOnce) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const double bytes = 4096, link = 1e11, efficiency = 0.83, hop = 1e-6;
+
+  // A ring shifted by one on a wrapped dim: 32 chips along x (a whole pod axis wraps).
+  const Topology wrapped = Topology::Build(v3, 32, "32x1", "x,y,core");
+  ASSERT_TRUE(wrapped.dims()[1].wraps);
+  std::vector<int64_t> order(32);
+  for (int64_t i = 0; i < 32; ++i) order[i] = i;
+  const CollectiveEstimate shift = Estimate(*RingPermute(32, order), wrapped, v3);
+  EXPECT_DOUBLE_EQ(shift.bandwidth_s, bytes / link / efficiency);
+  EXPECT_DOUBLE_EQ(shift.latency_s, hop);  // 31 -> 0 goes round the wraparound: one hop
+  EXPECT_EQ(shift.links, "x:1 hop; busiest x+ link 1 message");
+
+  // A folded ring on a line of 8 (no wraparound): every hop spans at most 2 chips, and the
+  // outbound and return halves use opposite directions.
+  const Topology line = Topology::Build(v3, 8, "8x1", "x,y,core");
+  ASSERT_FALSE(line.dims()[1].wraps);
+  const CollectiveEstimate folded = Estimate(*RingPermute(8, {0, 2, 4, 6, 7, 5, 3, 1}), line, v3);
+  EXPECT_DOUBLE_EQ(folded.bandwidth_s, bytes / link / efficiency);
+  EXPECT_DOUBLE_EQ(folded.latency_s, 2 * hop);
+  EXPECT_EQ(folded.links, "x:2 hops; busiest x+ link 1 message");
+
+  // The ring in line order: 7 -> 0 crosses all 7 links, but against the direction the other
+  // messages take, so every direction still carries one message; it only waits 7 hops.
+  const CollectiveEstimate naive = Estimate(*RingPermute(8, {0, 1, 2, 3, 4, 5, 6, 7}), line, v3);
+  EXPECT_DOUBLE_EQ(naive.bandwidth_s, bytes / link / efficiency);
+  EXPECT_DOUBLE_EQ(naive.latency_s, 7 * hop);
+  EXPECT_EQ(naive.links, "x:7 hops; busiest x+ link 1 message");
+}
+
+TEST(CollectiveModelTest, PermuteMessagesSharingALinkAddUp) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const double bytes = 4096, link = 1e11, efficiency = 0.83;
+  const Topology line = Topology::Build(v3, 8, "8x1", "x,y,core");
+  // A shift by two on a line: the link 2 -> 3 carries 1 -> 3 and 2 -> 4.
+  auto shift = Collective(8, "f32[1024]{0} collective-permute(%p), source_target_pairs={{0,2},{1,3},{2,4},{3,5},{4,6},{5,7}}",
+                          "f32[1024]{0}");
+  const CollectiveEstimate two = Estimate(*shift, line, v3);
+  EXPECT_DOUBLE_EQ(two.bandwidth_s, 2 * bytes / link / efficiency);
+  EXPECT_EQ(two.links, "x:2 hops; busiest x+ link 2 messages");
+
+  // Halfway round a wrapped ring of 32, half of each message goes either way: 16 messages
+  // cross each link position, half of each in each direction.
+  const Topology wrapped = Topology::Build(v3, 32, "32x1", "x,y,core");
+  std::string pairs;
+  for (int64_t i = 0; i < 32; ++i) pairs += StrCat(i == 0 ? "" : ",", "{", i, ",", (i + 16) % 32, "}");
+  auto half = Collective(32, "f32[1024]{0} collective-permute(%p), source_target_pairs={" + pairs + "}", "f32[1024]{0}");
+  const CollectiveEstimate opposite = Estimate(*half, wrapped, v3);
+  EXPECT_DOUBLE_EQ(opposite.bandwidth_s, 8 * bytes / link / efficiency);
+  EXPECT_DOUBLE_EQ(opposite.latency_s, 16e-6);
+
+  // Across the two cores of one chip: the core switch's ports (4e11 each way).
+  const Topology chip = Topology::Build(v3, 8);
+  auto cores = Collective(8, "f32[1024]{0} collective-permute(%p), source_target_pairs={{0,1},{1,0}}", "f32[1024]{0}");
+  const CollectiveEstimate on_chip = Estimate(*cores, chip, v3);
+  EXPECT_DOUBLE_EQ(on_chip.bandwidth_s, bytes / 4e11 / efficiency);
+  EXPECT_EQ(on_chip.links, "core:switch; busiest core port out 1 message");
+}
+
+// The entry points over explicit pairs and groups (for the windowed-einsum cost check) give
+// what the instructions give.
+TEST(CollectiveModelTest, PairsAndGroupsEntryPointsMatchTheInstructions) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const Topology t = Topology::Build(v3, 128);
+  auto module = Collective(128, "f32[8,1024]{1,0} all-gather(%p), replica_groups=[16,8]<=[8,8,2]T(0,2,1), dimensions={0}",
+                           "f32[1,1024]{1,0}");
+  const Instruction& gather = *module->entry()->root();
+  const CollectiveEstimate direct = Estimate(*module, t, v3);
+  const CollectiveEstimate grouped = EstimateGroupCollective(
+      Opcode::kAllGather, gather.replica_groups().Groups(128), 8 * 1024 * 4, 1024 * 4, t, v3);
+  EXPECT_DOUBLE_EQ(grouped.time_s, direct.time_s);
+  EXPECT_DOUBLE_EQ(grouped.bytes, direct.bytes);
+  EXPECT_EQ(grouped.links, direct.links);
+
+  auto ring = RingPermute(8, {0, 2, 4, 6, 7, 5, 3, 1});
+  const Topology line = Topology::Build(v3, 8, "8x1", "x,y,core");
+  const CollectiveEstimate paired =
+      EstimatePermutePairs(ring->entry()->root()->source_target_pairs(), 4096, line, v3);
+  EXPECT_DOUBLE_EQ(paired.time_s, Estimate(*ring, line, v3).time_s);
+  EXPECT_EQ(paired.bytes, 4096);
 }
 
 }  // namespace

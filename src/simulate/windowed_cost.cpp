@@ -1,0 +1,112 @@
+// The windowed-einsum cost check (windowed_cost.h).
+#include "simulate/windowed_cost.h"
+
+#include <algorithm>
+
+#include "ir/attributes.h"
+#include "simulate/collective_model.h"
+#include "support/diagnostic.h"
+#include "support/units.h"
+
+namespace gspmd::simulate {
+
+double DotKernelSeconds(double flops, double hbm_bytes, const std::string& element_type, const std::string& precision,
+                        const ChipSpec& chip) {
+  MatrixMode mode{element_type, 1};
+  if (element_type == "f32" || element_type == "f64") {
+    auto it = chip.f32_dot.find(element_type == "f64" ? std::string("HIGHEST") : precision);
+    if (it == chip.f32_dot.end()) it = chip.f32_dot.find("DEFAULT");
+    if (it != chip.f32_dot.end()) mode = it->second;
+  }
+  auto rate = chip.matrix_flops.find(mode.compute_type);
+  if (rate == chip.matrix_flops.end()) rate = chip.matrix_flops.find("bf16");
+  if (rate == chip.matrix_flops.end()) rate = chip.matrix_flops.begin();
+  GSPMD_CHECK(rate != chip.matrix_flops.end(), "chip ", chip.name, " has no matrix rate");
+  const double matrix_s = flops * mode.passes / (rate->second * chip.Efficiency("dot"));
+  const double memory_s = hbm_bytes / (chip.hbm_bandwidth * chip.Efficiency("memory"));
+  return chip.op_overhead_s + std::max(matrix_s, memory_s);
+}
+
+namespace {
+
+// One ring step of every ring: ring[j + 1] -> ring[j], and back when both ways.
+std::vector<SourceTargetPair> RingSteps(const std::vector<std::vector<int64_t>>& rings, bool both_ways) {
+  std::vector<SourceTargetPair> pairs;
+  for (const std::vector<int64_t>& ring : rings) {
+    const size_t n = ring.size();
+    if (n < 2) continue;
+    for (size_t j = 0; j < n; ++j) {
+      pairs.push_back({ring[(j + 1) % n], ring[j]});
+      if (both_ways && n > 2) pairs.push_back({ring[j], ring[(j + 1) % n]});
+    }
+  }
+  return pairs;
+}
+
+}  // namespace
+
+WindowedLoopCost PriceWindowedLoop(const WindowedLoopCandidate& candidate, const ChipSpec& chip,
+                                   const Topology& topology) {
+  GSPMD_CHECK(candidate.collective == Opcode::kAllGather || candidate.collective == Opcode::kReduceScatter,
+              "a windowed loop replaces an all-gather or a reduce-scatter, not ", OpcodeName(candidate.collective));
+  WindowedLoopCost cost;
+  cost.trips = candidate.trips;
+  size_t n = 1;
+  for (const std::vector<int64_t>& ring : candidate.rings) n = std::max(n, ring.size());
+  const double devices = static_cast<double>(n);
+  const double trips = static_cast<double>(std::max<int64_t>(candidate.trips, 0));
+  const int64_t dots_per_trip = candidate.bidirectional ? 2 : 1;
+
+  // Native: the collective, then (or after) the one dot of all the windows.
+  const bool gathers = candidate.collective == Opcode::kAllGather;
+  const double whole = candidate.collective_bytes, piece = whole / devices;
+  cost.collective_s = EstimateGroupCollective(candidate.collective, candidate.rings, gathers ? whole : piece,
+                                              gathers ? piece : whole, topology, chip)
+                          .time_s;
+  const double total_flops = trips * candidate.flops_per_trip + candidate.peeled_flops;
+  const double hbm_per_flop =
+      candidate.flops_per_trip > 0 ? candidate.dot_hbm_bytes_per_trip / candidate.flops_per_trip : 0;
+  cost.dot_s = DotKernelSeconds(total_flops, total_flops * hbm_per_flop, candidate.element_type, candidate.precision, chip);
+  cost.native_s = cost.collective_s + cost.dot_s;
+
+  // The loop: each trip's permute moves the next windows while its partial dots run.
+  auto dots = [&](double flops, int64_t kernels) {
+    if (kernels == 0) return 0.0;
+    const double each = flops / static_cast<double>(kernels);
+    return static_cast<double>(kernels) *
+           DotKernelSeconds(each, each * hbm_per_flop, candidate.element_type, candidate.precision, chip);
+  };
+  const std::vector<SourceTargetPair> steps = RingSteps(candidate.rings, candidate.bidirectional);
+  const double per_message = candidate.bytes_per_trip / static_cast<double>(dots_per_trip);
+  const CollectiveEstimate permute = EstimatePermutePairs(steps, per_message, topology, chip);
+  cost.dot_trip_s = dots(candidate.flops_per_trip, dots_per_trip);
+  cost.permute_trip_s = permute.time_s;
+  cost.permute_bandwidth_s = permute.bandwidth_s;
+  cost.overhead_trip_s = permute.latency_s + static_cast<double>(candidate.loop_kernels) * chip.op_overhead_s;
+  cost.loop_s = trips * (std::max(cost.dot_trip_s, cost.permute_bandwidth_s) + cost.overhead_trip_s);
+  if (candidate.peeled_flops > 0 || candidate.peeled_bytes > 0) {
+    // The peeled partial dots (one per window: the own one, and for even N the farthest).
+    const int64_t peeled_dots =
+        candidate.flops_per_trip > 0
+            ? std::max<int64_t>(1, static_cast<int64_t>(candidate.peeled_flops /
+                                                        (candidate.flops_per_trip / dots_per_trip) + 0.5))
+            : 1;
+    const CollectiveEstimate sent =
+        EstimatePermutePairs(steps, candidate.peeled_bytes / static_cast<double>(dots_per_trip), topology, chip);
+    cost.peeled_s = std::max(dots(candidate.peeled_flops, peeled_dots), sent.bandwidth_s) + sent.latency_s;
+    cost.loop_s += cost.peeled_s;
+  }
+  cost.windowed_is_faster = cost.loop_s < cost.native_s;
+  cost.collective = std::string(OpcodeName(candidate.collective));
+  return cost;
+}
+
+std::string WindowedLoopCost::ToString() const {
+  std::string loop = StrCat("loop ", trips, " x (max(dot ", FormatSeconds(dot_trip_s), ", permute ",
+                            FormatSeconds(permute_bandwidth_s), ") + ", FormatSeconds(overhead_trip_s), ")");
+  if (peeled_s > 0) loop += " + peeled " + FormatSeconds(peeled_s);
+  return StrCat(loop, " = ", FormatSeconds(loop_s), " vs ", collective, " ", FormatSeconds(collective_s), " + dot ",
+                FormatSeconds(dot_s), " = ", FormatSeconds(native_s), windowed_is_faster ? ": windowed" : ": native");
+}
+
+}  // namespace gspmd::simulate

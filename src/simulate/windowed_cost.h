@@ -1,0 +1,75 @@
+// The cost check of a windowed einsum (collective matmul) against the native collective it
+// replaces, from the simulator's chip model: does a loop of partial dots, each overlapped with
+// a collective-permute of the next window (or accumulator), beat the all-gather (or
+// reduce-scatter) and the one dot it feeds (or that feeds it)?
+//
+//   native   = collective + dot                  (the collective feeds the dot: no overlap)
+//   loop     = trips x (max(trip's dots, trip's permute bandwidth) + per-trip overhead)
+//              + peeled (bidirectional: max(peeled dots, their permute) + its latency)
+//   per-trip overhead = the permute's latency + loop_kernels x the chip's kernel overhead
+//
+// Dots are priced as the simulator prices a kernel (simulator.h): kernel overhead + the
+// larger of FLOPs x passes / (matrix rate x dot efficiency) and HBM bytes / (bandwidth x
+// memory efficiency), one kernel per partial dot. The collective is EstimateGroupCollective
+// over the rings (its replica groups); a trip's permute is EstimatePermutePairs over the ring
+// steps on the same links (collective_model.h), both directions' pairs at once when
+// bidirectional. So a ring laid out badly on the topology, or sharing links with other rings,
+// costs what its busiest link carries.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/opcode.h"
+#include "simulate/chip_spec.h"
+#include "simulate/topology.h"
+
+namespace gspmd::simulate {
+
+// One loop the partitioner could emit (the fields of its WindowedEinsumCandidate), per device.
+struct WindowedLoopCandidate {
+  Opcode collective = Opcode::kAllGather;  // what the loop replaces: kAllGather or kReduceScatter
+  // Each ring's devices in ring order: a ring step passes ring[j + 1] -> ring[j] (and
+  // ring[j] -> ring[j + 1] too when bidirectional). The collective's groups are the rings.
+  std::vector<std::vector<int64_t>> rings;
+  bool bidirectional = false;
+  int64_t trips = 0;             // of the loop
+  double bytes_per_trip = 0;     // sent per trip (both directions together when bidirectional)
+  double flops_per_trip = 0;     // the trip's partial dots (two when bidirectional)
+  double dot_hbm_bytes_per_trip = 0;  // HBM bytes they read and write (0: count FLOPs only)
+  double peeled_flops = 0;       // bidirectional: partial dots outside the loop
+  double peeled_bytes = 0;       //   and the bytes sent alongside them (both directions)
+  double collective_bytes = 0;   // the all-gather's result, the reduce-scatter's operand
+  std::string element_type = "f32";   // the dot's operand type (a key of the chip's rates, or f32)
+  std::string precision = "DEFAULT";  // its precision_config (f32 only)
+  int64_t loop_kernels = 3;      // per trip besides the dots: update/accumulate, counter, condition
+};
+
+struct WindowedLoopCost {
+  std::string collective;  // "all-gather", "reduce-scatter"
+  int64_t trips = 0;
+  double native_s = 0;  // collective_s + dot_s
+  double collective_s = 0;
+  double dot_s = 0;     // the whole dot, one kernel
+  double loop_s = 0;
+  double dot_trip_s = 0;      // one trip's partial dots
+  double permute_trip_s = 0;  // one trip's permute, latency included
+  double permute_bandwidth_s = 0;
+  double overhead_trip_s = 0;
+  double peeled_s = 0;
+  bool windowed_is_faster = false;  // loop_s < native_s
+  // "loop 8 x (max(dot 5.26 ms, permute 1.62 ms) + 22.0 us) = 42.3 ms vs all-gather 11.3 ms +
+  // dot 42.1 ms = 53.4 ms: windowed"
+  std::string ToString() const;
+};
+
+WindowedLoopCost PriceWindowedLoop(const WindowedLoopCandidate& candidate, const ChipSpec& chip,
+                                   const Topology& topology);
+
+// One dot kernel of `flops` FLOPs moving `hbm_bytes`, as the simulator prices it (without tile
+// use: windowed dots are large).
+double DotKernelSeconds(double flops, double hbm_bytes, const std::string& element_type, const std::string& precision,
+                        const ChipSpec& chip);
+
+}  // namespace gspmd::simulate

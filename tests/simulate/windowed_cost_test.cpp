@@ -1,0 +1,119 @@
+// Tests of the windowed-einsum cost check (simulate/windowed_cost.h): the loop against the
+// native collective and dot, each part worked by hand from collective_model.h's formulas.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "simulate/chip_spec.h"
+#include "simulate/topology.h"
+#include "simulate/windowed_cost.h"
+
+namespace gspmd::simulate {
+namespace {
+
+// The 16 groups of 8 partitions along x of a 128-partition tpu-v3 slice (8x8 chips, placement
+// core,x,y): one core of each chip of a row.
+std::vector<std::vector<int64_t>> GroupsAlongX() {
+  std::vector<std::vector<int64_t>> groups;
+  for (int64_t y = 0; y < 8; ++y)
+    for (int64_t core = 0; core < 2; ++core) {
+      std::vector<int64_t> group;
+      for (int64_t x = 0; x < 8; ++x) group.push_back(core + 2 * x + 16 * y);
+      groups.push_back(group);
+    }
+  return groups;
+}
+
+WindowedLoopCandidate Candidate(double window_bytes, double partial_dot_flops) {
+  WindowedLoopCandidate candidate;
+  candidate.collective = Opcode::kAllGather;
+  candidate.rings = GroupsAlongX();  // ring order = group order
+  candidate.trips = 8;
+  candidate.bytes_per_trip = window_bytes;
+  candidate.flops_per_trip = partial_dot_flops;
+  candidate.collective_bytes = 8 * window_bytes;
+  return candidate;
+}
+
+TEST(WindowedCostTest, LargeDotsHideTheRingAndBeatTheGather) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const Topology t = Topology::Build(v3, 128);
+  // A 64 MiB window of f32[4096,4096] times f32[4096,8192] per trip.
+  const double window = 64.0 * 1024 * 1024, flops = 2.0 * 4096 * 4096 * 8192;
+  const WindowedLoopCost cost = PriceWindowedLoop(Candidate(window, flops), v3, t);
+
+  // Native: the ring all-gather along a line of 8 chips shared by both cores, then one dot.
+  const double gathered = 8 * window;
+  EXPECT_DOUBLE_EQ(cost.collective_s, gathered / 8 * 7 / 0.5e11 / 0.83 + 7e-6);
+  const double rate = 61.5e12 * 0.85;
+  EXPECT_DOUBLE_EQ(cost.dot_s, 5e-6 + 8 * flops / rate);
+  EXPECT_DOUBLE_EQ(cost.native_s, cost.collective_s + cost.dot_s);
+
+  // The loop: the ring in group order sends 7 windows back one chip and the closing one
+  // forward 7 chips; both cores' rings share each chip's links: 2 windows per link direction.
+  EXPECT_EQ(cost.trips, 8);
+  EXPECT_DOUBLE_EQ(cost.permute_bandwidth_s, 2 * window / 1e11 / 0.83);
+  EXPECT_DOUBLE_EQ(cost.dot_trip_s, 5e-6 + flops / rate);
+  EXPECT_GT(cost.dot_trip_s, cost.permute_bandwidth_s);
+  EXPECT_DOUBLE_EQ(cost.overhead_trip_s, 7e-6 + 3 * 5e-6);  // the closing message's 7 hops, 3 kernels
+  EXPECT_DOUBLE_EQ(cost.loop_s, 8 * (cost.dot_trip_s + cost.overhead_trip_s));
+  EXPECT_TRUE(cost.windowed_is_faster);
+  EXPECT_NE(cost.ToString().find(": windowed"), std::string::npos);
+
+  // The folded ring (0,2,4,6,7,5,3,1 along each line) moves the same bytes with 2-hop latency.
+  WindowedLoopCandidate folded = Candidate(window, flops);
+  for (std::vector<int64_t>& g : folded.rings) g = {g[0], g[2], g[4], g[6], g[7], g[5], g[3], g[1]};
+  const WindowedLoopCost folded_cost = PriceWindowedLoop(folded, v3, t);
+  EXPECT_DOUBLE_EQ(folded_cost.permute_bandwidth_s, cost.permute_bandwidth_s);
+  EXPECT_DOUBLE_EQ(folded_cost.overhead_trip_s, 2e-6 + 3 * 5e-6);
+
+  // Bidirectional: 3 trips of two partial dots, windows both ways round (each direction of
+  // each link now carries both rings' messages of both cores), and two partial dots peeled
+  // (the own window's, and for even N the farthest one's) while the first two windows leave.
+  WindowedLoopCandidate both = Candidate(window, flops);
+  both.rings = folded.rings;
+  both.bidirectional = true;
+  both.trips = 3;
+  both.bytes_per_trip = 2 * window;
+  both.flops_per_trip = 2 * flops;
+  both.peeled_flops = 2 * flops;
+  both.peeled_bytes = 2 * window;
+  const WindowedLoopCost both_cost = PriceWindowedLoop(both, v3, t);
+  EXPECT_DOUBLE_EQ(both_cost.dot_s, cost.dot_s);
+  EXPECT_DOUBLE_EQ(both_cost.dot_trip_s, 2 * (5e-6 + flops / rate));
+  EXPECT_DOUBLE_EQ(both_cost.permute_bandwidth_s, 4 * window / 1e11 / 0.83);
+  EXPECT_DOUBLE_EQ(both_cost.peeled_s, both_cost.dot_trip_s + 2e-6);
+  EXPECT_DOUBLE_EQ(both_cost.loop_s,
+                   3 * (both_cost.dot_trip_s + both_cost.overhead_trip_s) + both_cost.peeled_s);
+  EXPECT_LT(both_cost.loop_s, cost.loop_s);
+  EXPECT_NE(both_cost.ToString().find(" + peeled "), std::string::npos);
+}
+
+TEST(WindowedCostTest, SmallDotsPayMoreInTripsThanTheGatherCosts) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const Topology t = Topology::Build(v3, 128);
+  // 64 KiB windows and a 1 MFLOP partial dot: eight trips of kernel overhead and latency
+  // cost more than one small all-gather and one dot.
+  const WindowedLoopCost cost = PriceWindowedLoop(Candidate(64 * 1024, 1e6), v3, t);
+  EXPECT_FALSE(cost.windowed_is_faster);
+  EXPECT_GT(cost.loop_s, 8 * cost.overhead_trip_s);
+  EXPECT_NE(cost.ToString().find(": native"), std::string::npos);
+}
+
+TEST(WindowedCostTest, ReduceScatterLoopsCompareWithTheReduceScatter) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const Topology t = Topology::Build(v3, 128);
+  // The accumulator of one output chunk (64 MiB) moves each trip; the reduce-scatter takes
+  // the whole partial result (8 chunks) down to one.
+  WindowedLoopCandidate candidate = Candidate(64.0 * 1024 * 1024, 2.0 * 4096 * 4096 * 8192);
+  candidate.collective = Opcode::kReduceScatter;
+  const WindowedLoopCost cost = PriceWindowedLoop(candidate, v3, t);
+  EXPECT_DOUBLE_EQ(cost.collective_s, 8 * 64.0 * 1024 * 1024 / 8 * 7 / 0.5e11 / 0.83 + 7e-6);
+  EXPECT_TRUE(cost.windowed_is_faster);
+  // f32 at HIGHEST runs six bf16 passes: the dots grow, the comparison holds.
+  candidate.precision = "HIGHEST";
+  EXPECT_DOUBLE_EQ(PriceWindowedLoop(candidate, v3, t).dot_trip_s, 5e-6 + 6 * 2.0 * 4096 * 4096 * 8192 / (61.5e12 * 0.85));
+}
+
+}  // namespace
+}  // namespace gspmd::simulate
