@@ -146,6 +146,12 @@ WindowedEinsumOptions ParseWindowedEinsum(const std::string& mode) {
   return options;
 }
 
+WindowedEinsumOptions ParseWindowedEinsum(const std::string& mode, WindowedEinsumCostCheck cost_check) {
+  WindowedEinsumOptions options = ParseWindowedEinsum(mode);
+  options.cost_check = std::move(cost_check);
+  return options;
+}
+
 CompiledPartition PartitionGlobal(Module& module, const std::string& file, int64_t requested_devices,
                                   const BoundaryFlags& boundary, const WindowedEinsumOptions& windowed_einsum) {
   CompileOptions options;

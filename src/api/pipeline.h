@@ -56,11 +56,15 @@ struct CompileOptions {
   BoundaryFlags boundary;
   bool always_propagate = false;  // step 2 even when every instruction has a sharding
   bool record_origins = false;    // what --explain and lint read of propagation
-  WindowedEinsumOptions windowed_einsum;  // step 5: which all-gathers before dots become loops
+  // Step 5: which all-gathers before dots (reduce-scatters after them) become loops; its
+  // cost_check, when set, decides for auto (e.g. from the simulator's chip model).
+  WindowedEinsumOptions windowed_einsum;
 };
 
-// --windowed-einsum as written: auto (also ""), off or always; a UserError otherwise.
+// --windowed-einsum as written: auto (also ""), off or always; a UserError otherwise. With a
+// cost check, auto asks it about every loop it could emit instead of using the size threshold.
 WindowedEinsumOptions ParseWindowedEinsum(const std::string& mode);
+WindowedEinsumOptions ParseWindowedEinsum(const std::string& mode, WindowedEinsumCostCheck cost_check);
 
 // The steps, in order:
 //   1. the device count asked for must equal a num_partitions the module states;

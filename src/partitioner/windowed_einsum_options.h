@@ -1,25 +1,101 @@
-// When the partitioner turns a dot's all-gather into a windowed einsum (a loop of partial dots
-// passing the gathered operand's windows around the devices; handlers/dot_windowed.h).
+// When the partitioner turns a dot's all-gather (or the reduce-scatter of its partial sums) into
+// a windowed einsum: a loop of partial dots passing windows or accumulators around a ring of the
+// devices (handlers/dot_windowed.h).
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace gspmd {
 
+class Instruction;
+
 enum class WindowedEinsumMode {
-  kAuto,    // only where the gathered operand is large (threshold_bytes) and the loop short (max_trips)
-  kOff,     // never: the operand is all-gathered before the dot
+  kAuto,    // where the cost check accepts it (or, without one, the collective is large:
+            // threshold_bytes), and the ring is short (max_trips)
+  kOff,     // never: the operand is all-gathered before the dot, the result reduce-scattered after
   kAlways,  // wherever a supported case arises
 };
 
+// Whether the loop passes windows (accumulators) both ways round the ring.
+//   unidirectional: N trips; trip i does one partial dot while one window moves one ring step.
+//   bidirectional:  ceil(N/2) - 1 trips, each two partial dots while one window moves each way
+//                   round the ring; the first partial dot (all-gather: the device's own window,
+//                   while the first two windows leave) or the last (reduce-scatter: its own chunk,
+//                   while the last two accumulators arrive) is peeled out of the loop, and for even
+//                   N the window farthest round the ring too (all-gather: after the loop;
+//                   reduce-scatter: the accumulator's first partial, before it).
+// It sends the same bytes in half the trips: each ring link carries a window in each direction
+// per trip instead of one, and the loop pays its per-trip latency half as often; it holds two
+// windows (accumulators) in flight each way instead of one, and its first (last) permutes
+// overlap the peeled dot instead of a trip's.
+enum class WindowedEinsumDirection {
+  // For N >= 4: bidirectional for reduce-scatter accumulators and all-gather windows over a
+  // contracting dim (whose sum also starts from the own window's partial dot: one pass over the
+  // local result fewer); unidirectional for free and batch windows, which gain only the trips
+  // and hold twice the windows in flight (on the dense LM of docs/simulate.md, `gspmd simulate`
+  // estimated more memory for their bidirectional loops and rematerialized more). With a cost
+  // check (auto mode), that direction is offered first and, if refused, the other one.
+  kAuto,
+  kOne,   // always unidirectional
+  kBoth,  // bidirectional whenever N >= 3 (N = 2 has nothing to split)
+};
+
+// One loop the partitioner could emit, as the cost check sees it. Bytes are per device.
+struct WindowedEinsumCandidate {
+  enum class Kind { kAllGather, kReduceScatter };
+  Kind kind = Kind::kAllGather;  // the collective the loop replaces
+  bool bidirectional = false;
+  // The dot of the global program (its element type, precision_config, metadata); for a
+  // cached decision (see cost_check), the first dot that asked.
+  const Instruction* dot = nullptr;
+  int64_t devices = 0;  // N, devices in each ring (along the windowed mesh axes)
+  int64_t trips = 0;    // of the while loop: N, or ceil(N/2) - 1 bidirectional
+  // Bytes each device sends per trip (collective-permutes of one window or accumulator each
+  // way: both directions together when bidirectional), and the partial dots' FLOPs per trip.
+  int64_t window_bytes_per_trip = 0;
+  double flops_per_trip = 0;
+  // HBM bytes the trip's partial dots read and write, with their update of the result (roughly:
+  // operands read, partial written; a sum of a contracting window or an accumulator also
+  // reads the partial and the accumulator and writes the accumulator, a pass over the whole
+  // local result per contracting window).
+  int64_t hbm_bytes_per_trip = 0;
+  // Outside the loop (bidirectional only): the peeled partial dots' FLOPs, and the bytes sent
+  // alongside them (the all-gather's first two windows, the reduce-scatter's last two
+  // accumulators).
+  double peeled_flops = 0;
+  int64_t peeled_bytes = 0;
+  // The replaced collective: the all-gather's result, or the reduce-scatter's operand.
+  int64_t collective_bytes = 0;
+  // Windows or accumulators the loop holds at once (the one it works on and the one
+  // arriving, per direction), against the collective_bytes the collective materializes.
+  int64_t extra_buffer_bytes = 0;
+  // Each ring's devices in ring order: one ring step passes ring[j + 1] -> ring[j] (the
+  // bidirectional loop also ring[j] -> ring[j + 1]); the replaced collective's replica groups
+  // are the same devices.
+  std::vector<std::vector<int64_t>> rings;
+};
+
+// Whether to emit `candidate` (true) or keep the collective (false).
+using WindowedEinsumCostCheck = std::function<bool(const WindowedEinsumCandidate&)>;
+
 struct WindowedEinsumOptions {
   WindowedEinsumMode mode = WindowedEinsumMode::kAuto;
-  // auto: the gathered operand's bytes per device (after the gather) at least this many.
+  // auto without a cost check: the collective's bytes per device (the all-gather's result, the
+  // reduce-scatter's operand) at least this many.
   int64_t threshold_bytes = int64_t{1} << 30;
-  // auto: at most this many trips (devices along the gathered axes).
+  // auto: at most this many devices in the ring (with or without a cost check).
   int64_t max_trips = 64;
+  WindowedEinsumDirection direction = WindowedEinsumDirection::kAuto;
+  // auto: when set, decides every candidate instead of threshold_bytes (e.g. from the
+  // simulator's chip model). A dot with several candidates (either operand's all-gather, the
+  // result's reduce-scatter; bidirectional before unidirectional) offers them largest
+  // collective first and takes the first accepted. Decisions are cached per distinct dot
+  // (same shapes and layouts), so a model's repeated layers ask once.
+  WindowedEinsumCostCheck cost_check;
 };
 
 // "auto", "off" or "always"; nullopt for anything else.

@@ -67,7 +67,8 @@ inline int64_t CountOf(const Partitioned& p, Opcode opcode) { return CountOf(*p.
 
 inline bool MovesData(Opcode opcode) {
   return opcode == Opcode::kAllGather || opcode == Opcode::kAllReduce || opcode == Opcode::kReduceScatter ||
-         opcode == Opcode::kAllToAll || opcode == Opcode::kCollectivePermute;
+         opcode == Opcode::kAllToAll || opcode == Opcode::kCollectivePermute ||
+         opcode == Opcode::kCollectivePermuteStart;  // with its done, one permute
 }
 
 inline int64_t CollectiveCount(const Module& module) {

@@ -1,6 +1,7 @@
 // Tests of windowed einsum (handlers/dot_windowed.cpp): with --windowed-einsum always, a dot's
-// all-gather over a free, batch or contracting dim becomes one loop of N trips passing windows
-// around inside each subgroup, and computes the numbers of the program partitioned with off.
+// all-gather over a free, batch or contracting dim (or the reduce-scatter of its result)
+// becomes one loop of N trips (bidirectional: ceil(N/2) - 1) passing windows round a folded ring
+// inside each subgroup, and computes the numbers of the program partitioned with off.
 #include <cstdint>
 #include <functional>
 #include <iostream>
@@ -14,168 +15,74 @@
 #include "cli/cli_test_util.h"
 #include "io/npy.h"
 #include "partition_test_harness.h"
+#include "windowed_einsum_test_util.h"
 #include "partitioner/random_program.h"
 #include "partitioner/random_run.h"
 
 namespace gspmd::partition_test {
 namespace {
 
-Partitioned PartitionWith(const std::string& hlo, WindowedEinsumMode mode) {
-  Partitioned out;
-  out.original = ParseModule(hlo);
-  PartitionOptions options;
-  options.windowed_einsum.mode = mode;
-  PartitionResult result = PartitionModule(*out.original, options);
-  out.warnings = result.warnings;
-  out.text = PrintModule(*result.module);
-  for (const std::string& warning : out.warnings) ADD_FAILURE() << warning << "\n" << out.text;
-  out.module = ParseModule(out.text, "partitioned.hlo");
-  return out;
-}
+using namespace windowed_test;
 
-std::string F32(const Dims& dims) {
-  std::string text = "f32[";
-  for (size_t i = 0; i < dims.size(); ++i) text += (i ? "," : "") + std::to_string(dims[i]);
-  return text + "]";
-}
-
-// One dot of parameters `lhs` and `rhs` with the given shardings and dimension numbers.
-std::string DotModule(int64_t devices, const Dims& lhs, const std::string& lhs_sharding, const Dims& rhs,
-                      const std::string& rhs_sharding, const Dims& out, const std::string& out_sharding,
-                      const std::string& dims) {
-  return "HloModule m, num_partitions=" + std::to_string(devices) + "\nENTRY e {\n  %x = " + F32(lhs) +
-         " parameter(0), sharding=" + lhs_sharding + "\n  %w = " + F32(rhs) + " parameter(1), sharding=" +
-         rhs_sharding + "\n  ROOT %d = " + F32(out) + " dot(%x, %w), " + dims + ", sharding=" + out_sharding +
-         "\n}\n";
-}
-
-const std::string kMatmul = "lhs_contracting_dims={1}, rhs_contracting_dims={0}";
-const std::string kBatchMatmul =
-    "lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}";
-
-std::string Split(int64_t rank, int64_t dim, int64_t n) {
-  std::string text = "{devices=[";
-  for (int64_t d = 0; d < rank; ++d) text += (d ? "," : "") + std::to_string(d == dim ? n : 1);
-  return text + "]<=[" + std::to_string(n) + "]}";
-}
-
-// Random inputs for the entry's parameters: normal floats, or small integers.
-std::vector<Literal> RandomInputs(const Module& module, uint32_t seed, bool integers) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<double> normal(0, 1);
-  std::uniform_int_distribution<int> small(-4, 4);
-  std::vector<Literal> inputs;
-  for (int64_t i = 0; i < module.entry()->num_parameters(); ++i) {
-    Literal literal(module.entry()->parameter(i)->shape());
-    for (int64_t e = 0; e < literal.element_count(); ++e)
-      literal.SetFromDouble(e, integers ? small(rng) : normal(rng));
-    inputs.push_back(std::move(literal));
-  }
-  return inputs;
-}
-
-// Devices that may exchange windows: true when both are in one subgroup of the windowed axes.
-using SameGroup = std::function<bool(int64_t, int64_t)>;
-bool AnyPair(int64_t, int64_t) { return true; }
-
-// One while loop of `trips` trips (read off its condition's constant), no all-gather, and one
-// collective-permute whose pairs stay inside subgroups.
-void ExpectWindowed(const Partitioned& p, int64_t trips, const SameGroup& same_group) {
-  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
-  std::vector<const Instruction*> loops = InstructionsWith(*p.module, Opcode::kWhile);
-  ASSERT_EQ(loops.size(), 1u) << p.text;
-  const Instruction* limit = loops[0]->while_condition()->root()->operand(1);
-  ASSERT_EQ(limit->opcode(), Opcode::kConstant) << p.text;
-  EXPECT_EQ(limit->literal()->GetAsDouble(0), trips) << p.text;
-  EXPECT_EQ(WhileTripCount(*loops[0]), trips) << p.text;
-  std::vector<const Instruction*> permutes = InstructionsWith(*p.module, Opcode::kCollectivePermute);
-  ASSERT_EQ(permutes.size(), 1u) << p.text;
-  EXPECT_EQ(permutes[0]->parent(), loops[0]->while_body());
-  for (const SourceTargetPair& pair : permutes[0]->source_target_pairs())
-    EXPECT_TRUE(same_group(pair.source, pair.target)) << pair.source << " -> " << pair.target << "\n" << p.text;
-}
-
-void ExpectNotWindowed(const Partitioned& p) { EXPECT_EQ(CountOf(p, Opcode::kWhile), 0) << p.text; }
-
-// Runs `hlo` partitioned with off and with always on the same inputs: bit-identical results when
-// `exact`, else equal within 1e-5 relative. Returns the windowed program.
-Partitioned ExpectSameAsOff(const std::string& hlo, bool exact, bool integers = false) {
-  Partitioned off = PartitionWith(hlo, WindowedEinsumMode::kOff);
-  Partitioned windowed = PartitionWith(hlo, WindowedEinsumMode::kAlways);
-  std::vector<Literal> inputs = RandomInputs(*off.original, 7, integers);
-  std::optional<std::vector<Literal>> expected = RunPartitioned(off, inputs);
-  std::optional<std::vector<Literal>> actual = RunPartitioned(windowed, inputs);
-  if (!expected || !actual) return windowed;
-  EXPECT_EQ(actual->size(), expected->size());
-  for (size_t i = 0; i < actual->size() && i < expected->size(); ++i) {
-    if (exact) {
-      EXPECT_TRUE((*actual)[i].BitwiseEquals((*expected)[i])) << windowed.text;
-      continue;
-    }
-    LiteralComparison comparison = CompareLiterals((*actual)[i], (*expected)[i], 1e-5);
-    EXPECT_TRUE(comparison.matches) << comparison.message << "\n" << windowed.text;
-  }
-  return windowed;
-}
-
-const std::vector<int64_t> kDeviceCounts = {2, 3, 4, 5, 8, 16, 32};
-
-// x rows split n ways, w replicated, result replicated: gathering x (4 columns) is cheaper than
-// gathering the result (16 columns), so the rows (a free dim) are windowed.
-std::string FreeDimModule(int64_t n, int64_t rows) {
-  return DotModule(n, {rows, 4}, Split(2, 0, n), {4, 16}, "{replicated}", {rows, 16}, "{replicated}", kMatmul);
-}
+// The tests below run both directions (WindowedEinsumDirection kOne and kBoth).
 
 TEST(WindowedEinsum, FreeDimOfLhsIsBitIdentical) {
-  for (int64_t n : kDeviceCounts) {
-    SCOPED_TRACE(n);
-    Partitioned p = ExpectSameAsOff(FreeDimModule(n, 2 * n), /*exact=*/true);
-    ExpectWindowed(p, n, AnyPair);
-  }
+  for (int64_t n : kDeviceCounts) 
+    for (WindowedEinsumDirection direction : kDirections) {
+      SCOPED_TRACE(DirectionName(direction));
+      SCOPED_TRACE(n);
+      Partitioned p = ExpectSameAsOff(FreeDimModule(n, 2 * n), /*exact=*/true, false, direction);
+      ExpectWindowed(p, n, Bidirectional(direction, n));
+    }
 }
 
 TEST(WindowedEinsum, FreeDimOfRhsIsBitIdentical) {
-  for (int64_t n : kDeviceCounts) {
-    SCOPED_TRACE(n);
-    std::string hlo =
-        DotModule(n, {16, 4}, "{replicated}", {4, 3 * n}, Split(2, 1, n), {16, 3 * n}, "{replicated}", kMatmul);
-    Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true);
-    ExpectWindowed(p, n, AnyPair);
-  }
+  for (int64_t n : kDeviceCounts) 
+    for (WindowedEinsumDirection direction : kDirections) {
+      SCOPED_TRACE(DirectionName(direction));
+      SCOPED_TRACE(n);
+      std::string hlo =
+          DotModule(n, {16, 4}, "{replicated}", {4, 3 * n}, Split(2, 1, n), {16, 3 * n}, "{replicated}", kMatmul);
+      Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true, false, direction);
+      ExpectWindowed(p, n, Bidirectional(direction, n));
+    }
 }
 
 TEST(WindowedEinsum, BatchDimIsBitIdentical) {
-  for (int64_t n : kDeviceCounts) {
-    SCOPED_TRACE(n);
-    std::string hlo = DotModule(n, {2 * n, 3, 4}, Split(3, 0, n), {2 * n, 4, 16}, "{replicated}", {2 * n, 3, 16},
-                                "{replicated}", kBatchMatmul);
-    Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true);
-    ExpectWindowed(p, n, AnyPair);
-    EXPECT_EQ(CountOf(p, Opcode::kDynamicSlice), 1) << p.text;  // the batch window of w
-  }
-}
-
-// x columns (contracting) split n ways: gathering x (8 x 4n) is cheaper than all-reducing the
-// result (8 x 16n).
-std::string ContractingModule(int64_t n) {
-  return DotModule(n, {8, 4 * n}, Split(2, 1, n), {4 * n, 16 * n}, "{replicated}", {8, 16 * n}, "{replicated}",
-                   kMatmul);
+  for (int64_t n : kDeviceCounts) 
+    for (WindowedEinsumDirection direction : kDirections) {
+      SCOPED_TRACE(DirectionName(direction));
+      SCOPED_TRACE(n);
+      std::string hlo = DotModule(n, {2 * n, 3, 4}, Split(3, 0, n), {2 * n, 4, 16}, "{replicated}",
+                                  {2 * n, 3, 16}, "{replicated}", kBatchMatmul);
+      Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true, false, direction);
+      const bool bidirectional = Bidirectional(direction, n);
+      ExpectWindowed(p, n, bidirectional);
+      // The batch window of w: one slice per partial dot (bidirectional: two in the loop, the
+      // own window's before it and for even N the last one's after it).
+      const int64_t slices = bidirectional ? 3 + (n % 2 == 0) : 1;
+      EXPECT_EQ(CountOf(p, Opcode::kDynamicSlice), slices) << p.text;
+    }
 }
 
 TEST(WindowedEinsum, ContractingDimIsExactOnIntegers) {
-  for (int64_t n : kDeviceCounts) {
-    SCOPED_TRACE(n);
-    Partitioned p = ExpectSameAsOff(ContractingModule(n), /*exact=*/true, /*integers=*/true);
-    ExpectWindowed(p, n, AnyPair);
-  }
+  for (int64_t n : kDeviceCounts) 
+    for (WindowedEinsumDirection direction : kDirections) {
+      SCOPED_TRACE(DirectionName(direction));
+      SCOPED_TRACE(n);
+      Partitioned p = ExpectSameAsOff(ContractingModule(n), /*exact=*/true, /*integers=*/true, direction);
+      ExpectWindowed(p, n, Bidirectional(direction, n));
+    }
 }
 
 TEST(WindowedEinsum, ContractingDimIsCloseOnRandomFloats) {
-  for (int64_t n : kDeviceCounts) {
-    SCOPED_TRACE(n);
-    Partitioned p = ExpectSameAsOff(ContractingModule(n), /*exact=*/false);
-    ExpectWindowed(p, n, AnyPair);
-  }
+  for (int64_t n : kDeviceCounts) 
+    for (WindowedEinsumDirection direction : kDirections) {
+      SCOPED_TRACE(DirectionName(direction));
+      SCOPED_TRACE(n);
+      Partitioned p = ExpectSameAsOff(ContractingModule(n), /*exact=*/false, false, direction);
+      ExpectWindowed(p, n, Bidirectional(direction, n));
+    }
 }
 
 // On an a x b mesh (device = i*b + j): x rows split over one axis, w and the result split on
@@ -186,145 +93,167 @@ struct MeshCase {
   bool window_major;  // window over the a axis (stride b), else over the b axis (stride 1)
 };
 
+const std::vector<MeshCase> kMeshCases = {MeshCase{2, 4, true},  MeshCase{2, 4, false}, MeshCase{4, 2, true},
+                                          MeshCase{4, 2, false}, MeshCase{2, 8, false}, MeshCase{8, 2, true},
+                                          MeshCase{3, 5, false}, MeshCase{5, 3, true}};
+
+std::string MeshName(const MeshCase& c) {
+  return std::to_string(c.a) + "x" + std::to_string(c.b) + (c.window_major ? " major" : " minor");
+}
+
 TEST(WindowedEinsum, TwoDimensionalMeshesKeepPairsInSubgroups) {
-  for (MeshCase c : {MeshCase{2, 4, true}, MeshCase{2, 4, false}, MeshCase{4, 2, true}, MeshCase{4, 2, false}}) {
-    SCOPED_TRACE(std::to_string(c.a) + "x" + std::to_string(c.b) + (c.window_major ? " major" : " minor"));
-    const int64_t n = c.a * c.b;
-    const int64_t windowed = c.window_major ? c.a : c.b, kept = c.window_major ? c.b : c.a;
-    const std::string major_axis = "<=[" + std::to_string(n) + "] last_tile_dim_replicate}";
-    const std::string minor_axis =
-        "<=[" + std::to_string(c.a) + "," + std::to_string(c.b) + "]T(1,0) last_tile_dim_replicate}";
-    const std::string rows = "{devices=[" + std::to_string(windowed) + ",1," + std::to_string(kept) + "]" +
-                             (c.window_major ? major_axis : minor_axis);
-    const std::string columns = "{devices=[1," + std::to_string(kept) + "," + std::to_string(windowed) + "]" +
-                                (c.window_major ? minor_axis : major_axis);
-    std::string hlo =
-        DotModule(n, {4 * windowed, 4}, rows, {4, 32 * kept}, columns, {4 * windowed, 32 * kept}, columns, kMatmul);
-    Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true);
-    const int64_t b = c.b;
-    SameGroup same = c.window_major ? SameGroup([b](int64_t s, int64_t t) { return s % b == t % b; })
-                                    : SameGroup([b](int64_t s, int64_t t) { return s / b == t / b; });
-    ExpectWindowed(p, windowed, same);
-  }
-}
-
-// x and w split n ways on the contracting dim, the result wanted split on its columns: the
-// partial sums resolve with a reduce-scatter, which becomes a loop passing accumulators.
-std::string ScatterModule(int64_t n, int64_t columns) {
-  return DotModule(n, {2, 64 * n}, Split(2, 1, n), {64 * n, columns}, Split(2, 0, n), {2, columns},
-                   Split(2, 1, n), kMatmul);
-}
-
-void ExpectScatterWindowed(const Partitioned& p, int64_t trips, const SameGroup& same_group) {
-  EXPECT_EQ(CountOf(p, Opcode::kReduceScatter), 0) << p.text;
-  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 0) << p.text;
-  ExpectWindowed(p, trips, same_group);
+  for (MeshCase c : kMeshCases) 
+    for (WindowedEinsumDirection direction : kDirections) {
+      SCOPED_TRACE(DirectionName(direction));
+      SCOPED_TRACE(MeshName(c));
+      const int64_t n = c.a * c.b;
+      const int64_t windowed = c.window_major ? c.a : c.b, kept = c.window_major ? c.b : c.a;
+      const std::string major_axis = "<=[" + std::to_string(n) + "] last_tile_dim_replicate}";
+      const std::string minor_axis =
+          "<=[" + std::to_string(c.a) + "," + std::to_string(c.b) + "]T(1,0) last_tile_dim_replicate}";
+      const std::string rows = "{devices=[" + std::to_string(windowed) + ",1," + std::to_string(kept) + "]" +
+                               (c.window_major ? major_axis : minor_axis);
+      const std::string columns = "{devices=[1," + std::to_string(kept) + "," + std::to_string(windowed) + "]" +
+                                  (c.window_major ? minor_axis : major_axis);
+      std::string hlo = DotModule(n, {4 * windowed, 4}, rows, {4, 32 * kept}, columns, {4 * windowed, 32 * kept},
+                                  columns, kMatmul);
+      Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true, false, direction);
+      ExpectWindowed(p, windowed, Bidirectional(direction, windowed), MeshAxis(c.b, c.window_major));
+    }
 }
 
 TEST(WindowedEinsum, ReduceScatterIsExactOnIntegers) {
-  for (int64_t n : kDeviceCounts) {
-    SCOPED_TRACE(n);
-    Partitioned p = ExpectSameAsOff(ScatterModule(n, 4 * n), /*exact=*/true, /*integers=*/true);
-    ExpectScatterWindowed(p, n, AnyPair);
-  }
+  for (int64_t n : kDeviceCounts) 
+    for (WindowedEinsumDirection direction : kDirections) {
+      SCOPED_TRACE(DirectionName(direction));
+      SCOPED_TRACE(n);
+      Partitioned p = ExpectSameAsOff(ScatterModule(n, 4 * n), /*exact=*/true, /*integers=*/true, direction);
+      ExpectScatterWindowed(p, n, Bidirectional(direction, n));
+    }
 }
 
 TEST(WindowedEinsum, ReduceScatterIsCloseOnRandomFloats) {
-  for (int64_t n : kDeviceCounts) {
-    SCOPED_TRACE(n);
-    Partitioned p = ExpectSameAsOff(ScatterModule(n, 4 * n), /*exact=*/false);
-    ExpectScatterWindowed(p, n, AnyPair);
-  }
+  for (int64_t n : kDeviceCounts) 
+    for (WindowedEinsumDirection direction : kDirections) {
+      SCOPED_TRACE(DirectionName(direction));
+      SCOPED_TRACE(n);
+      Partitioned p = ExpectSameAsOff(ScatterModule(n, 4 * n), /*exact=*/false, false, direction);
+      ExpectScatterWindowed(p, n, Bidirectional(direction, n));
+    }
 }
 
 TEST(WindowedEinsum, ReduceScatterOntoABatchDim) {
-  for (int64_t n : {2, 4, 5}) {
-    SCOPED_TRACE(n);
-    std::string hlo = DotModule(n, {2 * n, 2, 32 * n}, Split(3, 2, n), {2 * n, 32 * n, 3}, Split(3, 1, n),
-                                {2 * n, 2, 3}, Split(3, 0, n), kBatchMatmul);
-    Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true, /*integers=*/true);
-    ExpectScatterWindowed(p, n, AnyPair);
-    EXPECT_EQ(CountOf(p, Opcode::kDynamicSlice), 2) << p.text;  // both operands' batch chunks
-  }
+  for (int64_t n : {2, 3, 4, 5, 8}) 
+    for (WindowedEinsumDirection direction : kDirections) {
+      SCOPED_TRACE(DirectionName(direction));
+      SCOPED_TRACE(n);
+      std::string hlo = DotModule(n, {2 * n, 2, 32 * n}, Split(3, 2, n), {2 * n, 32 * n, 3}, Split(3, 1, n),
+                                  {2 * n, 2, 3}, Split(3, 0, n), kBatchMatmul);
+      Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true, /*integers=*/true, direction);
+      const bool bidirectional = Bidirectional(direction, n);
+      ExpectScatterWindowed(p, n, bidirectional);
+      // Both operands' batch chunks, per partial dot (bidirectional: two in the loop, the own
+      // chunk's after it and for even N the first forward one's before it).
+      const int64_t dots = bidirectional ? 3 + (n % 2 == 0) : 1;
+      EXPECT_EQ(CountOf(p, Opcode::kDynamicSlice), 2 * dots) << p.text;
+    }
 }
 
 TEST(WindowedEinsum, ReduceScatterOnTwoDimensionalMeshes) {
-  for (MeshCase c : {MeshCase{2, 4, true}, MeshCase{2, 4, false}, MeshCase{4, 2, true}, MeshCase{4, 2, false}}) {
-    SCOPED_TRACE(std::to_string(c.a) + "x" + std::to_string(c.b) + (c.window_major ? " major" : " minor"));
-    const int64_t n = c.a * c.b;
-    const int64_t windowed = c.window_major ? c.a : c.b, kept = c.window_major ? c.b : c.a;
-    const std::string order = c.window_major ? "<=[" + std::to_string(n) + "]"
-                                             : "<=[" + std::to_string(c.a) + "," + std::to_string(c.b) + "]T(1,0)";
-    auto split = [&](int64_t rows, int64_t columns) {
-      return "{devices=[" + std::to_string(rows) + "," + std::to_string(columns) + "," + std::to_string(kept) + "]" +
-             order + " last_tile_dim_replicate}";
-    };
-    std::string hlo = DotModule(n, {2, 64 * windowed}, split(1, windowed), {64 * windowed, 8 * windowed},
-                                split(windowed, 1), {2, 8 * windowed}, split(1, windowed), kMatmul);
-    Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true, /*integers=*/true);
-    const int64_t b = c.b;
-    SameGroup same = c.window_major ? SameGroup([b](int64_t s, int64_t t) { return s % b == t % b; })
-                                    : SameGroup([b](int64_t s, int64_t t) { return s / b == t / b; });
-    ExpectScatterWindowed(p, windowed, same);
-  }
+  for (MeshCase c : kMeshCases) 
+    for (WindowedEinsumDirection direction : kDirections) {
+      SCOPED_TRACE(DirectionName(direction));
+      SCOPED_TRACE(MeshName(c));
+      const int64_t n = c.a * c.b;
+      const int64_t windowed = c.window_major ? c.a : c.b, kept = c.window_major ? c.b : c.a;
+      const std::string order = c.window_major ? "<=[" + std::to_string(n) + "]"
+                                               : "<=[" + std::to_string(c.a) + "," + std::to_string(c.b) + "]T(1,0)";
+      auto split = [&](int64_t rows, int64_t columns) {
+        return "{devices=[" + std::to_string(rows) + "," + std::to_string(columns) + "," + std::to_string(kept) +
+               "]" + order + " last_tile_dim_replicate}";
+      };
+      std::string hlo = DotModule(n, {2, 64 * windowed}, split(1, windowed), {64 * windowed, 8 * windowed},
+                                  split(windowed, 1), {2, 8 * windowed}, split(1, windowed), kMatmul);
+      Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true, /*integers=*/true, direction);
+      ExpectScatterWindowed(p, windowed, Bidirectional(direction, windowed), MeshAxis(c.b, c.window_major));
+    }
 }
 
 // As above, with x split on its contracting dim over one axis: the contracting window.
 TEST(WindowedEinsum, ContractingWindowsOnTwoDimensionalMeshes) {
-  for (MeshCase c : {MeshCase{2, 4, true}, MeshCase{2, 4, false}, MeshCase{4, 2, true}, MeshCase{4, 2, false}}) {
-    SCOPED_TRACE(std::to_string(c.a) + "x" + std::to_string(c.b) + (c.window_major ? " major" : " minor"));
-    const int64_t n = c.a * c.b;
-    const int64_t windowed = c.window_major ? c.a : c.b, kept = c.window_major ? c.b : c.a;
-    const std::string major_axis = "<=[" + std::to_string(n) + "] last_tile_dim_replicate}";
-    const std::string minor_axis =
-        "<=[" + std::to_string(c.a) + "," + std::to_string(c.b) + "]T(1,0) last_tile_dim_replicate}";
-    const std::string contracting = "{devices=[1," + std::to_string(windowed) + "," + std::to_string(kept) + "]" +
-                                    (c.window_major ? major_axis : minor_axis);
-    const std::string columns = "{devices=[1," + std::to_string(kept) + "," + std::to_string(windowed) + "]" +
-                                (c.window_major ? minor_axis : major_axis);
-    std::string hlo = DotModule(n, {8, 4 * windowed}, contracting, {4 * windowed, 32 * kept}, columns,
-                                {8, 32 * kept}, columns, kMatmul);
-    Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true, /*integers=*/true);
-    const int64_t b = c.b;
-    SameGroup same = c.window_major ? SameGroup([b](int64_t s, int64_t t) { return s % b == t % b; })
-                                    : SameGroup([b](int64_t s, int64_t t) { return s / b == t / b; });
-    ExpectWindowed(p, windowed, same);
-  }
+  for (MeshCase c : kMeshCases) 
+    for (WindowedEinsumDirection direction : kDirections) {
+      SCOPED_TRACE(DirectionName(direction));
+      SCOPED_TRACE(MeshName(c));
+      const int64_t n = c.a * c.b;
+      const int64_t windowed = c.window_major ? c.a : c.b, kept = c.window_major ? c.b : c.a;
+      const std::string major_axis = "<=[" + std::to_string(n) + "] last_tile_dim_replicate}";
+      const std::string minor_axis =
+          "<=[" + std::to_string(c.a) + "," + std::to_string(c.b) + "]T(1,0) last_tile_dim_replicate}";
+      const std::string contracting = "{devices=[1," + std::to_string(windowed) + "," + std::to_string(kept) +
+                                      "]" + (c.window_major ? major_axis : minor_axis);
+      const std::string columns = "{devices=[1," + std::to_string(kept) + "," + std::to_string(windowed) + "]" +
+                                  (c.window_major ? minor_axis : major_axis);
+      std::string hlo = DotModule(n, {8, 4 * windowed}, contracting, {4 * windowed, 32 * kept}, columns,
+                                  {8, 32 * kept}, columns, kMatmul);
+      Partitioned p = ExpectSameAsOff(hlo, /*exact=*/true, /*integers=*/true, direction);
+      ExpectWindowed(p, windowed, Bidirectional(direction, windowed), MeshAxis(c.b, c.window_major));
+    }
 }
 
 // Rows split over both axes of a 2x4 mesh in transposed device order: the window runs over the
-// two axes together, in the order the rows' tiles follow.
+// two axes together, in the order the rows' tiles follow (the row tile index is the axis index).
 TEST(WindowedEinsum, WindowOverTwoAxesInTransposedOrder) {
-  for (const std::string order : {"<=[2,4]T(1,0)", "<=[4,2]T(1,0)", "<=[8]"}) {
-    SCOPED_TRACE(order);
-    std::string hlo = DotModule(8, {16, 4}, "{devices=[8,1]" + order + "}", {4, 16}, "{replicated}", {16, 16},
-                                "{replicated}", kMatmul);
-    ExpectWindowed(ExpectSameAsOff(hlo, /*exact=*/true), 8, AnyPair);
-  }
+  struct Order {
+    std::string text;
+    std::function<int64_t(int64_t)> tile;  // device -> row tile
+  };
+  const std::vector<Order> orders = {
+      {"<=[2,4]T(1,0)", [](int64_t d) { return (d % 4) * 2 + d / 4; }},
+      {"<=[4,2]T(1,0)", [](int64_t d) { return (d % 2) * 4 + d / 2; }},
+      {"<=[8]", [](int64_t d) { return d; }},
+  };
+  for (const Order& order : orders) 
+    for (WindowedEinsumDirection direction : kDirections) {
+      SCOPED_TRACE(DirectionName(direction));
+      SCOPED_TRACE(order.text);
+      std::string hlo = DotModule(8, {16, 4}, "{devices=[8,1]" + order.text + "}", {4, 16}, "{replicated}",
+                                  {16, 16}, "{replicated}", kMatmul);
+      RingAxes axes;
+      axes.axis_index = order.tile;
+      ExpectWindowed(ExpectSameAsOff(hlo, /*exact=*/true, false, direction), 8, Bidirectional(direction, 8), axes);
+    }
 }
 
 // A dim split unevenly and gathered whole: the windows cover it padded; the loop cuts the
 // padding off the result (free, batch) or zeroes it (contracting).
 TEST(WindowedEinsum, UnevenWindowsAreExact) {
-  for (int64_t n : {3, 4, 5, 8}) {
-    SCOPED_TRACE(n);
-    ExpectWindowed(ExpectSameAsOff(FreeDimModule(n, 2 * n + 1), /*exact=*/true), n, AnyPair);
-    ExpectWindowed(ExpectSameAsOff(FreeDimModule(n, n - 1), /*exact=*/true), n, AnyPair);
-    std::string batch = DotModule(n, {2 * n - 1, 3, 4}, Split(3, 0, n), {2 * n - 1, 4, 16}, "{replicated}",
-                                  {2 * n - 1, 3, 16}, "{replicated}", kBatchMatmul);
-    ExpectWindowed(ExpectSameAsOff(batch, /*exact=*/true), n, AnyPair);
-    std::string contracting = DotModule(n, {8, 4 * n + 1}, Split(2, 1, n), {4 * n + 1, 16 * n}, "{replicated}",
-                                        {8, 16 * n}, "{replicated}", kMatmul);
-    ExpectWindowed(ExpectSameAsOff(contracting, /*exact=*/true, /*integers=*/true), n, AnyPair);
-  }
+  for (int64_t n : {3, 4, 5, 8, 16}) 
+    for (WindowedEinsumDirection direction : kDirections) {
+      SCOPED_TRACE(DirectionName(direction));
+      SCOPED_TRACE(n);
+      const bool bidirectional = Bidirectional(direction, n);
+      ExpectWindowed(ExpectSameAsOff(FreeDimModule(n, 2 * n + 1), /*exact=*/true, false, direction), n,
+                     bidirectional);
+      ExpectWindowed(ExpectSameAsOff(FreeDimModule(n, n - 1), /*exact=*/true, false, direction), n, bidirectional);
+      std::string batch = DotModule(n, {2 * n - 1, 3, 4}, Split(3, 0, n), {2 * n - 1, 4, 16}, "{replicated}",
+                                    {2 * n - 1, 3, 16}, "{replicated}", kBatchMatmul);
+      ExpectWindowed(ExpectSameAsOff(batch, /*exact=*/true, false, direction), n, bidirectional);
+      std::string contracting = DotModule(n, {8, 4 * n + 1}, Split(2, 1, n), {4 * n + 1, 16 * n}, "{replicated}",
+                                          {8, 16 * n}, "{replicated}", kMatmul);
+      ExpectWindowed(ExpectSameAsOff(contracting, /*exact=*/true, /*integers=*/true, direction), n, bidirectional);
+    }
 }
 
 TEST(WindowedEinsum, UnevenReduceScatterFallsBack) {
-  for (int64_t n : {3, 4}) {
-    SCOPED_TRACE(n);
-    Partitioned scatter = ExpectSameAsOff(ScatterModule(n, 4 * n + 1), /*exact=*/true, /*integers=*/true);
-    ExpectNotWindowed(scatter);
-  }
+  for (int64_t n : {3, 4}) 
+    for (WindowedEinsumDirection direction : kDirections) {
+      SCOPED_TRACE(DirectionName(direction));
+      SCOPED_TRACE(n);
+      Partitioned scatter =
+          ExpectSameAsOff(ScatterModule(n, 4 * n + 1), /*exact=*/true, /*integers=*/true, direction);
+      ExpectNotWindowed(scatter);
+    }
 }
 
 TEST(WindowedEinsum, OffAndSmallAutoKeepTheAllGather) {

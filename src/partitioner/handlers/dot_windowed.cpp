@@ -1,37 +1,31 @@
 // Windowed einsum: the dot handler's all-gather of one operand, or the reduce-scatter of its
 // partial sums, turned into a while loop of partial dots over the devices of those axes (see
-// dot_windowed.h; the reduce-scatter loop is described at ScatteredLoop).
-//
-// Trip i on the device at index a along the gathered axes A (N devices) holds window
-// k = (a + i) mod N of the gathered operand X (the shard device k of its subgroup started
-// with), and passes it on to device a - 1 of the subgroup with a collective-permute:
-//   X's dim is a batch or free dim:  result[k-th chunk of that dim] = dot(window, Y')
-//   X's dim is contracting:          result += dot(window, Y')
-// where Y' is the other operand as placed, or for batch and contracting dims its k-th chunk
-// along the paired dim (dynamic-slice). Free and batch windows compute exactly the numbers of
-// the one local dot; contracting windows sum the same products in another order.
+// dot_windowed.h). This file finds the collectives a placement asks for and decides which one,
+// if any, becomes a loop (the mode, the cost check, the direction); dot_windowed_loops.cpp
+// emits the loops and describes them.
 #include "partitioner/handlers/dot_windowed.h"
 
 #include <algorithm>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "partitioner/handlers/dot_windowed_loops.h"
 #include "support/diagnostic.h"
 
 namespace gspmd {
+
+std::vector<int64_t> FoldedRing(int64_t n) {
+  std::vector<int64_t> ring;
+  for (int64_t a = 0; a < n; a += 2) ring.push_back(a);
+  for (int64_t a = n - 1 - n % 2; a > 0; a -= 2) ring.push_back(a);
+  return ring;
+}
+
 namespace {
 
-// One operand's all-gather as the placement asks for it.
-struct GatheredWindow {
-  int64_t operand = 0;           // the gathered operand: 0 lhs, 1 rhs
-  int64_t dim = 0;               // its gathered dim
-  int64_t slot = 0;              // that dim's role slot (DotRoles)
-  int64_t paired_dim = -1;       // the other operand's dim of the same slot (batch, contracting)
-  std::vector<DeviceAxis> axes;  // the axes gathered over, major first
-  int64_t trips = 1;             // devices along `axes`
-  AxisSharding held;             // the operand's layout as it is: the placement's plus `axes` on `dim`
-  int64_t gathered_bytes = 0;    // per device, after the all-gather the loop replaces
-};
+using windowed::GatheredWindow;
+using windowed::ScatteredResult;
 
 std::vector<DeviceAxis> Sorted(std::vector<DeviceAxis> axes) {
   std::sort(axes.begin(), axes.end());
@@ -84,185 +78,11 @@ std::optional<GatheredWindow> FindWindow(const DotProblem& problem, const DotPla
   window.slot = i == 0 ? roles.lhs_slot[window.dim] : roles.rhs_slot[window.dim];
   window.paired_dim = i == 0 ? roles.RhsDimOfSlot(window.slot) : roles.LhsDimOfSlot(window.slot);
   window.held = from;
-  std::vector<int64_t> gathered = ShardDimsOf(to.ToSharding(), dims);
-  window.gathered_bytes = ElementCount(gathered) * (i == 0 ? problem.lhs_element_bytes : problem.rhs_element_bytes);
+  const int64_t element_bytes = i == 0 ? problem.lhs_element_bytes : problem.rhs_element_bytes;
+  window.window_bytes = ElementCount(ShardDimsOf(from.ToSharding(), dims)) * element_bytes;
+  window.gathered_bytes = ElementCount(ShardDimsOf(to.ToSharding(), dims)) * element_bytes;
   return window;
 }
-
-// Whether the options window a collective of `bytes` per device over `trips` devices.
-bool Wanted(const WindowedEinsumOptions& options, int64_t bytes, int64_t trips) {
-  switch (options.mode) {
-    case WindowedEinsumMode::kOff:
-      return false;
-    case WindowedEinsumMode::kAlways:
-      return true;
-    case WindowedEinsumMode::kAuto:
-      return bytes >= options.threshold_bytes && trips <= options.max_trips;
-  }
-  return false;
-}
-
-// The operand to window: the one with more bytes to gather, among those the options allow.
-std::optional<GatheredWindow> ChooseWindow(const WindowedEinsumOptions& options, const DotProblem& problem,
-                                           const DotPlacement& placement) {
-  std::optional<GatheredWindow> best;
-  for (int64_t i = 0; i < 2; ++i) {
-    std::optional<GatheredWindow> window = FindWindow(problem, placement, i);
-    if (!window || !Wanted(options, window->gathered_bytes, window->trips)) continue;
-    if (!best || window->gathered_bytes > best->gathered_bytes) best = std::move(window);
-  }
-  return best;
-}
-
-// Devices pass what they hold to the previous member of their subgroup: the device at index a
-// receives from a + 1 (mod N), so trip i finds window (a + i) mod N there.
-std::vector<SourceTargetPair> PassToPrevious(const std::vector<DeviceAxis>& axes, int64_t num_devices) {
-  std::vector<SourceTargetPair> pairs;
-  for (const std::vector<int64_t>& group : GroupsOverAxes(axes, num_devices)) {
-    const int64_t n = static_cast<int64_t>(group.size());
-    for (int64_t a = 0; a < n; ++a) pairs.push_back({group[(a + 1) % n], group[a]});
-  }
-  return pairs;
-}
-
-// s32 start indices: zero everywhere but `dim`.
-std::vector<Instruction*> StartsAt(HloBuilder& b, int64_t rank, int64_t dim, Instruction* start) {
-  std::vector<Instruction*> starts(rank, nullptr);
-  for (int64_t d = 0; d < rank; ++d) starts[d] = d == dim ? start : b.S32Constant(0);
-  return starts;
-}
-
-// The loop state: (window, other operand, result, trip).
-enum StateIndex : int64_t { kWindow = 0, kOther = 1, kResult = 2, kTrip = 3 };
-
-// What both loops build: computations named after the dot, the trip condition, the local dots.
-class LoopBuilder {
- protected:
-  explicit LoopBuilder(OpContext& op) : op_(op), context_(op.spmd()), dot_(op.instruction()) {}
-
-  Computation* NewComputation(const char* suffix) {
-    std::string name = context_.names().Unique(StrCat(dot_.name(), suffix));
-    return context_.output()->AddComputationFront(std::make_unique<Computation>(name));
-  }
-
-  HloBuilder BuilderFor(Computation* computation) {
-    HloBuilder b(computation, &context_.names());
-    b.set_source_instruction(&dot_);
-    b.set_op_name(op_.builder().op_name());
-    return b;
-  }
-
-  // trip < trips
-  Computation* EmitCondition(const Shape& state, int64_t trips) {
-    Computation* condition = NewComputation(".windowed_condition");
-    HloBuilder b = BuilderFor(condition);
-    Instruction* trip = b.GetTupleElement(b.Parameter(0, state, "state"), kTrip);
-    condition->set_root(b.Compare(trip, b.S32Constant(trips), ComparisonDirection::kLt));
-    return condition;
-  }
-
-  // The dot of the original program on other operands, giving `shape`.
-  Instruction* LocalDot(HloBuilder& b, const Shape& shape, Instruction* lhs, Instruction* rhs) {
-    auto clone = dot_.CloneWithNewOperands(shape, {lhs, rhs});
-    clone->set_sharding(std::nullopt);
-    clone->set_name(dot_.name());
-    return b.Add(std::move(clone));
-  }
-
-  // while (state) with `init` as its first state and `body`; returns the result element.
-  Instruction* EmitLoop(const Shape& state, Instruction* init, Computation* condition, Computation* body) {
-    Instruction* loop = op_.builder().AddOp(Opcode::kWhile, state, {init});
-    loop->set_called_computations({condition, body});
-    return op_.builder().GetTupleElement(loop, kResult);
-  }
-
-  OpContext& op_;
-  SpmdContext& context_;
-  const Instruction& dot_;
-};
-
-class WindowedLoop : LoopBuilder {
- public:
-  WindowedLoop(OpContext& op, const DotProblem& problem, const GatheredWindow& window)
-      : LoopBuilder(op), roles_(problem.roles), window_(window) {}
-
-  Instruction* Emit(Instruction* held, Instruction* other, const Shape& local_shape) {
-    HloBuilder& b = op_.builder();
-    const int64_t chunk = held->shape().dim(window_.dim);
-    const int64_t covered = chunk * window_.trips;  // the windows' extent, padding included
-    // The result (and the other operand's paired dim) padded to what the windows cover.
-    Shape buffer = local_shape;
-    Shape partial_shape = local_shape;
-    if (!Contracting()) {
-      GSPMD_CHECK(local_shape.dim(window_.slot) <= covered, "windowed dot: result dim exceeds the gathered windows");
-      buffer.set_dim(window_.slot, covered);
-      partial_shape.set_dim(window_.slot, chunk);
-    }
-    if (window_.paired_dim >= 0 && other->shape().dim(window_.paired_dim) < covered) {
-      std::vector<int64_t> padded = other->shape().dims();
-      padded[window_.paired_dim] = covered;
-      other = b.PadToSize(other, padded, b.ScalarConstant(other->shape().element_type(), 0));
-    }
-    Shape state = Shape::Tuple({held->shape(), other->shape(), buffer, Shape(ElementType::kS32, {})});
-    Instruction* zero = b.ScalarConstant(buffer.element_type(), 0);
-    Instruction* init = b.Tuple({held, other, b.BroadcastScalar(zero, buffer.dims()), b.S32Constant(0)});
-    Computation* condition = EmitCondition(state, window_.trips);
-    Computation* body = EmitBody(state, partial_shape, chunk);
-    Instruction* result = EmitLoop(state, init, condition, body);
-    if (buffer.dims() == local_shape.dims()) return result;
-    return b.SliceToSize(result, local_shape.dims());
-  }
-
- private:
-  bool Contracting() const { return roles_.IsContractingSlot(window_.slot); }
-
-  Computation* EmitBody(const Shape& state, const Shape& partial_shape, int64_t chunk) {
-    Computation* body = NewComputation(".windowed_body");
-    HloBuilder b = BuilderFor(body);
-    Instruction* parameter = b.Parameter(0, state, "state");
-    Instruction* held = b.GetTupleElement(parameter, kWindow);
-    Instruction* other = b.GetTupleElement(parameter, kOther);
-    Instruction* result = b.GetTupleElement(parameter, kResult);
-    Instruction* trip = b.GetTupleElement(parameter, kTrip);
-
-    // k = (a + trip) mod N, and its offset along the gathered dim.
-    Instruction* index = AxisOffset(b, window_.axes, 1, context_.num_devices());
-    Instruction* k = b.Binary(Opcode::kRemainder, b.Binary(Opcode::kAdd, index, trip), b.S32Constant(window_.trips));
-    Instruction* offset = b.Binary(Opcode::kMultiply, k, b.S32Constant(chunk));
-
-    Instruction* paired = other;
-    if (window_.paired_dim >= 0) {
-      std::vector<int64_t> sizes = other->shape().dims();
-      GSPMD_CHECK(sizes[window_.paired_dim] == chunk * window_.trips,
-                  "windowed dot: the paired dim does not match the gathered windows (after padding)");
-      sizes[window_.paired_dim] = chunk;
-      paired = b.DynamicSlice(other, StartsAt(b, other->shape().rank(), window_.paired_dim, offset), sizes);
-    }
-    Instruction* partial = window_.operand == 0 ? LocalDot(b, partial_shape, held, paired)
-                                                : LocalDot(b, partial_shape, paired, held);
-
-    Instruction* updated =
-        Contracting() ? b.Binary(Opcode::kAdd, result, partial)
-                      : b.DynamicUpdateSlice(result, partial, StartsAt(b, partial_shape.rank(), window_.slot, offset));
-    Instruction* passed =
-        context_.collectives().CollectivePermute(b, held, PassToPrevious(window_.axes, context_.num_devices()));
-    Instruction* next = b.Binary(Opcode::kAdd, trip, b.S32Constant(1));
-    body->set_root(b.Tuple({passed, other, updated, next}));
-    return body;
-  }
-
-  const DotRoles& roles_;
-  const GatheredWindow& window_;
-};
-
-// The placement's partial sums resolved by a reduce-scatter onto one output dim: the partial
-// axes become the minor axes of that dim in the wanted result.
-struct ScatteredResult {
-  int64_t dim = 0;               // the output dim scattered
-  std::vector<DeviceAxis> axes;  // the axes splitting it after the scatter, major first
-  int64_t trips = 1;             // devices along `axes`
-  int64_t bytes = 0;             // of the local result before the scatter, per device
-};
 
 bool Within(const DeviceAxis& inner, const DeviceAxis& outer) {
   return inner.stride >= outer.stride && inner.stride * inner.size <= outer.stride * outer.size;
@@ -307,92 +127,196 @@ std::optional<ScatteredResult> FindScatter(SpmdContext& context, const DotProble
   return scatter;
 }
 
-// The reduce-scatter as a loop: trip i on the device at index a along the axes adds the dot of
-// its output chunk (a + i + 1) mod N to the accumulator it just received from a + 1, so after N
-// trips the accumulator it holds is the whole sum of chunk a. The operands stay in place; the
-// ones with the scattered dim are dynamic-sliced to the chunk.
-class ScatteredLoop : LoopBuilder {
- public:
-  ScatteredLoop(OpContext& op, const DotProblem& problem, const ScatteredResult& scatter)
-      : LoopBuilder(op), roles_(problem.roles), scatter_(scatter) {}
 
-  Instruction* Emit(Instruction* lhs, Instruction* rhs, const Shape& local_shape) {
-    HloBuilder& b = op_.builder();
-    GSPMD_CHECK(local_shape.dim(scatter_.dim) % scatter_.trips == 0, "windowed dot: uneven scatter");
-    const int64_t chunk = local_shape.dim(scatter_.dim) / scatter_.trips;
-    Shape accumulator = local_shape;
-    accumulator.set_dim(scatter_.dim, chunk);
-    Shape state = Shape::Tuple({lhs->shape(), rhs->shape(), accumulator, Shape(ElementType::kS32, {})});
-    Instruction* zero = b.ScalarConstant(accumulator.element_type(), 0);
-    Instruction* init = b.Tuple({lhs, rhs, b.BroadcastScalar(zero, accumulator.dims()), b.S32Constant(0)});
-    Computation* condition = EmitCondition(state, scatter_.trips);
-    Computation* body = EmitBody(state, accumulator, chunk);
-    return EmitLoop(state, init, condition, body);
-  }
-
- private:
-  // `operand` cut to the chunk at `offset` along `dim` (as it is when dim is -1).
-  Instruction* Chunk(HloBuilder& b, Instruction* operand, int64_t dim, Instruction* offset, int64_t chunk) {
-    if (dim < 0) return operand;
-    std::vector<int64_t> sizes = operand->shape().dims();
-    GSPMD_CHECK(sizes[dim] == chunk * scatter_.trips, "windowed dot: operand dim does not match the result's");
-    sizes[dim] = chunk;
-    return b.DynamicSlice(operand, StartsAt(b, operand->shape().rank(), dim, offset), sizes);
-  }
-
-  Computation* EmitBody(const Shape& state, const Shape& accumulator, int64_t chunk) {
-    Computation* body = NewComputation(".windowed_body");
-    HloBuilder b = BuilderFor(body);
-    Instruction* parameter = b.Parameter(0, state, "state");
-    Instruction* lhs = b.GetTupleElement(parameter, 0);
-    Instruction* rhs = b.GetTupleElement(parameter, 1);
-    Instruction* sum = b.GetTupleElement(parameter, kResult);
-    Instruction* trip = b.GetTupleElement(parameter, kTrip);
-
-    Instruction* received =
-        context_.collectives().CollectivePermute(b, sum, PassToPrevious(scatter_.axes, context_.num_devices()));
-    // k = (a + trip + 1) mod N, and its offset along the scattered dim.
-    Instruction* index = AxisOffset(b, scatter_.axes, 1, context_.num_devices());
-    Instruction* next = b.Binary(Opcode::kAdd, trip, b.S32Constant(1));
-    Instruction* k = b.Binary(Opcode::kRemainder, b.Binary(Opcode::kAdd, index, next), b.S32Constant(scatter_.trips));
-    Instruction* offset = b.Binary(Opcode::kMultiply, k, b.S32Constant(chunk));
-    Instruction* lhs_chunk = Chunk(b, lhs, roles_.LhsDimOfSlot(scatter_.dim), offset, chunk);
-    Instruction* rhs_chunk = Chunk(b, rhs, roles_.RhsDimOfSlot(scatter_.dim), offset, chunk);
-    Instruction* partial = LocalDot(b, accumulator, lhs_chunk, rhs_chunk);
-    body->set_root(b.Tuple({lhs, rhs, b.Binary(Opcode::kAdd, received, partial), next}));
-    return body;
-  }
-
-  const DotRoles& roles_;
-  const ScatteredResult& scatter_;
+// What the dot handler does with a dot's collectives: none becomes a loop, or the all-gather of
+// one operand, or the reduce-scatter of the result.
+struct WindowedChoice {
+  enum class Kind { kNone, kGather, kScatter };
+  Kind kind = Kind::kNone;
+  int64_t operand = 0;  // kGather: the gathered operand
+  bool bidirectional = false;
 };
+
+// A collective of the placement that a loop could replace, before the direction is chosen.
+struct Replaceable {
+  WindowedChoice::Kind kind;
+  int64_t operand = 0;
+  bool contracting = false;  // an all-gather over a contracting dim: partial dots are summed
+  std::vector<DeviceAxis> axes;
+  int64_t devices = 0;
+  int64_t window_bytes = 0;      // one window (one accumulator)
+  int64_t collective_bytes = 0;  // the all-gather's result, the reduce-scatter's operand
+  int64_t hbm_bytes_per_window = 0;
+};
+
+int64_t LocalBytes(const AxisSharding& layout, const std::vector<int64_t>& dims, int64_t element_bytes) {
+  return ElementCount(ShardDimsOf(layout.ToSharding(), dims)) * element_bytes;
+}
+
+// HBM bytes of one window's partial dot and its update of the result (roughly: operands read,
+// partial written; a sum reads it and the accumulator and writes the accumulator).
+int64_t WindowHbmBytes(const DotProblem& problem, const DotPlacement& placement, const GatheredWindow& window,
+                       bool contracting) {
+  const bool lhs = window.operand == 0;
+  int64_t other = lhs ? LocalBytes(placement.rhs, problem.rhs_dims, problem.rhs_element_bytes)
+                      : LocalBytes(placement.lhs, problem.lhs_dims, problem.lhs_element_bytes);
+  if (window.paired_dim >= 0) other /= window.trips;
+  const int64_t out = LocalBytes(placement.out, problem.out_dims, problem.out_element_bytes);
+  return window.window_bytes + other + (contracting ? 4 * out : out / window.trips);
+}
+
+int64_t AccumulatorHbmBytes(const DotProblem& problem, const DotPlacement& placement, const ScatteredResult& scatter) {
+  int64_t lhs = LocalBytes(placement.lhs, problem.lhs_dims, problem.lhs_element_bytes);
+  int64_t rhs = LocalBytes(placement.rhs, problem.rhs_dims, problem.rhs_element_bytes);
+  if (problem.roles.LhsDimOfSlot(scatter.dim) >= 0) lhs /= scatter.trips;
+  if (problem.roles.RhsDimOfSlot(scatter.dim) >= 0) rhs /= scatter.trips;
+  return lhs + rhs + 4 * (scatter.bytes / scatter.trips);
+}
+
+// The candidate as the cost check sees it (WindowedEinsumCandidate).
+WindowedEinsumCandidate Describe(OpContext& op, const DotPlacement& placement, const Replaceable& r,
+                                 bool bidirectional) {
+  WindowedEinsumCandidate c;
+  c.dot = &op.instruction();
+  c.kind = r.kind == WindowedChoice::Kind::kGather ? WindowedEinsumCandidate::Kind::kAllGather
+                                                   : WindowedEinsumCandidate::Kind::kReduceScatter;
+  c.bidirectional = bidirectional;
+  c.devices = r.devices;
+  c.collective_bytes = r.collective_bytes;
+  // The local dot's FLOPs, the all-gathered operand's or the unscattered result's, split evenly
+  // over the N windows.
+  const double flops_per_window = 2 * placement.local_flops / static_cast<double>(r.devices);
+  if (!bidirectional) {
+    c.trips = r.devices;
+    c.window_bytes_per_trip = r.window_bytes;
+    c.flops_per_trip = flops_per_window;
+    c.hbm_bytes_per_trip = r.hbm_bytes_per_window;
+    c.extra_buffer_bytes = 2 * r.window_bytes;
+  } else {
+    c.trips = (r.devices + 1) / 2 - 1;
+    c.window_bytes_per_trip = 2 * r.window_bytes;
+    c.flops_per_trip = 2 * flops_per_window;
+    c.hbm_bytes_per_trip = 2 * r.hbm_bytes_per_window;
+    const int64_t peeled = r.devices - 2 * c.trips;  // 1, or 2 for even N
+    c.peeled_flops = static_cast<double>(peeled) * flops_per_window;
+    c.peeled_bytes = 2 * r.window_bytes;
+    c.extra_buffer_bytes = 4 * r.window_bytes;
+  }
+  c.rings = windowed::RingsOverAxes(r.axes, op.spmd().num_devices());
+  return c;
+}
+
+// Whether the options take `candidate`.
+bool Accepted(const WindowedEinsumOptions& options, const WindowedEinsumCandidate& candidate) {
+  switch (options.mode) {
+    case WindowedEinsumMode::kOff:
+      return false;
+    case WindowedEinsumMode::kAlways:
+      return true;
+    case WindowedEinsumMode::kAuto:
+      if (candidate.devices > options.max_trips) return false;
+      if (options.cost_check) return options.cost_check(candidate);
+      return candidate.collective_bytes >= options.threshold_bytes;
+  }
+  return false;
+}
+
+// The directions to offer for `r`, preferred first (see WindowedEinsumDirection).
+std::vector<bool> Directions(const WindowedEinsumOptions& options, const Replaceable& r) {
+  switch (options.direction) {
+    case WindowedEinsumDirection::kOne:
+      return {false};
+    case WindowedEinsumDirection::kBoth:
+      return {r.devices >= 3};
+    case WindowedEinsumDirection::kAuto: {
+      if (r.devices < 4) return {false};
+      const bool preferred = r.kind == WindowedChoice::Kind::kScatter || r.contracting;
+      if (options.mode == WindowedEinsumMode::kAuto && options.cost_check) return {preferred, !preferred};
+      return {preferred};
+    }
+  }
+  return {false};
+}
+
+WindowedChoice Decide(OpContext& op, const DotProblem& problem, const DotPlacement& placement) {
+  SpmdContext& context = op.spmd();
+  const WindowedEinsumOptions& options = context.windowed_einsum();
+  std::vector<Replaceable> replaceable;
+  for (int64_t i = 0; i < 2; ++i) {
+    if (std::optional<GatheredWindow> window = FindWindow(problem, placement, i)) {
+      const bool contracting = problem.roles.IsContractingSlot(window->slot);
+      replaceable.push_back({WindowedChoice::Kind::kGather, i, contracting, window->axes, window->trips,
+                             window->window_bytes, window->gathered_bytes,
+                             WindowHbmBytes(problem, placement, *window, contracting)});
+    }
+  }
+  if (std::optional<ScatteredResult> scatter = FindScatter(context, problem, placement, op.sharding()))
+    replaceable.push_back({WindowedChoice::Kind::kScatter, 0, false, scatter->axes, scatter->trips,
+                           scatter->bytes / scatter->trips, scatter->bytes,
+                           AccumulatorHbmBytes(problem, placement, *scatter)});
+  // Largest collective first; on a tie the lhs, then the rhs, then the reduce-scatter.
+  std::stable_sort(replaceable.begin(), replaceable.end(), [](const Replaceable& a, const Replaceable& b) {
+    return a.collective_bytes > b.collective_bytes;
+  });
+  for (const Replaceable& r : replaceable) {
+    for (bool bidirectional : Directions(options, r)) {
+      if (Accepted(options, Describe(op, placement, r, bidirectional)))
+        return WindowedChoice{r.kind, r.operand, bidirectional};
+    }
+  }
+  return WindowedChoice{};
+}
+
+// Decide, once per distinct (problem, placement, partial-sum state) of the run: both entry
+// points ask, and a model's repeated layers ask the cost check once.
+const WindowedChoice& CachedDecision(OpContext& op, const DotProblem& problem, const DotPlacement& placement) {
+  std::string key = "windowed-einsum";
+  const DotRoles& roles = problem.roles;
+  for (const std::vector<int64_t>* list : {&roles.lhs_batch, &roles.rhs_batch, &roles.lhs_contracting,
+                                           &roles.rhs_contracting, &roles.lhs_slot, &roles.rhs_slot,
+                                           &problem.lhs_dims, &problem.rhs_dims, &problem.out_dims})
+    AppendKey(key, *list);
+  AppendKey(key, std::vector<int64_t>{problem.lhs_element_bytes, problem.rhs_element_bytes,
+                                      problem.out_element_bytes, op.spmd().kept_partial().has_value(),
+                                      op.sharding().HasUnreduced()});
+  for (const AxisSharding* layout : {&problem.lhs, &problem.rhs, &problem.out, &placement.lhs, &placement.rhs,
+                                     &placement.out})
+    AppendKey(key, *layout);
+  std::vector<int64_t> partial;
+  for (const DeviceAxis& axis : placement.partial) partial.insert(partial.end(), {axis.stride, axis.size});
+  AppendKey(key, partial);
+  return op.spmd().Decision<WindowedChoice>(key, [&] { return Decide(op, problem, placement); });
+}
 
 }  // namespace
 
 std::optional<PartitionedValue> WindowedScatteredDot(OpContext& op, const DotProblem& problem,
                                                      const DotPlacement& placement, const PrepareDotOperand& prepare) {
-  const WindowedEinsumOptions& options = op.spmd().windowed_einsum();
-  if (options.mode == WindowedEinsumMode::kOff) return std::nullopt;
+  if (op.spmd().windowed_einsum().mode == WindowedEinsumMode::kOff) return std::nullopt;
+  const WindowedChoice& choice = CachedDecision(op, problem, placement);
+  if (choice.kind != WindowedChoice::Kind::kScatter) return std::nullopt;
   std::optional<ScatteredResult> scatter = FindScatter(op.spmd(), problem, placement, op.sharding());
-  if (!scatter || !Wanted(options, scatter->bytes, scatter->trips)) return std::nullopt;
+  GSPMD_CHECK(scatter.has_value(), "windowed dot: the chosen reduce-scatter is gone");
   Instruction* lhs = prepare(0, placement.lhs);
   Instruction* rhs = prepare(1, placement.rhs);
   Shape local_shape = ShardShapeOf(placement.out.ToSharding(), op.instruction().shape());
-  Instruction* result = ScatteredLoop(op, problem, *scatter).Emit(lhs, rhs, local_shape);
+  Instruction* result =
+      windowed::EmitScatterLoop(op, problem.roles, *scatter, lhs, rhs, local_shape, choice.bidirectional);
   return PartitionedValue{result, op.instruction().shape(), op.sharding()};
 }
 
 Instruction* WindowedLocalDot(OpContext& op, const DotProblem& problem, const DotPlacement& placement,
                               const PrepareDotOperand& prepare) {
-  const WindowedEinsumOptions& options = op.spmd().windowed_einsum();
-  if (options.mode == WindowedEinsumMode::kOff) return nullptr;
-  std::optional<GatheredWindow> window = ChooseWindow(options, problem, placement);
-  if (!window) return nullptr;
+  if (op.spmd().windowed_einsum().mode == WindowedEinsumMode::kOff) return nullptr;
+  const WindowedChoice& choice = CachedDecision(op, problem, placement);
+  if (choice.kind != WindowedChoice::Kind::kGather) return nullptr;
+  std::optional<GatheredWindow> window = FindWindow(problem, placement, choice.operand);
+  GSPMD_CHECK(window.has_value(), "windowed dot: the chosen window is gone");
   const AxisSharding& other_layout = window->operand == 0 ? placement.rhs : placement.lhs;
   Instruction* held = prepare(window->operand, window->held);
   Instruction* other = prepare(1 - window->operand, other_layout);
   Shape local_shape = ShardShapeOf(placement.out.ToSharding(), op.instruction().shape());
-  return WindowedLoop(op, problem, *window).Emit(held, other, local_shape);
+  return windowed::EmitGatherLoop(op, problem.roles, *window, held, other, local_shape, choice.bidirectional);
 }
 
 }  // namespace gspmd
