@@ -13,7 +13,8 @@ namespace gspmd {
 namespace {
 
 int64_t GroupSize(const Instruction& collective, int64_t num_devices) {
-  if (collective.opcode() == Opcode::kCollectivePermute) return 1;
+  if (collective.opcode() == Opcode::kCollectivePermute || collective.opcode() == Opcode::kCollectivePermuteStart)
+    return 1;
   std::vector<std::vector<int64_t>> groups = collective.replica_groups().Groups(num_devices);
   int64_t size = 0;
   for (const auto& group : groups) size = std::max<int64_t>(size, static_cast<int64_t>(group.size()));
@@ -30,7 +31,9 @@ void Visit(const Computation& computation, int64_t num_devices, double multiplie
            const std::function<void(const Instruction&, double)>& visit, std::vector<std::string>& warnings) {
   for (const auto& owned : computation.instructions()) {
     const Instruction& instruction = *owned;
-    if (IsCollective(instruction.opcode())) visit(instruction, multiplier);
+    // An asynchronous permute counts once, at its start.
+    if (IsCollective(instruction.opcode()) || instruction.opcode() == Opcode::kCollectivePermuteStart)
+      visit(instruction, multiplier);
     double inner = multiplier;
     if (instruction.opcode() == Opcode::kWhile) {
       std::optional<int64_t> trips = WhileTripCount(instruction);
@@ -83,7 +86,13 @@ std::vector<size_t> LastUses(const Computation& computation) {
 }
 
 int64_t OwnBytes(const Instruction& instruction) {
-  return AliasesOperand(instruction) ? 0 : instruction.shape().byte_size();
+  if (AliasesOperand(instruction)) return 0;
+  // A collective-permute-start's tuple holds its operand (aliased) and the buffer it receives
+  // into (its own, until the done).
+  if (instruction.opcode() == Opcode::kCollectivePermuteStart && instruction.shape().IsTuple() &&
+      instruction.shape().tuple_size() >= 2)
+    return instruction.shape().tuple_shape(1).byte_size();
+  return instruction.shape().byte_size();
 }
 
 int64_t ComputationPeak(const Computation& computation, std::unordered_map<const Computation*, int64_t>& memo) {
@@ -109,6 +118,11 @@ int64_t ComputationPeak(const Computation& computation, std::unordered_map<const
 
 }  // namespace
 
+std::string_view CollectiveKindName(const Instruction& collective) {
+  if (collective.opcode() == Opcode::kCollectivePermuteStart) return OpcodeName(Opcode::kCollectivePermute);
+  return OpcodeName(collective.opcode());
+}
+
 double CollectiveBytesPerDevice(const Instruction& collective, int64_t num_devices) {
   double n = static_cast<double>(GroupSize(collective, num_devices));
   double result_bytes = static_cast<double>(collective.shape().byte_size());
@@ -119,7 +133,8 @@ double CollectiveBytesPerDevice(const Instruction& collective, int64_t num_devic
     case Opcode::kAllToAll: return n <= 1 ? 0 : (n - 1) / n * result_bytes;
     case Opcode::kReduceScatter: return n <= 1 ? 0 : (n - 1) / n * operand_bytes;
     case Opcode::kCollectiveBroadcast: return n <= 1 ? 0 : (n - 1) / n * operand_bytes;
-    case Opcode::kCollectivePermute: return collective.source_target_pairs().empty() ? 0 : operand_bytes;
+    case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart: return collective.source_target_pairs().empty() ? 0 : operand_bytes;
     default: return 0;
   }
 }
@@ -157,7 +172,7 @@ CommReport AnalyzeCommunication(const Module& module) {
   if (!module.entry()) return report;
   const int64_t num_devices = module.num_partitions();
   report.warnings = ForEachCollective(module, [&](const Instruction& collective, double multiplier) {
-    CollectiveStats& stats = report.by_kind[std::string(OpcodeName(collective.opcode()))];
+    CollectiveStats& stats = report.by_kind[std::string(CollectiveKindName(collective))];
     stats.count += static_cast<int64_t>(multiplier);
     double bytes = multiplier * CollectiveBytesPerDevice(collective, num_devices);
     stats.bytes += bytes;

@@ -6,6 +6,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -37,12 +38,17 @@ CommReport AnalyzeCommunication(const Module& module);
 
 // Calls visit(collective, times) for every collective reachable from the entry (through while,
 // call and conditional), `times` being how often it runs (while bodies: their static trip
-// count). Returns the warnings about unknown trip counts, as AnalyzeCommunication does.
+// count). An asynchronous collective-permute is visited once, at its collective-permute-start.
+// Returns the warnings about unknown trip counts, as AnalyzeCommunication does.
 std::vector<std::string> ForEachCollective(const Module& module,
                                            const std::function<void(const Instruction&, double)>& visit);
 
 // Bytes one execution of `collective` sends from one device (the ring model above).
 double CollectiveBytesPerDevice(const Instruction& collective, int64_t num_devices);
+
+// The kind a collective is counted under: its opcode's name, "collective-permute" for a
+// collective-permute-start.
+std::string_view CollectiveKindName(const Instruction& collective);
 
 // Peak bytes live at once when the module runs in program order on one device: values live
 // from definition to last use, entry parameters for the whole program, tuples and

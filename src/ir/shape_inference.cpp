@@ -343,7 +343,7 @@ InferredShape InferShape(const Instruction& instruction, const DeviceCounts& dev
     case Opcode::kParameter: case Opcode::kConstant: case Opcode::kDynamicReshape:
       return InferShapeOp(instruction);
     default:
-      return InferOther(instruction);
+      return InferOther(instruction, devices);
   }
 }
 

@@ -269,6 +269,32 @@ InferredShape InferHostTransfer(const Instruction& instruction) {
   }
 }
 
+// collective-permute-start / -done (XLA's asynchronous collective-permute): the start's result
+// is (operand, result, u32[] contexts...), XLA writing two contexts: (f32[8], f32[8], u32[], u32[]);
+// the done's is the start's element 1.
+InferredShape InferAsyncPermute(const Instruction& instruction, const DeviceCounts& devices) {
+  if (instruction.opcode() == Opcode::kCollectivePermuteDone) {
+    const Shape& operand = OperandShape(instruction, 0);
+    if (!operand.IsTuple() || operand.tuple_size() < 2)
+      return Fail(OperandError(instruction, 0, "the (operand, result, u32[]...) tuple of a collective-permute-start"));
+    return Ok(operand.tuple_shape(1));
+  }
+  if (std::string error = CheckSourceTargetPairs(instruction, devices); !error.empty()) return Fail(error);
+  if (instruction.operand_count() != 1) return MustBeWritten();  // the combined form with slices
+  const Shape& operand = OperandShape(instruction, 0);
+  const Shape u32(ElementType::kU32, {});
+  if (!Written(instruction)) return Ok(Shape::Tuple({operand, operand, u32, u32}));
+  const Shape& result = instruction.shape();
+  bool fits = result.IsTuple() && result.tuple_size() >= 2 && result.tuple_shape(0).Compatible(operand) &&
+              result.tuple_shape(1).Compatible(operand);
+  for (int64_t i = 2; fits && i < result.tuple_size(); ++i) fits = result.tuple_shape(i).Compatible(u32);
+  if (!fits)
+    return Fail(StrCat("collective-permute-start result ", Text(result), " must be (", Text(operand), ", ",
+                       Text(operand), ") followed by u32[] contexts, as (", Text(operand), ", ", Text(operand),
+                       ", u32[], u32[])"));
+  return Ok(result);
+}
+
 }  // namespace
 
 InferredShape InferCollective(const Instruction& instruction, const DeviceCounts& devices) {
@@ -297,13 +323,15 @@ InferredShape InferControlFlow(const Instruction& instruction) {
   }
 }
 
-InferredShape InferOther(const Instruction& instruction) {
+InferredShape InferOther(const Instruction& instruction, const DeviceCounts& devices) {
   switch (instruction.opcode()) {
     case Opcode::kRng: return InferRng(instruction);
     case Opcode::kRngBitGenerator: return InferRngBitGenerator(instruction);
     case Opcode::kInfeed: case Opcode::kOutfeed: case Opcode::kSend: case Opcode::kRecv: case Opcode::kSendDone:
     case Opcode::kRecvDone:
       return InferHostTransfer(instruction);
+    case Opcode::kCollectivePermuteStart: case Opcode::kCollectivePermuteDone:
+      return InferAsyncPermute(instruction, devices);
     default:  // asynchronous halves, fft, cholesky, triangular-solve, batch-norm-*, ...: written
       return MustBeWritten();
   }

@@ -85,6 +85,6 @@ InferredShape InferReduceFamily(const Instruction& instruction);
 InferredShape InferIndexing(const Instruction& instruction);
 InferredShape InferCollective(const Instruction& instruction, const DeviceCounts& devices);
 InferredShape InferControlFlow(const Instruction& instruction);
-InferredShape InferOther(const Instruction& instruction);
+InferredShape InferOther(const Instruction& instruction, const DeviceCounts& devices);
 
 }  // namespace gspmd::shape_rules

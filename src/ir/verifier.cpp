@@ -149,8 +149,24 @@ std::string CheckCalledComputations(const Instruction& instruction) {
   return StrCat(OpcodeName(instruction.opcode()), " expects a to_apply= computation");
 }
 
+// A collective-permute-done finishes the value of a collective-permute-start: the start itself,
+// or (a loop that carries it from one trip to the next, as XLA's pipeliner makes) a
+// get-tuple-element or parameter holding it.
+std::string CheckAsyncDoneOperand(const Instruction& instruction) {
+  if (instruction.opcode() != Opcode::kCollectivePermuteDone) return "";
+  const Instruction& operand = *instruction.operand(0);
+  switch (operand.opcode()) {
+    case Opcode::kCollectivePermuteStart: case Opcode::kGetTupleElement: case Opcode::kParameter:
+      return "";
+    default:
+      return StrCat("collective-permute-done's operand %", operand.name(), " is a ", OpcodeName(operand.opcode()),
+                    ", expected the collective-permute-start it finishes");
+  }
+}
+
 std::string CheckInstruction(const Instruction& instruction, const DeviceCounts& devices) {
   if (std::string error = CheckSizes(instruction); !error.empty()) return error;
+  if (std::string error = CheckAsyncDoneOperand(instruction); !error.empty()) return error;
   return CheckResultShape(instruction, devices);
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 
+#include "partitioner/async_permutes.h"
 #include "partitioner/cleanup.h"
 #include "partitioner/computation_partitioner.h"
 #include "partitioner/handlers/dot_strategies.h"
@@ -129,6 +130,8 @@ PartitionResult PartitionModule(const Module& module, const PartitionOptions& op
   if (!output->Attribute("entry_computation_layout").empty())
     output->SetAttribute("entry_computation_layout", EntryLayoutText(*output->entry()));
   CleanupPartitionedModule(*output);
+  // The windowed einsum loops' permutes run while their trip's dot does.
+  ConvertPermutesToAsync(*output, AsyncPermuteScope::kWindowedLoops);
   // Self-describing: `gspmd run --spmd` crops uneven results to these shapes without --like.
   SetModuleFrontendAttribute(*output, kGlobalResultShapesAttribute, entry->root()->shape().ToString(false));
   PartitionResult result;

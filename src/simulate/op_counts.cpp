@@ -135,6 +135,10 @@ OpClass ClassifyOp(const Instruction& instruction) {
       return OpClass::kInPlace;
     case Opcode::kWhile: case Opcode::kConditional: case Opcode::kCall:
       return OpClass::kControl;
+    case Opcode::kCollectivePermuteStart:  // one collective-permute, launched by the start
+      return OpClass::kCollective;
+    case Opcode::kCollectivePermuteDone:   // ready when the permute is
+      return OpClass::kFree;
     case Opcode::kCustomCall:
       return IsAnnotation(instruction) ? OpClass::kFree : OpClass::kOpaque;
     default:

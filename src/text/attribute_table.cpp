@@ -118,7 +118,7 @@ constexpr AttributeInfo kAttributes[] = {
      "all-reduce, all-gather, reduce-scatter, all-to-all, ragged-all-to-all, collective-broadcast"},
     {"use_global_device_ids", A::kUseGlobalDeviceIds, "all-reduce, all-gather, reduce-scatter"},
     {"constrain_layout", A::kConstrainLayout, "all-reduce, all-gather, all-to-all, reduce-scatter"},
-    {"source_target_pairs", A::kSourceTargetPairs, "collective-permute"},
+    {"source_target_pairs", A::kSourceTargetPairs, "collective-permute, collective-permute-start"},
     {"is_host_transfer", A::kVerbatim, "send, recv, send-done, recv-done"},
     {"infeed_config", A::kVerbatim, "infeed"},
     {"outfeed_config", A::kVerbatim, "outfeed"},
@@ -201,12 +201,12 @@ bool AttributeApplies(Attr attr, Opcode opcode) {
     case Attr::kK: case Attr::kLargest: return opcode == O::kTopK;
     case Attr::kCustomCallTarget: case Attr::kCustomCallHasSideEffect: return opcode == O::kCustomCall;
     case Attr::kExponentBits: case Attr::kMantissaBits: return opcode == O::kReducePrecision;
-    case Attr::kChannelId: return IsCollective(opcode);
+    case Attr::kChannelId: return IsCollective(opcode) || opcode == O::kCollectivePermuteStart;
     case Attr::kReplicaGroups: return IsCollective(opcode) && opcode != O::kCollectivePermute;
     case Attr::kUseGlobalDeviceIds:
       return IsOneOf(opcode, {O::kAllReduce, O::kAllGather, O::kReduceScatter});
     case Attr::kConstrainLayout: return IsOneOf(opcode, {O::kAllReduce, O::kAllGather, O::kAllToAll});
-    case Attr::kSourceTargetPairs: return opcode == O::kCollectivePermute;
+    case Attr::kSourceTargetPairs: return opcode == O::kCollectivePermute || opcode == O::kCollectivePermuteStart;
     case Attr::kDistribution: return opcode == O::kRng;
     case Attr::kCount: case Attr::kVerbatim: return false;
   }

@@ -93,7 +93,8 @@ std::string_view ComparisonOrderName(const Instruction& compare) {
 
 void AddCollectiveBase(AttributeList& attrs, const Instruction& instruction) {
   if (instruction.channel_id) attrs.AddInt("channel_id", *instruction.channel_id);
-  if (instruction.opcode() == Opcode::kCollectivePermute) return;
+  if (instruction.opcode() == Opcode::kCollectivePermute || instruction.opcode() == Opcode::kCollectivePermuteStart)
+    return;
   if (instruction.has_replica_groups || !instruction.replica_groups().empty())
     attrs.Add("replica_groups", instruction.replica_groups().ToString());
   if (instruction.constrain_layout) attrs.AddBool("constrain_layout", true);
@@ -210,6 +211,7 @@ void AddOpcodeAttributes(AttributeList& attrs, const Instruction& instruction) {
       AddCollectiveBase(attrs, instruction);
       return;
     case Opcode::kCollectivePermute:
+    case Opcode::kCollectivePermuteStart:
       AddCollectiveBase(attrs, instruction);
       attrs.Add("source_target_pairs", SourceTargetPairsToString(instruction.source_target_pairs()));
       return;

@@ -84,6 +84,10 @@ void WriteHtml(const ReportOptions& options, const std::string& html_path, const
     chip = simulate::LoadChipSpec(options.chip);
     topology = WithFileContext(options.file, [&] { return simulate::Topology::Build(*chip, input.num_devices); });
     input.collective_seconds = [&](const Instruction& collective) {
+      if (collective.opcode() == Opcode::kCollectivePermuteStart)  // its asynchronous permute
+        return simulate::EstimatePermutePairs(collective.source_target_pairs(),
+                                              CollectiveBytesPerDevice(collective, input.num_devices), *topology, *chip)
+            .time_s;
       return simulate::EstimateCollective(collective, *topology, *chip).time_s;
     };
   }

@@ -10,6 +10,7 @@
 
 #include "ir/attributes.h"
 #include "ir/element_type.h"
+#include "ir/literal.h"
 #include "runtime/interp/kernels.h"
 
 namespace gspmd {
@@ -64,6 +65,18 @@ class Communicator {
   // one pair; send and recv have equal sizes.
   virtual bool CollectivePermute(int64_t device, std::span<const SourceTargetPair> pairs,
                                  std::span<const uint8_t> send, std::span<uint8_t> recv) = 0;
+
+  // The asynchronous collective-permute (collective-permute-start / -done). Start posts this
+  // device's part (the same pairs as CollectivePermute) and returns without waiting for any
+  // other device: `send` is handed over, and the communicator keeps it until the transfer no
+  // longer needs it. The returned handle goes to FinishCollectivePermute, which waits until
+  // this device's part is done and returns what it received: a literal of send's shape, zeros
+  // when no pair targets the device (then *received is false). A device may have several
+  // permutes in flight and finish them in any order. They match up across devices by the
+  // order of their starts (every device starts the same permutes in the same order), apart
+  // from the blocking collectives, which may run while they are in flight.
+  virtual int64_t StartCollectivePermute(int64_t device, std::span<const SourceTargetPair> pairs, Literal send) = 0;
+  virtual Literal FinishCollectivePermute(int64_t device, int64_t handle, bool* received) = 0;
 
   // data of member `root` (an index into group) is copied into every other member's data.
   virtual void Broadcast(int64_t device, std::span<const int64_t> group, int64_t root,

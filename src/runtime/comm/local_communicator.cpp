@@ -32,7 +32,9 @@ void CopyBytes(uint8_t* dst, const uint8_t* src, size_t size) {
 LocalCommunicator::LocalCommunicator(int64_t num_devices)
     : num_devices_(num_devices),
       next_sequence_(static_cast<size_t>(num_devices), 0),
-      finished_(static_cast<size_t>(num_devices), false) {
+      finished_(static_cast<size_t>(num_devices), false),
+      next_async_(static_cast<size_t>(num_devices), 0),
+      in_flight_(static_cast<size_t>(num_devices)) {
   GSPMD_CHECK(num_devices >= 1, "a communicator needs at least one device");
 }
 
@@ -292,10 +294,8 @@ void LocalCommunicator::AllToAll(int64_t device, std::span<const int64_t> group,
   Leave(rendezvous);
 }
 
-bool LocalCommunicator::CollectivePermute(int64_t device, std::span<const SourceTargetPair> pairs,
-                                          std::span<const uint8_t> send, std::span<uint8_t> recv) {
-  std::vector<int64_t> everyone(static_cast<size_t>(num_devices_));
-  for (int64_t d = 0; d < num_devices_; ++d) everyone[static_cast<size_t>(d)] = d;
+int64_t LocalCommunicator::PermuteSource(int64_t device, std::span<const SourceTargetPair> pairs) const {
+  GSPMD_CHECK(device >= 0 && device < num_devices_, "device ", device, " out of range");
   int64_t source = -1;
   std::vector<bool> targeted(static_cast<size_t>(num_devices_), false);
   for (const SourceTargetPair& pair : pairs) {
@@ -309,6 +309,14 @@ bool LocalCommunicator::CollectivePermute(int64_t device, std::span<const Source
     targeted[static_cast<size_t>(pair.target)] = true;
     if (pair.target == device) source = pair.source;
   }
+  return source;
+}
+
+bool LocalCommunicator::CollectivePermute(int64_t device, std::span<const SourceTargetPair> pairs,
+                                          std::span<const uint8_t> send, std::span<uint8_t> recv) {
+  std::vector<int64_t> everyone(static_cast<size_t>(num_devices_));
+  for (int64_t d = 0; d < num_devices_; ++d) everyone[static_cast<size_t>(d)] = d;
+  const int64_t source = PermuteSource(device, pairs);
   Signature signature{Kind::kPermute, std::move(everyone), ElementType::kInvalid,
                       BinaryReducer::kUnknown, 0, {pairs.begin(), pairs.end()}};
   auto [rendezvous, me] = Join(device, std::move(signature), Contribution{send, recv, {}, {}});
@@ -318,6 +326,71 @@ bool LocalCommunicator::CollectivePermute(int64_t device, std::span<const Source
   }
   Leave(rendezvous);
   return source >= 0;
+}
+
+int64_t LocalCommunicator::StartCollectivePermute(int64_t device, std::span<const SourceTargetPair> pairs,
+                                                  Literal send) {
+  const int64_t source = PermuteSource(device, pairs);
+  const int64_t sequence = next_async_[static_cast<size_t>(device)]++;
+  auto shared_pairs = std::make_shared<const std::vector<SourceTargetPair>>(pairs.begin(), pairs.end());
+  InFlight record{shared_pairs, source, send.shape(), send.byte_size()};
+  // The messages, made before taking the lock: the last target gets the buffer itself, the
+  // others copies.
+  std::vector<std::pair<int64_t, Message>> messages;
+  for (const SourceTargetPair& pair : pairs)
+    if (pair.source == device) messages.push_back({pair.target, Message{device, shared_pairs, Literal()}});
+  for (size_t i = 0; i < messages.size(); ++i)
+    messages[i].second.data = i + 1 == messages.size() ? std::move(send) : send;
+
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (aborted_) throw CommunicatorAborted();
+  for (auto& [target, message] : messages) {
+    auto [it, inserted] = mailbox_.try_emplace({sequence, target}, std::move(message));
+    if (!inserted)
+      GSPMD_USER_ERROR("devices ", it->second.source, " and ", device, " both send to device ", target,
+                       " in asynchronous collective-permute #", sequence + 1,
+                       " (the devices started different collective-permutes there)");
+  }
+  in_flight_[static_cast<size_t>(device)].emplace(sequence, std::move(record));
+  if (!messages.empty()) changed_.notify_all();
+  return sequence;
+}
+
+Literal LocalCommunicator::FinishCollectivePermute(int64_t device, int64_t handle, bool* received) {
+  GSPMD_CHECK(device >= 0 && device < num_devices_, "device ", device, " out of range");
+  std::unique_lock<std::mutex> lock(mutex_);
+  std::map<int64_t, InFlight>& mine = in_flight_[static_cast<size_t>(device)];
+  auto record_it = mine.find(handle);
+  GSPMD_CHECK(record_it != mine.end(), "device ", device, " has no collective-permute in flight with handle ", handle);
+  InFlight record = std::move(record_it->second);
+  mine.erase(record_it);
+  if (received != nullptr) *received = record.source >= 0;
+  if (record.source < 0) {
+    lock.unlock();
+    return Literal(record.shape);  // zeros: no pair targets this device
+  }
+  const std::pair<int64_t, int64_t> key{handle, device};
+  const size_t source = static_cast<size_t>(record.source);
+  changed_.wait(lock, [&] { return aborted_ || mailbox_.count(key) > 0 || finished_[source]; });
+  auto it = mailbox_.find(key);
+  if (it == mailbox_.end()) {
+    if (aborted_) throw CommunicatorAborted();
+    GSPMD_USER_ERROR("asynchronous collective-permute #", handle + 1, ": device ", device, " waits for device ",
+                     record.source, ", which finished its program without starting it");
+  }
+  Message message = std::move(it->second);
+  mailbox_.erase(it);
+  lock.unlock();
+  if (message.source != record.source || *message.pairs != *record.pairs)
+    GSPMD_USER_ERROR("devices ", message.source, " and ", device, " started different collective-permutes as "
+                     "asynchronous collective-permute #", handle + 1, " (their source_target_pairs differ)");
+  if (message.data.byte_size() != record.bytes)
+    GSPMD_USER_ERROR("collective-permute: device ", message.source, " sends ", message.data.byte_size(),
+                     " bytes but device ", device, " expects ", record.bytes);
+  if (message.data.shape().Compatible(record.shape)) return std::move(message.data);
+  Literal result(record.shape);
+  CopyBytes(result.raw(), message.data.raw(), static_cast<size_t>(record.bytes));
+  return result;
 }
 
 void LocalCommunicator::Broadcast(int64_t device, std::span<const int64_t> group, int64_t root,

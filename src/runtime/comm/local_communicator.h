@@ -5,6 +5,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -21,6 +22,11 @@ namespace gspmd {
 // barrier keeps buffers alive until everyone is done. Rendezvous are keyed by (per-device
 // collective sequence number, smallest device of the group), so disjoint groups of the same
 // collective proceed independently.
+//
+// The asynchronous collective-permute does not meet: a start leaves the data for each target
+// in a mailbox keyed by (the device's count of asynchronous permutes, target) and returns; the
+// target's finish waits for its message there and takes it (the sender's buffer itself, when
+// it has one target). Nobody waits for the sender.
 //
 //   LocalCommunicator comm(8);
 //   // on thread d:  comm.AllReduce(d, group, ElementType::kF32, BinaryReducer::kAdd, in, out);
@@ -46,6 +52,8 @@ class LocalCommunicator final : public Communicator {
                          std::span<const uint8_t> send, std::span<uint8_t> recv) override;
   void Broadcast(int64_t device, std::span<const int64_t> group, int64_t root,
                  std::span<uint8_t> data) override;
+  int64_t StartCollectivePermute(int64_t device, std::span<const SourceTargetPair> pairs, Literal send) override;
+  Literal FinishCollectivePermute(int64_t device, int64_t handle, bool* received) override;
   void Abort() override;
   void DeviceFinished(int64_t device) override;
 
@@ -97,6 +105,21 @@ class LocalCommunicator final : public Communicator {
   bool MissingMemberFinished(const Rendezvous& rendezvous) const;
   int64_t GroupIndex(std::span<const int64_t> group, int64_t device) const;
 
+  // One asynchronous permute's data on its way to `target`, and one device's permute in flight.
+  struct Message {
+    int64_t source = -1;
+    std::shared_ptr<const std::vector<SourceTargetPair>> pairs;
+    Literal data;
+  };
+  struct InFlight {
+    std::shared_ptr<const std::vector<SourceTargetPair>> pairs;
+    int64_t source = -1;  // the pair targeting this device
+    Shape shape;          // of the device's own send (and of what it receives)
+    int64_t bytes = 0;
+  };
+  // Checks the pairs name devices and target each at most once; returns this device's source.
+  int64_t PermuteSource(int64_t device, std::span<const SourceTargetPair> pairs) const;
+
   const int64_t num_devices_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
@@ -104,6 +127,9 @@ class LocalCommunicator final : public Communicator {
   std::vector<int64_t> next_sequence_;  // per device; touched only by that device's thread
   std::vector<bool> finished_;
   std::map<std::pair<int64_t, int64_t>, Rendezvous> pending_;
+  std::vector<int64_t> next_async_;                           // per device; only its thread
+  std::map<std::pair<int64_t, int64_t>, Message> mailbox_;    // by (async sequence, target)
+  std::vector<std::map<int64_t, InFlight>> in_flight_;        // per device, by handle
 };
 
 }  // namespace gspmd

@@ -446,8 +446,15 @@ Literal AllToAll(const Instruction& instruction, Operands operands, const Partic
 
 // ---- collective-permute ----
 
-Literal CollectivePermute(const Instruction& instruction, Operands operands,
-                          const DeviceContext& context, Communicator& communicator) {
+// A collective-permute(-start) on this device: its communicator id, and the pairs in
+// communicator ids.
+struct PermuteRoute {
+  int64_t device = 0;
+  std::vector<SourceTargetPair> pairs;
+};
+
+PermuteRoute RoutePermute(const Instruction& instruction, const DeviceContext& context,
+                          const Communicator& communicator) {
   const IdSpace space = MakeIdSpace(instruction, context, communicator);
   // The pairs name ids of one replica (partition); every replica (partition) runs them, so the
   // communicator gets the union over all of them, in device ids.
@@ -474,8 +481,12 @@ Literal CollectivePermute(const Instruction& instruction, Operands operands,
       pairs.push_back({space.DeviceOf(pair.source, replica, partition),
                        space.DeviceOf(pair.target, replica, partition)});
   }
-  const int64_t device = space.replica * space.num_partitions + space.partition;
+  return {space.replica * space.num_partitions + space.partition, std::move(pairs)};
+}
 
+Literal CollectivePermute(const Instruction& instruction, Operands operands,
+                          const DeviceContext& context, Communicator& communicator) {
+  const auto [device, pairs] = RoutePermute(instruction, context, communicator);
   std::vector<const Literal*> inputs = OperandLeaves(operands);
   std::vector<Shape> shapes = ResultLeafShapes(instruction);
   CheckLeafCount(instruction, inputs.size(), shapes.size());
@@ -511,6 +522,24 @@ Literal CollectiveBroadcast(const Instruction& instruction, Operands operands,
 }
 
 }  // namespace
+
+int64_t StartAsyncPermute(const Instruction& start, Literal operand, const DeviceContext& context,
+                          Communicator& communicator) {
+  if (start.operand_count() != 1 || !operand.shape().IsArray())
+    GSPMD_USER_ERROR("%", start.name(), ": the runtime runs collective-permute-start of one array operand, not the "
+                     "combined form with slices or a tuple");
+  const Shape& shape = start.shape();
+  if (!shape.IsTuple() || shape.tuple_size() < 2 || !operand.shape().Compatible(shape.tuple_shape(1)))
+    GSPMD_USER_ERROR("%", start.name(), ": operand ", operand.shape().ToString(false),
+                     " does not match element 1 of the result ", shape.ToString(false));
+  const PermuteRoute route = RoutePermute(start, context, communicator);
+  return communicator.StartCollectivePermute(route.device, route.pairs, std::move(operand));
+}
+
+Literal FinishAsyncPermute(int64_t handle, const DeviceContext& context, Communicator& communicator) {
+  const int64_t device = context.replica_id * std::max<int64_t>(1, context.num_partitions) + context.partition_id;
+  return communicator.FinishCollectivePermute(device, handle, nullptr);
+}
 
 Literal EvaluateCollective(const Instruction& instruction, Operands operands,
                            const DeviceContext& context, Evaluator& evaluator) {

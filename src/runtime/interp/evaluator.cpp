@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <new>
 #include <optional>
 #include <string_view>
@@ -12,6 +13,7 @@
 
 #include "ir/instruction_error.h"
 #include "ir/sdy_custom_calls.h"
+#include "runtime/comm/local_communicator.h"
 #include "runtime/interp/eval_elementwise.h"
 #include "runtime/interp/kernels.h"
 #include "runtime/interp/random.h"
@@ -232,6 +234,19 @@ struct Evaluator::State {
   std::unordered_map<const Computation*, std::unique_ptr<Plan>> plans;  // lookup only
   std::vector<std::unique_ptr<Frame>> frames;  // one per call depth, reused
   size_t depth = 0;
+  // Collective-permutes started and not yet done, by the communicator's handle (kept in the
+  // start's value), with the start that began each.
+  std::map<int64_t, const Instruction*> permutes_in_flight;
+  std::unique_ptr<LocalCommunicator> single_device;  // for async permutes without a communicator
+
+  Communicator& AsyncCommunicator(const Instruction& instruction, const DeviceContext& context) {
+    if (context.communicator != nullptr) return *context.communicator;
+    if (context.num_partitions > 1)
+      GSPMD_USER_ERROR(DescribeInstruction(instruction), ": a collective over ", context.num_partitions,
+                       " partitions needs a communicator (run the program with the SPMD runtime)");
+    if (!single_device) single_device = std::make_unique<LocalCommunicator>(1);
+    return *single_device;
+  }
 
   const Plan& PlanFor(const Computation& computation) {
     auto it = plans.find(&computation);
@@ -336,7 +351,53 @@ void Evaluator::State::EvaluateInto(Evaluator& self, const Plan& plan, Frame& fr
       if (!tuple.shape().IsTuple() || index < 0 || index >= static_cast<int64_t>(tuple.tuple_elements().size()))
         GSPMD_USER_ERROR(DescribeInstruction(instruction), ": index ", index, " is out of range for ",
                          tuple.shape().ToString(false));
-      frame.Alias(slot, operand_slots[0], &tuple.tuple_elements()[index]);
+      const Literal& element = tuple.tuple_elements()[index];
+      if (element.shape().IsToken() && !instruction.shape().IsToken())
+        GSPMD_USER_ERROR(DescribeInstruction(instruction), ": element ", index, " of ", tuple.shape().ToString(false),
+                         " holds no data (the buffers of a collective-permute-start in flight are read by its "
+                         "collective-permute-done only)");
+      frame.Alias(slot, operand_slots[0], &element);
+      return;
+    }
+    case Opcode::kCollectivePermuteStart: {
+      if (operands.size() != 1)
+        GSPMD_USER_ERROR(DescribeInstruction(instruction), ": the runtime runs collective-permute-start of one "
+                         "operand, not the combined form with slices");
+      Communicator& communicator = AsyncCommunicator(instruction, self.context_);
+      const int64_t handle =
+          StartAsyncPermute(instruction, frame.TakeOrCopy(operand_slots[0]), self.context_, communicator);
+      permutes_in_flight.emplace(handle, &instruction);
+      // (operand, result, u32 contexts): the buffers stay with the communicator until the done,
+      // so elements 0 and 1 are tokens; the contexts hold the handle.
+      std::vector<Literal> elements;
+      elements.emplace_back(Shape::Token());
+      elements.emplace_back(Shape::Token());
+      const uint64_t bits = static_cast<uint64_t>(handle);
+      elements.push_back(Literal::Scalar(ElementType::kU32, static_cast<uint32_t>(bits)));
+      elements.push_back(Literal::Scalar(ElementType::kU32, static_cast<uint32_t>(bits >> 32)));
+      frame.Own(slot, Literal::Tuple(std::move(elements)));
+      return;
+    }
+    case Opcode::kCollectivePermuteDone: {
+      const Literal& started = *operands[0];
+      const std::vector<Literal>& elements = started.tuple_elements();
+      const bool holds_handle = started.shape().IsTuple() && elements.size() == 4 && elements[0].shape().IsToken() &&
+                                elements[2].element_type() == ElementType::kU32 &&
+                                elements[3].element_type() == ElementType::kU32;
+      const int64_t handle =
+          holds_handle ? static_cast<int64_t>(static_cast<uint64_t>(elements[2].data<uint32_t>()[0]) |
+                                              static_cast<uint64_t>(elements[3].data<uint32_t>()[0]) << 32)
+                       : -1;
+      auto it = permutes_in_flight.find(handle);
+      if (it == permutes_in_flight.end())
+        GSPMD_USER_ERROR(DescribeInstruction(instruction), ": its operand is not a collective-permute-start in "
+                         "flight (a done runs once per start)");
+      permutes_in_flight.erase(it);
+      Literal result = FinishAsyncPermute(handle, self.context_, AsyncCommunicator(instruction, self.context_));
+      if (!result.shape().Compatible(instruction.shape()))
+        GSPMD_USER_ERROR(DescribeInstruction(instruction), " declares the shape ", instruction.shape().ToString(false),
+                         " but the permute received ", result.shape().ToString(false));
+      frame.Own(slot, std::move(result));
       return;
     }
     case Opcode::kTuple: {
@@ -453,9 +514,17 @@ Literal Evaluator::Run(std::span<const Literal> arguments) {
     }
     pointers.push_back(&argument);
   }
+  state_->permutes_in_flight.clear();
   // Allocations outside any instruction (frames, a result copied out of a parameter).
-  return ReportingOutOfMemory(StrCat("while running the entry computation '", entry->name(), "'"),
-                              [&] { return state_->Run(*this, *entry, pointers, {}); });
+  Literal result = ReportingOutOfMemory(StrCat("while running the entry computation '", entry->name(), "'"),
+                                        [&] { return state_->Run(*this, *entry, pointers, {}); });
+  if (!state_->permutes_in_flight.empty()) {
+    const Instruction& start = *state_->permutes_in_flight.begin()->second;
+    ThrowInstructionError(start, StrCat("the program ended with ", state_->permutes_in_flight.size(),
+                                        " collective-permute(s) in flight: no collective-permute-done finished "
+                                        "this collective-permute-start"));
+  }
+  return result;
 }
 
 Literal Evaluator::Call(const Computation& computation, std::span<const Literal* const> arguments) {
@@ -542,8 +611,9 @@ Literal Evaluator::EvaluateInstruction(const Instruction& instruction, std::span
   }
   if (IsAsyncOrHostTransfer(opcode))
     GSPMD_USER_ERROR("cannot run ", DescribeInstruction(instruction),
-                     ": host transfers (infeed, outfeed, send, recv) and asynchronous ops are parsed, verified, "
-                     "printed and partitioned, but the interpreter and runtime have nothing to transfer to");
+                     ": host transfers (infeed, outfeed, send, recv) and asynchronous ops (but "
+                     "collective-permute-start and -done) are parsed, verified, printed and partitioned, but the "
+                     "interpreter and runtime have nothing to transfer to");
   GSPMD_USER_ERROR("cannot run ", DescribeInstruction(instruction), ": the interpreter does not implement it");
 }
 

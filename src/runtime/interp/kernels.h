@@ -49,6 +49,14 @@ Literal EvaluateTopK(const Instruction& instruction, const Literal& operand);
 Literal EvaluateCollective(const Instruction& instruction, Operands operands,
                            const DeviceContext& context, Evaluator& evaluator);
 
+// collectives.cpp: collective-permute-start hands its operand to the communicator and returns
+// the permute's handle; collective-permute-done waits for it and returns what the device
+// received (zeros when no pair targets it). The evaluator keeps the handle in the start's value.
+class Communicator;
+int64_t StartAsyncPermute(const Instruction& start, Literal operand, const DeviceContext& context,
+                          Communicator& communicator);
+Literal FinishAsyncPermute(int64_t handle, const DeviceContext& context, Communicator& communicator);
+
 // A reducer computation recognized as a plain binary op of its two parameters, so kernels can
 // run it without calling the evaluator per element.
 enum class BinaryReducer { kUnknown, kAdd, kMultiply, kMaximum, kMinimum, kAnd, kOr, kXor };

@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "runtime/comm/mpi/mpi_async_permutes.h"
 #include "runtime/comm/mpi/mpi_reduction.h"
 #include "runtime/comm/mpi/mpi_session.h"
 #include "runtime/comm/mpi/mpi_step.h"
@@ -217,6 +218,7 @@ struct MpiCommunicator::Impl {
     bool done = false;
     std::string error;       // a UserError for every local device
     int reported_by = -1;    // >= 0: another rank reports the error
+    int64_t wait = -1;       // the watchdog's id of the rank's wait in it
   };
 
   Impl(MpiSession& session, int64_t devices_per_rank)
@@ -226,7 +228,8 @@ struct MpiCommunicator::Impl {
         per_rank(devices_per_rank),
         first_local(session.rank() * devices_per_rank),
         next_sequence(static_cast<size_t>(devices_per_rank), 0),
-        finished(static_cast<size_t>(devices_per_rank), false) {
+        finished(static_cast<size_t>(devices_per_rank), false),
+        async_permutes(session, devices_per_rank) {
     GSPMD_CHECK(devices_per_rank >= 1, "devices_per_rank must be positive");
     CheckMpi(MPI_Op_create(&CombineSignatureLanes, /*commute=*/1, &signature_op), "MPI_Op_create");
   }
@@ -314,7 +317,8 @@ struct MpiCommunicator::Impl {
       current = std::make_shared<Step>();
       current->sequence = sequence;
       current->calls.assign(static_cast<size_t>(per_rank), nullptr);
-      session.watchdog().BeginWait(sequence, DescribeCall(call, sequence), [this] { return MissingLocalDevices(); });
+      current->wait =
+          session.watchdog().BeginWait(sequence, DescribeCall(call, sequence), [this] { return MissingLocalDevices(); });
     }
     std::shared_ptr<Step> step = current;
     GSPMD_CHECK(step->sequence == sequence, "device ", call.device, " issued collective #", sequence + 1,
@@ -346,7 +350,7 @@ struct MpiCommunicator::Impl {
   void Finish(const std::shared_ptr<Step>& step) {
     step->done = true;
     if (current == step) current.reset();
-    session.watchdog().EndWait();
+    session.watchdog().EndWait(step->wait);
     changed.notify_all();
   }
 
@@ -597,6 +601,7 @@ struct MpiCommunicator::Impl {
   std::map<std::vector<int>, MPI_Comm> subcommunicators;
   mpi_internal::Scratch scratch;
   MPI_Op signature_op = MPI_OP_NULL;
+  mpi_internal::AsyncPermutes async_permutes;
 };
 
 MpiCommunicator::MpiCommunicator(MpiSession& session, int64_t devices_per_rank)
@@ -665,9 +670,9 @@ void MpiCommunicator::AllToAll(int64_t device, std::span<const int64_t> group,
   impl_->Join(call);
 }
 
-bool MpiCommunicator::CollectivePermute(int64_t device, std::span<const SourceTargetPair> pairs,
-                                        std::span<const uint8_t> send, std::span<uint8_t> recv) {
-  const int64_t n = num_devices();
+namespace {
+
+void CheckPermutePairs(std::span<const SourceTargetPair> pairs, int64_t n) {
   std::vector<bool> targeted(static_cast<size_t>(n), false);
   for (const SourceTargetPair& pair : pairs) {
     if (pair.source < 0 || pair.source >= n || pair.target < 0 || pair.target >= n)
@@ -676,6 +681,13 @@ bool MpiCommunicator::CollectivePermute(int64_t device, std::span<const SourceTa
       GSPMD_USER_ERROR("collective-permute: device ", pair.target, " is the target of more than one pair");
     targeted[static_cast<size_t>(pair.target)] = true;
   }
+}
+
+}  // namespace
+
+bool MpiCommunicator::CollectivePermute(int64_t device, std::span<const SourceTargetPair> pairs,
+                                        std::span<const uint8_t> send, std::span<uint8_t> recv) {
+  CheckPermutePairs(pairs, num_devices());
   Call call;
   call.kind = CollectiveKind::kPermute;
   call.device = device;
@@ -696,9 +708,29 @@ void MpiCommunicator::Broadcast(int64_t device, std::span<const int64_t> group, 
   impl_->Join(call);
 }
 
+// The start takes a collective number like any collective (GSPMD_MPI_FAULT counts it, and the
+// watchdog reports the done's wait under it); the done takes none but is a point where a fault
+// strikes (after=K, with K the start's number + 1, strikes while the permute is in flight).
+int64_t MpiCommunicator::StartCollectivePermute(int64_t device, std::span<const SourceTargetPair> pairs, Literal send) {
+  CheckPermutePairs(pairs, num_devices());
+  const int64_t local = device - impl_->first_local;
+  GSPMD_CHECK(local >= 0 && local < impl_->per_rank, "device ", device, " is not on rank ", impl_->rank);
+  const int64_t sequence = impl_->next_sequence[static_cast<size_t>(local)]++;
+  MaybeInjectFault(impl_->session.fault(), impl_->rank, sequence);
+  return impl_->async_permutes.Start(device, sequence, pairs, std::move(send));
+}
+
+Literal MpiCommunicator::FinishCollectivePermute(int64_t device, int64_t handle, bool* received) {
+  const int64_t local = device - impl_->first_local;
+  GSPMD_CHECK(local >= 0 && local < impl_->per_rank, "device ", device, " is not on rank ", impl_->rank);
+  MaybeInjectFault(impl_->session.fault(), impl_->rank, impl_->next_sequence[static_cast<size_t>(local)]);
+  return impl_->async_permutes.Finish(device, handle, received);
+}
+
 void MpiCommunicator::Abort() {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->aborted = true;
+  impl_->async_permutes.Abort();
   impl_->changed.notify_all();
 }
 

@@ -37,6 +37,9 @@ class ErrorReportedByAnotherRank : public std::runtime_error {
 //     created once per distinct list of ranks (MPI_Comm_create_group, which only the members
 //     call, so no rank needs to know the other groups) and cached for the whole run.
 //   collective-permute: MPI_Isend/MPI_Irecv between the ranks of each pair (tag = target).
+// The asynchronous collective-permute (Start/FinishCollectivePermute) is no step: each device
+// posts its sends and receives at the start and waits for them at the finish, on a communicator
+// of their own (mpi_async_permutes.h).
 // Before moving data across ranks the members check that they issue the same collective (a
 // nonblocking all-gather, or on groups of over 64 ranks an all-reduce, of a hash of kind,
 // sequence number, group, type, reducer and sizes, overlapped with the transfer): a mismatch
@@ -67,6 +70,8 @@ class MpiCommunicator final : public Communicator {
   bool CollectivePermute(int64_t device, std::span<const SourceTargetPair> pairs, std::span<const uint8_t> send,
                          std::span<uint8_t> recv) override;
   void Broadcast(int64_t device, std::span<const int64_t> group, int64_t root, std::span<uint8_t> data) override;
+  int64_t StartCollectivePermute(int64_t device, std::span<const SourceTargetPair> pairs, Literal send) override;
+  Literal FinishCollectivePermute(int64_t device, int64_t handle, bool* received) override;
   void Abort() override;
   void DeviceFinished(int64_t device) override;
 

@@ -18,6 +18,7 @@ struct Handles {
   MPI_Comm collectives = MPI_COMM_NULL;  // duplicate of MPI_COMM_WORLD for the communicator
   MPI_Comm transfers = MPI_COMM_NULL;    // duplicate for output assembly and agreement
   MPI_Comm watchdog = MPI_COMM_NULL;     // duplicate for the watchdog's status queries
+  MPI_Comm permutes = MPI_COMM_NULL;     // duplicate for asynchronous collective-permutes
 };
 
 // An MPI call that returned an error (MPI_ERRORS_RETURN is set on every communicator): a

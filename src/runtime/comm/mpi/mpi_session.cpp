@@ -63,11 +63,13 @@ bool g_session_created = false;
 // RAII for a watched wait.
 class WatchedWait {
  public:
-  WatchedWait(MpiWatchdog& watchdog, std::string what) : watchdog_(watchdog) { watchdog_.BeginWait(-1, std::move(what)); }
-  ~WatchedWait() { watchdog_.EndWait(); }
+  WatchedWait(MpiWatchdog& watchdog, std::string what)
+      : watchdog_(watchdog), wait_(watchdog_.BeginWait(-1, std::move(what))) {}
+  ~WatchedWait() { watchdog_.EndWait(wait_); }
 
  private:
   MpiWatchdog& watchdog_;
+  int64_t wait_;
 };
 
 }  // namespace
@@ -107,6 +109,7 @@ MpiSession::MpiSession(const MpiSessionOptions& options) {
   CheckMpi(MPI_Comm_dup(MPI_COMM_WORLD, &handles_->collectives), "MPI_Comm_dup");
   CheckMpi(MPI_Comm_dup(MPI_COMM_WORLD, &handles_->transfers), "MPI_Comm_dup");
   CheckMpi(MPI_Comm_dup(MPI_COMM_WORLD, &handles_->watchdog), "MPI_Comm_dup");
+  CheckMpi(MPI_Comm_dup(MPI_COMM_WORLD, &handles_->permutes), "MPI_Comm_dup");
   MPI_Comm node = MPI_COMM_NULL;
   CheckMpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node),
            "MPI_Comm_split_type");
@@ -122,7 +125,7 @@ MpiSession::~MpiSession() {
     FailJob(error.what());
   }
   watchdog_->Stop();
-  for (MPI_Comm* comm : {&handles_->collectives, &handles_->transfers, &handles_->watchdog})
+  for (MPI_Comm* comm : {&handles_->collectives, &handles_->transfers, &handles_->watchdog, &handles_->permutes})
     if (*comm != MPI_COMM_NULL) MPI_Comm_free(comm);
   MPI_Finalize();
 }

@@ -98,21 +98,21 @@ void MpiWatchdog::Stop() {
   serving_->answers.clear();
 }
 
-void MpiWatchdog::BeginWait(int64_t step, std::string description, std::function<std::string()> detail) {
+int64_t MpiWatchdog::BeginWait(int64_t step, std::string description, std::function<std::string()> detail) {
   std::lock_guard<std::mutex> lock(mutex_);
-  waiting_ = true;
-  wait_step_ = step;
-  wait_description_ = std::move(description);
-  wait_detail_ = std::move(detail);
-  wait_since_ = Clock::now();
-  ++wait_serial_;
+  const int64_t serial = ++wait_serial_;
+  waits_.emplace(serial, Wait{step, std::move(description), std::move(detail), Clock::now()});
+  return serial;
 }
 
-void MpiWatchdog::EndWait() {
+void MpiWatchdog::EndWait(int64_t wait) {
+  std::function<std::string()> detail;  // destroyed without the lock
   std::lock_guard<std::mutex> lock(mutex_);
-  if (waiting_ && wait_step_ >= 0) completed_ = std::max(completed_, wait_step_ + 1);
-  waiting_ = false;
-  wait_detail_ = nullptr;
+  auto it = waits_.find(wait);
+  if (it == waits_.end()) return;
+  if (it->second.step >= 0) completed_ = std::max(completed_, it->second.step + 1);
+  detail = std::move(it->second.detail);
+  waits_.erase(it);
 }
 
 int64_t MpiWatchdog::completed_collectives() const {
@@ -125,13 +125,13 @@ MpiWatchdog::Status MpiWatchdog::CurrentStatus() const {
   Status status;
   status.rank = rank_;
   status.completed = completed_;
-  status.waiting = waiting_ ? 1 : 0;
-  status.wait_step = waiting_ ? wait_step_ : -1;
-  status.waited_seconds = waiting_ ? SecondsSince(wait_since_) : 0;
-  if (waiting_) {
-    const size_t length = std::min(wait_description_.size(), sizeof(status.description) - 1);
-    std::memcpy(status.description, wait_description_.data(), length);
-  }
+  status.waiting = waits_.empty() ? 0 : 1;
+  if (waits_.empty()) return status;
+  const Wait& oldest = waits_.begin()->second;
+  status.wait_step = oldest.step;
+  status.waited_seconds = SecondsSince(oldest.since);
+  const size_t length = std::min(oldest.description.size(), sizeof(status.description) - 1);
+  std::memcpy(status.description, oldest.description.data(), length);
   return status;
 }
 
@@ -164,9 +164,10 @@ void MpiWatchdog::Loop() {
     lock.unlock();
     ServeQueries();
     lock.lock();
-    const bool due = waiting_ && wait_serial_ != serving_->reported_serial &&
-                     SecondsSince(wait_since_) > timeout_seconds_ &&
-                     !(wait_serial_ == serving_->deferred_serial && Clock::now() < serving_->deferred_until);
+    const int64_t oldest = waits_.empty() ? -1 : waits_.begin()->first;
+    const bool due = oldest >= 0 && oldest != serving_->reported_serial &&
+                     SecondsSince(waits_.begin()->second.since) > timeout_seconds_ &&
+                     !(oldest == serving_->deferred_serial && Clock::now() < serving_->deferred_until);
     if (due) {
       lock.unlock();
       HandleTimeout();
@@ -182,7 +183,8 @@ void MpiWatchdog::HandleTimeout() {
   int64_t serial;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    serial = wait_serial_;
+    if (waits_.empty()) return;
+    serial = waits_.begin()->first;
   }
   // Ask every other rank where it is, answering their queries meanwhile.
   const int64_t query = ++serving.next_query;
@@ -239,8 +241,9 @@ void MpiWatchdog::HandleTimeout() {
   std::function<std::string()> detail_of_wait;
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    if (!waiting_ || wait_serial_ != serial) return;  // the wait ended meanwhile
-    detail_of_wait = wait_detail_;
+    auto it = waits_.find(serial);
+    if (it == waits_.end()) return;  // the wait ended meanwhile
+    detail_of_wait = it->second.detail;
   }
   // Called without our lock: it takes the communicator's, which is held around BeginWait.
   const std::string detail = detail_of_wait ? detail_of_wait() : "";

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -34,10 +35,13 @@ class MpiWatchdog {
 
   // The rank starts waiting in `description` (e.g. "collective #5 (all-reduce of 64 bytes of
   // f32 over devices {0,1})"); `detail`, when set, is called at report time for what the wait
-  // is missing locally (e.g. "devices 2 and 3 of this rank have not reached it").
-  void BeginWait(int64_t step, std::string description, std::function<std::string()> detail = {});
+  // is missing locally (e.g. "devices 2 and 3 of this rank have not reached it"). Returns the
+  // wait's id for EndWait. Several waits may be open at once (devices of the rank waiting for
+  // their asynchronous permutes beside the rank's collective step): the oldest is the one
+  // reported and timed.
+  int64_t BeginWait(int64_t step, std::string description, std::function<std::string()> detail = {});
   // The wait ended; for a collective step the rank has now completed step + 1 collectives.
-  void EndWait();
+  void EndWait(int64_t wait);
 
   int64_t completed_collectives() const;
   double timeout_seconds() const { return timeout_seconds_; }
@@ -55,16 +59,19 @@ class MpiWatchdog {
   const int size_;
   const double timeout_seconds_;
 
+  struct Wait {
+    int64_t step = -1;
+    std::string description;
+    std::function<std::string()> detail;
+    std::chrono::steady_clock::time_point since;
+  };
+
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   bool stop_ = false;
   int64_t completed_ = 0;
-  int64_t wait_step_ = -1;
-  bool waiting_ = false;
-  std::string wait_description_;
-  std::function<std::string()> wait_detail_;
-  std::chrono::steady_clock::time_point wait_since_;
-  int64_t wait_serial_ = 0;  // counts waits, so a timeout is reported once per wait
+  std::map<int64_t, Wait> waits_;  // open waits by serial; the first is the oldest
+  int64_t wait_serial_ = 0;        // counts waits, so a timeout is reported once per wait
 
   // Owned by the watchdog thread.
   struct Serving;
