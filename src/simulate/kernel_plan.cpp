@@ -76,11 +76,14 @@ KernelPlan PlanKernels(const Computation& computation) {
         break;
       }
       case OpClass::kMatrix: {
-        // A dot written only into a slice of a buffer (a windowed einsum's result) writes it
-        // there in place: one kernel with the dynamic-update-slice.
+        // Output fusion: a dot written only into a slice of a buffer (a windowed einsum's
+        // result) writes it there in place, and one only added to another value (a bias, an
+        // accumulator) adds it on the way out: one kernel with the update or the add.
         const Instruction* user = instruction->users().size() == 1 ? instruction->users()[0] : nullptr;
-        if (user != nullptr && user->opcode() == Opcode::kDynamicUpdateSlice && user->operand(1) == instruction &&
-            instruction != computation.root() && grouping.GroupOf(user) >= 0) {
+        const bool updates = user != nullptr && user->opcode() == Opcode::kDynamicUpdateSlice && user->operand(1) == instruction;
+        const bool adds = user != nullptr && user->opcode() == Opcode::kAdd && user->shape() == instruction->shape();
+        if ((updates || adds) && instruction != computation.root() && grouping.GroupOf(user) >= 0 &&
+            grouping.accepts_producers[grouping.GroupOf(user)]) {
           grouping.group[instruction] = grouping.GroupOf(user);
           break;
         }

@@ -12,7 +12,8 @@
 //   - reduce / reduce-window and dot / convolution end a kernel: producers fuse in, their result
 //     is stored; except that a dot whose one use is the update of a dynamic-update-slice
 //     joins that kernel and writes its result into the buffer in place (a windowed einsum's
-//     partial result);
+//     partial result), and one whose one use is an add (a bias, an accumulator) joins the
+//     add's kernel (XLA's output fusion);
 //   - collectives, control flow and the other ops (gather, scatter, sort, custom-call) are
 //     kernels of their own; parameters, tuples and get-tuple-element cost nothing.
 // A kernel reads each value from outside it once (a slice or dynamic-slice reads only its

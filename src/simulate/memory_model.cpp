@@ -175,9 +175,33 @@ void ApplyInPlaceLoops(EntryLiveRanges& ranges) {
     if (instruction.opcode() == Opcode::kWhile && instruction.operand_count() == 1) {
       const std::vector<bool> through = PassThroughElements(instruction);
       const Instruction* init = instruction.operand(0);
-      if (init->opcode() != Opcode::kTuple) continue;
-      for (size_t e = 0; e < through.size() && static_cast<int64_t>(e) < init->operand_count(); ++e) {
-        if (!through[e]) continue;
+      const bool tuple_init = init->opcode() == Opcode::kTuple;
+      // The elements read after the loop: each lives, from the loop on, as long as its
+      // get-tuple-elements are used (the first one holds its bytes); the rest of the state
+      // dies with the loop. Passed-through ones stay in the operand's buffer.
+      bool all_elements = true;
+      for (const Instruction* user : instruction.users()) all_elements = all_elements && user->opcode() == Opcode::kGetTupleElement;
+      std::map<int64_t, size_t> holder;  // element -> position of the get-tuple-element holding it
+      for (const Instruction* user : instruction.users()) {
+        auto at = position.find(user);
+        if (!all_elements || at == position.end()) break;
+        const int64_t e = user->tuple_index;
+        if (e < static_cast<int64_t>(through.size()) && through[e]) {
+          if (tuple_init && e < init->operand_count()) extend(init->operand(e), ranges.values[at->second].end);
+          continue;
+        }
+        auto [held, first] = holder.emplace(e, at->second);
+        LiveRange& element = ranges.values[held->second];
+        if (first) {
+          element.bytes = instruction.shape().tuple_shape(e).byte_size();
+          element.begin = i;
+          range.bytes -= element.bytes;
+        } else {
+          element.end = std::max(element.end, ranges.values[at->second].end);
+        }
+      }
+      for (size_t e = 0; e < through.size(); ++e) {
+        if (!through[e] || !tuple_init || static_cast<int64_t>(e) >= init->operand_count()) continue;
         range.bytes -= instruction.shape().tuple_shape(static_cast<int64_t>(e)).byte_size();
         extend(init->operand(static_cast<int64_t>(e)), range.end);
       }
@@ -242,7 +266,7 @@ MemoryEstimate EstimateMemory(const Module& per_device, int64_t capacity_bytes, 
   size_t peak = peak_of(live);
   estimate.peak_without_remat_bytes = live.empty() ? 0 : live[peak];
   if (options.rematerialize && estimate.peak_without_remat_bytes > capacity_bytes) {
-    plan = PlanRematerialization(ranges, capacity_bytes, options.recompute_seconds);
+    plan = PlanRematerialization(ranges, capacity_bytes, options.recompute_seconds, options.recompute_counts);
     live = LiveBytesByPosition(ranges, plan);
     peak = peak_of(live);
     estimate.rematerialized = plan.recomputations > 0;

@@ -50,6 +50,7 @@ struct MemoryEstimate {
 struct MemoryOptions {
   bool rematerialize = true;
   RecomputeSeconds recompute_seconds;  // required when rematerialize
+  RecomputeCounts recompute_counts;    // optional: lets whole loops be recomputed (remat_model.h)
 };
 
 MemoryEstimate EstimateMemory(const Module& per_device, int64_t capacity_bytes, const MemoryOptions& options = {false, {}});

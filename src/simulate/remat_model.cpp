@@ -14,12 +14,17 @@ constexpr int kMaxChainDepth = 16;
 constexpr int64_t kKeepRatio = 4;  // an operand kept live instead of recomputed is at most 1/4 of the value dropped
 constexpr int kMaxIterations = 100000;
 
-bool Recomputable(const Instruction& instruction) {
+bool Recomputable(const Instruction& instruction, bool loops) {
   switch (ClassifyOp(instruction)) {
     case OpClass::kLoop: case OpClass::kReduce: case OpClass::kMatrix: case OpClass::kDuplicable: case OpClass::kView:
       return true;
     case OpClass::kCollective:
       return instruction.opcode() == Opcode::kAllGather;  // gathered again, as fully sharded weights are
+    case OpClass::kFree:
+      // A loop's result read out of its state, and the state it starts from.
+      return loops && (instruction.opcode() == Opcode::kGetTupleElement || instruction.opcode() == Opcode::kTuple);
+    case OpClass::kControl:
+      return loops && instruction.opcode() == Opcode::kWhile;  // run again, as a recomputed forward would
     default:
       return false;
   }
@@ -33,7 +38,7 @@ struct Graph {
   std::vector<bool> parameter;
 };
 
-Graph BuildGraph(const EntryLiveRanges& ranges) {
+Graph BuildGraph(const EntryLiveRanges& ranges, bool loops) {
   const size_t n = ranges.values.size();
   std::unordered_map<const Instruction*, size_t> position;
   for (size_t i = 0; i < n; ++i) position[ranges.values[i].value] = i;
@@ -48,7 +53,7 @@ Graph BuildGraph(const EntryLiveRanges& ranges) {
     std::sort(graph.uses[i].begin(), graph.uses[i].end());
     graph.uses[i].erase(std::unique(graph.uses[i].begin(), graph.uses[i].end()), graph.uses[i].end());
     for (const Instruction* operand : value.operands()) graph.operands[i].push_back(position.at(operand));
-    graph.recomputable[i] = Recomputable(value);
+    graph.recomputable[i] = Recomputable(value, loops);
     graph.parameter[i] = value.opcode() == Opcode::kParameter;
   }
   return graph;
@@ -56,8 +61,9 @@ Graph BuildGraph(const EntryLiveRanges& ranges) {
 
 class Planner {
  public:
-  Planner(const EntryLiveRanges& ranges, const RecomputeSeconds& cost)
-      : ranges_(ranges), graph_(BuildGraph(ranges)), cost_(cost), pins_(ranges.values.size()) {}
+  Planner(const EntryLiveRanges& ranges, const RecomputeSeconds& cost, const RecomputeCounts& counts)
+      : ranges_(ranges), graph_(BuildGraph(ranges, static_cast<bool>(counts))), cost_(cost), counts_(counts),
+        pins_(ranges.values.size()) {}
 
   RematPlan Run(int64_t budget) {
     plan_ = NoRematerialization(ranges_);
@@ -172,7 +178,8 @@ class Planner {
     segments[candidate.segment] = {begin, candidate.gap_begin};
     segments.insert(segments.begin() + static_cast<std::ptrdiff_t>(candidate.segment) + 1, {candidate.gap_end, end});
     for (size_t member : chain.members) {
-      const OpCounts counts = CountOp(*ranges_.values[member].value);
+      const Instruction& recomputed = *ranges_.values[member].value;
+      const OpCounts counts = counts_ ? counts_(recomputed) : CountOp(recomputed);
       plan_.flops += counts.matrix_flops + counts.vector_flops;
       plan_.matrix_flops += counts.matrix_flops;
       if (member != candidate.value) plan_.transient_bytes[candidate.gap_end] += ranges_.values[member].bytes;
@@ -223,6 +230,7 @@ class Planner {
   const EntryLiveRanges& ranges_;
   const Graph graph_;
   const RecomputeSeconds& cost_;
+  const RecomputeCounts& counts_;
   std::vector<std::vector<size_t>> pins_;
   RematPlan plan_;
 };
@@ -257,8 +265,9 @@ std::vector<int64_t> LiveBytesByPosition(const EntryLiveRanges& ranges, const Re
   return live;
 }
 
-RematPlan PlanRematerialization(const EntryLiveRanges& ranges, int64_t budget, const RecomputeSeconds& cost) {
-  return Planner(ranges, cost).Run(budget);
+RematPlan PlanRematerialization(const EntryLiveRanges& ranges, int64_t budget, const RecomputeSeconds& cost,
+                                const RecomputeCounts& counts) {
+  return Planner(ranges, cost, counts).Run(budget);
 }
 
 }  // namespace gspmd::simulate

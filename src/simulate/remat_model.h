@@ -10,8 +10,10 @@
 // that use (parameters always are), or be recomputed there too (a chain, up to 16 deep), or,
 // when neither works and they are at most a quarter of its size, be kept live until then. An
 // all-gather may be done again (as fully sharded weights are gathered again for the backward
-// pass); other collectives, control flow, gathers, sorts, custom-calls and parameters are
-// never recomputed. Operands a recomputation reads are pinned there: a pin counts as a use,
+// pass); with a RecomputeCounts (which prices whole loops), a while loop may be run again for
+// a result read out of its state (as a recomputed forward pass would run a windowed einsum's
+// loop again); other collectives, control flow, gathers, sorts, custom-calls and parameters
+// are never recomputed. Operands a recomputation reads are pinned there: a pin counts as a use,
 // so a later drop of the operand recomputes it by then. Values recomputed only to rebuild another one are live just at that use.
 #pragma once
 
@@ -21,6 +23,7 @@
 #include <vector>
 
 #include "analysis/comm_report.h"
+#include "simulate/op_counts.h"
 
 namespace gspmd::simulate {
 
@@ -36,10 +39,13 @@ struct RematPlan {
 
 // Seconds to recompute one instruction once.
 using RecomputeSeconds = std::function<double(const Instruction&)>;
+// Its FLOPs (CountOp when not given; given, while loops may be recomputed too).
+using RecomputeCounts = std::function<OpCounts(const Instruction&)>;
 
 // `ranges` as LiveRangesOfEntry gives them (bytes set to 0 for values that own no buffer).
 // Stops when the peak fits `budget` or nothing more can be dropped.
-RematPlan PlanRematerialization(const EntryLiveRanges& ranges, int64_t budget, const RecomputeSeconds& cost);
+RematPlan PlanRematerialization(const EntryLiveRanges& ranges, int64_t budget, const RecomputeSeconds& cost,
+                                const RecomputeCounts& counts = {});
 
 // The live bytes at each position of the entry under `plan` (callee peaks included).
 std::vector<int64_t> LiveBytesByPosition(const EntryLiveRanges& ranges, const RematPlan& plan);

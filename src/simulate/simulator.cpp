@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "analysis/comm_report.h"
 #include "analysis/trip_count.h"
 #include "partitioner/sdy_attributes.h"
 #include "sharding/partition_spec.h"
@@ -75,6 +76,10 @@ class Simulator {
     MemoryOptions memory_options;
     memory_options.rematerialize = options_.rematerialize;
     memory_options.recompute_seconds = [this](const Instruction& instruction) { return OpSeconds(instruction); };
+    memory_options.recompute_counts = [this](const Instruction& instruction) {
+      auto it = loop_counts_.find(&instruction);
+      return it != loop_counts_.end() ? it->second : CountOp(instruction);
+    };
     report_.memory = EstimateMemory(module_, chip_.hbm_bytes, memory_options);
     // Recomputation runs on the core, serially with the rest.
     report_.compute_s += report_.memory.remat_seconds;
@@ -133,6 +138,7 @@ class Simulator {
 
   // Seconds of one instruction run alone (unfused), for recomputation.
   double OpSeconds(const Instruction& instruction) {
+    if (auto it = loop_seconds_.find(&instruction); it != loop_seconds_.end()) return it->second;
     const OpClass op_class = ClassifyOp(instruction);
     if (RunsNoKernel(op_class) || op_class == OpClass::kDuplicable) return 0;
     if (op_class == OpClass::kCollective) return EstimateOf(instruction).time_s;
@@ -171,12 +177,18 @@ class Simulator {
   const CollectiveEstimate& EstimateOf(const Instruction& collective) {
     std::string key = StrCat(OpcodeName(collective.opcode()), "|", collective.shape().byte_size(), "|");
     for (const Instruction* operand : collective.operands()) key += StrCat(operand->shape().byte_size(), ",");
-    if (collective.opcode() == Opcode::kCollectivePermute) {
+    const bool start = collective.opcode() == Opcode::kCollectivePermuteStart;  // priced as its permute
+    if (collective.opcode() == Opcode::kCollectivePermute || start) {
       for (const SourceTargetPair& pair : collective.source_target_pairs()) key += StrCat(pair.source, ">", pair.target, ",");
     } else {
       key += collective.replica_groups().ToString();
     }
     auto it = collective_cache_.find(key);
+    if (it == collective_cache_.end() && start) {
+      const double bytes = CollectiveBytesPerDevice(collective, topology_.num_partitions());
+      it = collective_cache_.emplace(key, EstimatePermutePairs(collective.source_target_pairs(), bytes, topology_, chip_))
+               .first;
+    }
     if (it == collective_cache_.end()) it = collective_cache_.emplace(key, EstimateCollective(collective, topology_, chip_)).first;
     return it->second;
   }
@@ -209,12 +221,13 @@ class Simulator {
   size_t AccountCollective(const Instruction& collective, const CollectiveEstimate& estimate, double multiplier) {
     CollectiveLine line;
     line.name = collective.name();
-    line.kind = std::string(OpcodeName(collective.opcode()));
+    line.kind = std::string(CollectiveKindName(collective));
     line.source = BreakdownKey(collective);
     line.executions = multiplier;
     line.estimate = estimate;
     // The named axes it runs over (a collective-permute has pairs, not groups).
-    if (named_mesh_ && collective.opcode() != Opcode::kCollectivePermute)
+    if (named_mesh_ && collective.opcode() != Opcode::kCollectivePermute &&
+        collective.opcode() != Opcode::kCollectivePermuteStart)
       line.axes = MeshAxesOfGroups(collective.replica_groups().Groups(topology_.num_partitions()), *named_mesh_)
                       .value_or("");
     report_.collectives.push_back(line);
@@ -296,7 +309,16 @@ class Simulator {
         }
         case OpClass::kControl: {
           const double start = std::max({compute_free, comm_free, operands_ready(instruction)});
-          const double finish = start + ControlSeconds(instruction, multiplier);
+          const double matrix_before = report_.matrix_flops, vector_before = report_.vector_flops;
+          const double seconds = ControlSeconds(instruction, multiplier);
+          const double finish = start + seconds;
+          if (instruction.opcode() == Opcode::kWhile) {
+            // One run of the loop, should the memory estimate recompute it.
+            loop_seconds_[&instruction] = seconds;
+            OpCounts& counts = loop_counts_[&instruction];
+            counts.matrix_flops = (report_.matrix_flops - matrix_before) / multiplier;
+            counts.vector_flops = (report_.vector_flops - vector_before) / multiplier;
+          }
           compute_free = comm_free = finish;
           ready[&instruction] = finish;
           break;
@@ -343,6 +365,8 @@ class Simulator {
   std::map<std::string, BreakdownEntry> breakdown_;
   std::map<std::string, double> flops_by_compute_type_;
   std::unordered_map<std::string, CollectiveEstimate> collective_cache_;
+  std::unordered_map<const Instruction*, double> loop_seconds_;   // a while's time, per run
+  std::unordered_map<const Instruction*, OpCounts> loop_counts_;  // and its FLOPs
   std::vector<std::string> warned_;
   double remat_matrix_flops_ = 0;
 };

@@ -230,6 +230,60 @@ TEST(SimulatorTest, WindowedLoopPermutesOverlapTheirTripsDot) {
   EXPECT_DOUBLE_EQ(json["collective_ops"][0]["exposed_time_s"].get<double>(), exposed.collectives[0].exposed_s);
 }
 
+// A value read out of a loop's state lives as long as it is used, and when memory is short
+// the loop that made it may be run again (as a recomputed forward pass would).
+TEST(SimulatorTest, LoopResultsLiveUntilTheirLastUseAndLoopsMayBeRecomputed) {
+  const std::string text = "HloModule m, num_partitions=1\n\n" + std::string(kAdd) + R"(%cond (p: (s32[], f32[1048576])) -> pred[] {
+  %p = (s32[], f32[1048576]{0}) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %n = s32[] constant(5)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body (q: (s32[], f32[1048576])) -> (s32[], f32[1048576]) {
+  %q = (s32[], f32[1048576]{0}) parameter(0)
+  %i = s32[] get-tuple-element(%q), index=0
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  %v = f32[1048576]{0} get-tuple-element(%q), index=1
+  %twice = f32[1048576]{0} add(%v, %v)
+  ROOT %t = (s32[], f32[1048576]{0}) tuple(%next, %twice)
+}
+
+ENTRY %main_spmd {
+  %x = f32[1048576]{0} parameter(0)
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[1048576]{0}) tuple(%zero, %x)
+  %loop = (s32[], f32[1048576]{0}) while(%init), condition=%cond, body=%body
+  %y = f32[1048576]{0} get-tuple-element(%loop), index=1
+  %a = f32[2097152]{0} concatenate(%x, %x), dimensions={0}
+  %b = f32[2097152]{0} negate(%a)
+  %c = f32[1048576]{0} slice(%b), slice={[0:1048576]}
+  ROOT %r = f32[1048576]{0} add(%y, %c)
+}
+)";
+  auto module = ParseModule(text);
+  const int64_t mib4 = 4 << 20;
+  // At %b: x, the loop's %y, %a and %b (8 MiB each).
+  const SimulationReport plenty = SimulateOn(*module);
+  EXPECT_EQ(plenty.memory.peak_bytes, 6 * mib4);
+  EXPECT_FALSE(plenty.memory.rematerialized);
+
+  // With 5 x 4 MiB (and a little), %y is dropped over %a, %b and %c, and the loop runs again
+  // for %r (x, y, c and r live there, and the loop's counter).
+  ChipSpec chip = LoadChipSpec("tpu-v3");
+  chip.hbm_bytes = 5 * mib4 + 64;
+  const SimulationReport tight = Simulate(*module, chip, Topology::Build(chip, 1));
+  EXPECT_TRUE(tight.memory.rematerialized);
+  EXPECT_TRUE(tight.memory.fits);
+  EXPECT_EQ(tight.memory.peak_bytes, 5 * mib4);  // at %b: x, a, b
+  EXPECT_EQ(tight.memory.recomputations, 1);
+  // The loop's five trips: an add of 1M elements, the counter's add and the condition's compare.
+  EXPECT_EQ(tight.memory.remat_flops, 5.0 * (1048576 + 2));
+  EXPECT_GT(tight.memory.remat_seconds, 5 * chip.op_overhead_s);
+  EXPECT_NEAR(tight.step_time_s, plenty.step_time_s + tight.memory.remat_seconds, 1e-12);
+}
+
 TEST(SimulatorTest, ComputeTypeRetypesBytesAndMath) {
   auto module = PerDevice(8, R"(  %x = f32[1024,1024]{1,0} parameter(0)
   %e = f32[1024,1024]{1,0} exponential(%x)
@@ -312,7 +366,7 @@ TEST(SimulatorTest, ProgramsThatDoNotFitAreRematerialized) {
   ROOT %t = (f32[], f32[]) tuple(%d, %sa)
 )");
   const int64_t mib4 = 4 << 20;
-  MemoryOptions options{true, [](const Instruction&) { return 1e-6; }};
+  MemoryOptions options{true, [](const Instruction&) { return 1e-6; }, {}};
   const MemoryEstimate fitted = EstimateMemory(*module, 3 * mib4 + 100, options);
   EXPECT_EQ(fitted.peak_without_remat_bytes, 4 * mib4 + 4);  // x a b c and the constant, at %c
   EXPECT_TRUE(fitted.rematerialized);
