@@ -42,7 +42,7 @@ Partitioned Partition(Program program, const PartitionOptions& options) {
   std::unique_ptr<Module> module = std::move(program).TakeModule();
   CompiledPartition compiled = WithErrorKind(UserErrorKind::kSharding, [&] {
     return PartitionGlobal(*module, name, options.devices, FlagsOf(options.boundary),
-                           ParseWindowedEinsum(options.windowed_einsum));
+                           ParseWindowedEinsum(options.windowed_einsum, options.windowed_cost_check));
   });
   compiled.partitioned.module->set_num_partitions(compiled.num_devices);
   Partitioned result{Program::FromModule(std::move(module), name),

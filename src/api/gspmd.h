@@ -24,6 +24,7 @@
 #include "ir/module.h"
 #include "lint/lint.h"
 #include "models/model_config.h"
+#include "partitioner/windowed_einsum_options.h"
 #include "propagation/propagation.h"
 #include "sharding/mesh.h"
 #include "simulate/simulator.h"
@@ -114,6 +115,9 @@ struct PartitionOptions {
   int64_t devices = 0;  // 0: num_partitions, else derived from the shardings
   BoundaryOptions boundary;
   std::string windowed_einsum = kWindowedEinsumDefault;
+  // auto: decides each loop by this check (e.g. simulate::ChipWindowedCostCheck, a chip's
+  // model) instead of the size threshold.
+  WindowedEinsumCostCheck windowed_cost_check;
 };
 
 struct Partitioned {

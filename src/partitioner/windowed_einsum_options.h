@@ -59,10 +59,19 @@ struct WindowedEinsumCandidate {
   int64_t window_bytes_per_trip = 0;
   double flops_per_trip = 0;
   // HBM bytes the trip's partial dots read and write, with their update of the result (roughly:
-  // operands read, partial written; a sum of a contracting window or an accumulator also
-  // reads the partial and the accumulator and writes the accumulator, a pass over the whole
-  // local result per contracting window).
+  // operands read, partial written; a sum of a contracting window or an accumulator adds the
+  // partial to the accumulator as it is written, reading and writing the accumulator: a pass
+  // over the whole local result per contracting window).
   int64_t hbm_bytes_per_trip = 0;
+  // The one dot the loop replaces (after the all-gather, before the reduce-scatter): HBM bytes
+  // of its operands and result, each once. Against trips x hbm_bytes_per_trip it shows what
+  // splitting the dot costs: every partial dot reads the other operand again.
+  int64_t native_dot_hbm_bytes = 0;
+  // All-gather: the gathered operand has users besides this dot (a weight read by the forward
+  // and the backward dot, an activation by the next layer and by a weight gradient), whose
+  // gathers of it the partitioner may share with this one: the loop may then not save the
+  // collective, only add its permutes.
+  bool collective_shared = false;
   // Outside the loop (bidirectional only): the peeled partial dots' FLOPs, and the bytes sent
   // alongside them (the all-gather's first two windows, the reduce-scatter's last two
   // accumulators).

@@ -55,6 +55,7 @@ std::string FormatSimulationReport(const SimulationReport& r, int64_t top_entrie
   out += "  compute      " + FormatSeconds(r.compute_s) + " in " + Number(r.kernels) + " kernels\n";
   out += "  collectives  " + FormatSeconds(r.comm_s) + ", of which " + FormatSeconds(r.exposed_comm_s) +
          " exposed (no kernel running; step = compute + exposed)\n";
+  if (!r.windowed_einsum.empty()) out += "windowed einsum: " + r.windowed_einsum + "\n";
   out += "utilization:   MFU " + FormatPercent(r.mfu) + " (" + Number(r.model_flops) +
          " model FLOPs per device over the step at the " + r.peak_compute_type + " peak of " + Number(r.peak_flops_per_s) +
          " FLOP/s); with recomputation " + FormatPercent(r.hfu) + "\n";
@@ -127,6 +128,7 @@ nlohmann::json SimulationReportToJson(const SimulationReport& r) {
   json["comm_time_s"] = r.comm_s;
   json["exposed_comm_time_s"] = r.exposed_comm_s;
   json["mfu"] = r.mfu;
+  if (!r.windowed_einsum.empty()) json["windowed_einsum"] = r.windowed_einsum;
   json["hfu"] = r.hfu;
   json["peak_flops_per_s"] = r.peak_flops_per_s;
   json["peak_compute_type"] = r.peak_compute_type;

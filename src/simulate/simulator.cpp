@@ -259,7 +259,11 @@ class Simulator {
     if (instruction.opcode() == Opcode::kWhile) {
       std::optional<int64_t> trips = WhileTripCount(instruction);
       const double n = static_cast<double>(trips.value_or(1));
-      return n * (Schedule(*instruction.while_body(), multiplier * n) + Schedule(*instruction.while_condition(), multiplier * n));
+      const double comm_before = link_busy_s_;
+      const double seconds =
+          n * (Schedule(*instruction.while_body(), multiplier * n) + Schedule(*instruction.while_condition(), multiplier * n));
+      link_busy_s_ = comm_before + n * (link_busy_s_ - comm_before);
+      return seconds;
     }
     if (instruction.opcode() == Opcode::kConditional) {
       // Each branch as if it ran (the totals count every branch once: an upper bound).
@@ -303,15 +307,23 @@ class Simulator {
           const size_t line = AccountCollective(instruction, estimate, multiplier);
           const double start = std::max(comm_free, operands_ready(instruction));
           comm_free = start + estimate.time_s;
+          link_busy_s_ += estimate.time_s;
           collectives.push_back({line, start, comm_free});
           ready[&instruction] = comm_free;
           break;
         }
         case OpClass::kControl: {
-          const double start = std::max({compute_free, comm_free, operands_ready(instruction)});
+          // A collective still in flight when control flow starts runs on beside it (as XLA's
+          // asynchronous collectives run across a while loop), in the link time the called
+          // computations' own collectives leave free; what does not fit there delays the end.
+          const double start = std::max(compute_free, operands_ready(instruction));
           const double matrix_before = report_.matrix_flops, vector_before = report_.vector_flops;
+          const double link_before = link_busy_s_;
           const double seconds = ControlSeconds(instruction, multiplier);
-          const double finish = start + seconds;
+          const double inner_link_s = link_busy_s_ - link_before;
+          const double in_flight = std::max(0.0, comm_free - start);
+          const double finish = start + seconds + std::max(0.0, in_flight - std::max(0.0, seconds - inner_link_s));
+          if (finish > start) kernels_busy.emplace_back(start, finish);  // its own exposure is counted inside
           if (instruction.opcode() == Opcode::kWhile) {
             // One run of the loop, should the memory estimate recompute it.
             loop_seconds_[&instruction] = seconds;
@@ -345,7 +357,7 @@ class Simulator {
       }
       end = std::max({end, compute_free, comm_free});
     }
-    // Control flow holds both streams, so no collective here overlaps it.
+    // Control flow counts as busy: a collective in flight across it is not exposed there.
     for (const Running& running : collectives) {
       const double exposed = Uncovered(running.start, running.finish, kernels_busy);
       CollectiveLine& line = report_.collectives[running.line];
@@ -367,6 +379,7 @@ class Simulator {
   std::unordered_map<std::string, CollectiveEstimate> collective_cache_;
   std::unordered_map<const Instruction*, double> loop_seconds_;   // a while's time, per run
   std::unordered_map<const Instruction*, OpCounts> loop_counts_;  // and its FLOPs
+  double link_busy_s_ = 0;  // collective seconds scheduled so far, one run of each called computation
   std::vector<std::string> warned_;
   double remat_matrix_flops_ = 0;
 };

@@ -106,6 +106,9 @@ struct SimulationReport {
   double hfu = 0;  // matrix_flops (recomputation included) / (step_time_s x peak_flops_per_s)
 
   MemoryEstimate memory;
+  // How `--windowed-einsum auto` decided from the chip's model, when it did ("" otherwise):
+  // the loops kept and the step time with and without them.
+  std::string windowed_einsum;
   std::vector<BreakdownEntry> breakdown;  // by compute + comm time, largest first
   std::vector<std::string> warnings;
 };

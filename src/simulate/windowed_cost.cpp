@@ -3,8 +3,12 @@
 
 #include <algorithm>
 
+#include <memory>
+
 #include "ir/attributes.h"
+#include "ir/instruction.h"
 #include "simulate/collective_model.h"
+#include "simulate/op_counts.h"
 #include "support/diagnostic.h"
 #include "support/units.h"
 
@@ -66,8 +70,10 @@ WindowedLoopCost PriceWindowedLoop(const WindowedLoopCandidate& candidate, const
   const double total_flops = trips * candidate.flops_per_trip + candidate.peeled_flops;
   const double hbm_per_flop =
       candidate.flops_per_trip > 0 ? candidate.dot_hbm_bytes_per_trip / candidate.flops_per_trip : 0;
-  cost.dot_s = DotKernelSeconds(total_flops, total_flops * hbm_per_flop, candidate.element_type, candidate.precision, chip);
-  cost.native_s = cost.collective_s + cost.dot_s;
+  const double native_hbm =
+      candidate.native_dot_hbm_bytes > 0 ? candidate.native_dot_hbm_bytes : total_flops * hbm_per_flop;
+  cost.dot_s = DotKernelSeconds(total_flops, native_hbm, candidate.element_type, candidate.precision, chip);
+  cost.native_s = (candidate.collective_stays ? 0 : cost.collective_s) + cost.dot_s;
 
   // The loop: each trip's permute moves the next windows while its partial dots run.
   auto dots = [&](double flops, int64_t kernels) {
@@ -99,6 +105,43 @@ WindowedLoopCost PriceWindowedLoop(const WindowedLoopCandidate& candidate, const
   cost.windowed_is_faster = cost.loop_s < cost.native_s;
   cost.collective = std::string(OpcodeName(candidate.collective));
   return cost;
+}
+
+WindowedLoopCandidate LoopCandidateOf(const WindowedEinsumCandidate& candidate, std::optional<ElementType> float_type) {
+  WindowedLoopCandidate loop;
+  loop.collective =
+      candidate.kind == WindowedEinsumCandidate::Kind::kAllGather ? Opcode::kAllGather : Opcode::kReduceScatter;
+  loop.rings = candidate.rings;
+  loop.bidirectional = candidate.bidirectional;
+  loop.trips = candidate.trips;
+  double scale = 1;
+  if (candidate.dot != nullptr) {
+    const MatrixOperands operands = MatrixOperandsOf(*candidate.dot);
+    loop.element_type = operands.element_type;
+    loop.precision = operands.precision;
+    const ElementType type = candidate.dot->operand(0)->shape().element_type();
+    if (float_type && IsFloatingPoint(type) && ElementByteSize(type) > 0) {
+      scale = static_cast<double>(ElementByteSize(*float_type)) / static_cast<double>(ElementByteSize(type));
+      loop.element_type = std::string(ElementTypeName(*float_type));
+    }
+  }
+  loop.bytes_per_trip = scale * static_cast<double>(candidate.window_bytes_per_trip);
+  loop.flops_per_trip = candidate.flops_per_trip;
+  loop.dot_hbm_bytes_per_trip = scale * static_cast<double>(candidate.hbm_bytes_per_trip);
+  loop.native_dot_hbm_bytes = scale * static_cast<double>(candidate.native_dot_hbm_bytes);
+  loop.collective_stays = candidate.collective_shared;
+  loop.peeled_flops = candidate.peeled_flops;
+  loop.peeled_bytes = scale * static_cast<double>(candidate.peeled_bytes);
+  loop.collective_bytes = scale * static_cast<double>(candidate.collective_bytes);
+  return loop;
+}
+
+WindowedEinsumCostCheck ChipWindowedCostCheck(const ChipSpec& chip, const Topology& topology,
+                                              std::optional<ElementType> float_type) {
+  auto model = std::make_shared<const std::pair<ChipSpec, Topology>>(chip, topology);
+  return [model, float_type](const WindowedEinsumCandidate& candidate) {
+    return PriceWindowedLoop(LoopCandidateOf(candidate, float_type), model->first, model->second).windowed_is_faster;
+  };
 }
 
 std::string WindowedLoopCost::ToString() const {

@@ -3,7 +3,8 @@
 // a collective-permute of the next window (or accumulator), beat the all-gather (or
 // reduce-scatter) and the one dot it feeds (or that feeds it)?
 //
-//   native   = collective + dot                  (the collective feeds the dot: no overlap)
+//   native   = collective + dot                  (the collective feeds the dot: no overlap;
+//                                                 the dot alone when the collective stays)
 //   loop     = trips x (max(trip's dots, trip's permute bandwidth) + per-trip overhead)
 //              + peeled (bidirectional: max(peeled dots, their permute) + its latency)
 //   per-trip overhead = the permute's latency + loop_kernels x the chip's kernel overhead
@@ -18,10 +19,13 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "ir/element_type.h"
 #include "ir/opcode.h"
+#include "partitioner/windowed_einsum_options.h"
 #include "simulate/chip_spec.h"
 #include "simulate/topology.h"
 
@@ -38,6 +42,11 @@ struct WindowedLoopCandidate {
   double bytes_per_trip = 0;     // sent per trip (both directions together when bidirectional)
   double flops_per_trip = 0;     // the trip's partial dots (two when bidirectional)
   double dot_hbm_bytes_per_trip = 0;  // HBM bytes they read and write (0: count FLOPs only)
+  // HBM bytes of the one dot the loop replaces (0: the trips' bytes in proportion to FLOPs).
+  double native_dot_hbm_bytes = 0;
+  // The collective stays for other users whatever this dot does: the loop must beat the dot
+  // alone.
+  bool collective_stays = false;
   double peeled_flops = 0;       // bidirectional: partial dots outside the loop
   double peeled_bytes = 0;       //   and the bytes sent alongside them (both directions)
   double collective_bytes = 0;   // the all-gather's result, the reduce-scatter's operand
@@ -66,6 +75,18 @@ struct WindowedLoopCost {
 
 WindowedLoopCost PriceWindowedLoop(const WindowedLoopCandidate& candidate, const ChipSpec& chip,
                                    const Topology& topology);
+
+// The partitioner's candidate as PriceWindowedLoop reads it. `float_type`, when set, prices a
+// floating-point dot, and the bytes it moves, as that type (gspmd simulate's --compute-type and
+// --mixed-precision re-type the program after it is partitioned).
+WindowedLoopCandidate LoopCandidateOf(const WindowedEinsumCandidate& candidate,
+                                      std::optional<ElementType> float_type = std::nullopt);
+
+// The partitioner's cost check from this chip and topology (`--windowed-einsum auto` with a
+// chip): a candidate is windowed where PriceWindowedLoop finds its loop faster than the
+// collective and the dot it replaces.
+WindowedEinsumCostCheck ChipWindowedCostCheck(const ChipSpec& chip, const Topology& topology,
+                                              std::optional<ElementType> float_type = std::nullopt);
 
 // One dot kernel of `flops` FLOPs moving `hbm_bytes`, as the simulator prices it (without tile
 // use: windowed dots are large).

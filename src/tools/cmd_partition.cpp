@@ -69,7 +69,7 @@ void RunPartitionCommand(const PartitionCommandOptions& options) {
     WriteText(options.out, propagated.Text(options.explain));
     return;
   }
-  const api::Partitioned partitioned = api::Partition(std::move(program), {devices, boundary, options.windowed_einsum});
+  const api::Partitioned partitioned = api::Partition(std::move(program), {devices, boundary, options.windowed_einsum, {}});
   PrintWarnings(file, partitioned.warnings);
   WriteText(options.out, partitioned.per_device.Text());
   std::fflush(stdout);

@@ -130,8 +130,12 @@ TEST(WindowedEinsumCostCheck, SeesAReduceScatter) {
   EXPECT_EQ(seen[0].kind, WindowedEinsumCandidate::Kind::kReduceScatter);
   EXPECT_EQ(seen[0].collective_bytes, 2 * 16 * 4);    // the local f32[2,16] partial sums
   EXPECT_EQ(seen[0].window_bytes_per_trip, 2 * 4 * 4);  // one f32[2,4] accumulator
-  // x's f32[2,64] whole, w's f32[64,16] chunk f32[64,4], and the accumulator's update.
-  EXPECT_EQ(seen[0].hbm_bytes_per_trip, 2 * 64 * 4 + 64 * 4 * 4 + 4 * (2 * 4 * 4));
+  // x's f32[2,64] whole, w's f32[64,16] chunk f32[64,4], and the accumulator read and written
+  // by the partial dot's kernel (the add fused into it).
+  EXPECT_EQ(seen[0].hbm_bytes_per_trip, 2 * 64 * 4 + 64 * 4 * 4 + 2 * (2 * 4 * 4));
+  // The dot it replaces: x, w's local f32[64,16] and the partial sums, each once.
+  EXPECT_EQ(seen[0].native_dot_hbm_bytes, 2 * 64 * 4 + 64 * 16 * 4 + 2 * 16 * 4);
+  EXPECT_FALSE(seen[0].collective_shared);
 }
 
 // Without a cost check the direction follows the loop's kind: bidirectional for reduce-scatter

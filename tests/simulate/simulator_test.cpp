@@ -230,6 +230,53 @@ TEST(SimulatorTest, WindowedLoopPermutesOverlapTheirTripsDot) {
   EXPECT_DOUBLE_EQ(json["collective_ops"][0]["exposed_time_s"].get<double>(), exposed.collectives[0].exposed_s);
 }
 
+// A collective in flight when a while loop starts runs on beside it (XLA's asynchronous
+// collectives cross loops), in the link time the loop's own collectives leave free: an
+// all-gather issued before a loop of dots and used after it is hidden by the loop.
+TEST(SimulatorTest, ACollectiveInFlightRunsAcrossALoop) {
+  auto build = [](bool after) {
+    const std::string gather = "  %g = f32[8192,1024]{1,0} all-gather(%w), channel_id=1, replica_groups=[1,8]<=[8], dimensions={0}, use_global_device_ids=true\n";
+    return ParseModule(std::string("HloModule m, num_partitions=8\n\n") + R"(%cond (p: (s32[], f32[1024,1024])) -> pred[] {
+  %p = (s32[], f32[1024,1024]{1,0}) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %n = s32[] constant(8)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body (q: (s32[], f32[1024,1024])) -> (s32[], f32[1024,1024]) {
+  %q = (s32[], f32[1024,1024]{1,0}) parameter(0)
+  %i = s32[] get-tuple-element(%q), index=0
+  %one = s32[] constant(1)
+  %next = s32[] add(%i, %one)
+  %v = f32[1024,1024]{1,0} get-tuple-element(%q), index=1
+  %d = f32[1024,1024]{1,0} dot(%v, %v), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT %t = (s32[], f32[1024,1024]{1,0}) tuple(%next, %d)
+}
+
+ENTRY %main_spmd {
+  %x = f32[1024,1024]{1,0} parameter(0)
+  %w = f32[1024,1024]{1,0} parameter(1)
+)" + (after ? "" : gather) + R"(  %zero = s32[] constant(0)
+  %init = (s32[], f32[1024,1024]{1,0}) tuple(%zero, %x)
+  %loop = (s32[], f32[1024,1024]{1,0}) while(%init), condition=%cond, body=%body
+  %y = f32[1024,1024]{1,0} get-tuple-element(%loop), index=1
+)" + (after ? gather : "") + R"(  %s = f32[1024,1024]{1,0} slice(%g), slice={[0:1024], [0:1024]}
+  ROOT %r = f32[1024,1024]{1,0} add(%y, %s)
+}
+)");
+  };
+  const SimulationReport before = SimulateOn(*build(false));
+  const SimulationReport after = SimulateOn(*build(true));
+  ASSERT_EQ(before.collectives.size(), 1u);
+  const double gather_s = before.collectives[0].estimate.time_s;
+  EXPECT_GT(gather_s, 0);
+  // Issued after the loop it is exposed whole; before it, the loop (no collectives of its own)
+  // hides it and the step is shorter by that much.
+  EXPECT_NEAR(after.exposed_comm_s, gather_s, 1e-12);
+  EXPECT_NEAR(before.exposed_comm_s, 0, 1e-12);
+  EXPECT_NEAR(after.step_time_s - before.step_time_s, gather_s, 1e-9);
+}
+
 // A value read out of a loop's state lives as long as it is used, and when memory is short
 // the loop that made it may be run again (as a recomputed forward pass would).
 TEST(SimulatorTest, LoopResultsLiveUntilTheirLastUseAndLoopsMayBeRecomputed) {

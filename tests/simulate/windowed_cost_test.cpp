@@ -2,6 +2,8 @@
 // native collective and dot, each part worked by hand from collective_model.h's formulas.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <vector>
 
 #include "simulate/chip_spec.h"
@@ -87,6 +89,35 @@ TEST(WindowedCostTest, LargeDotsHideTheRingAndBeatTheGather) {
                    3 * (both_cost.dot_trip_s + both_cost.overhead_trip_s) + both_cost.peeled_s);
   EXPECT_LT(both_cost.loop_s, cost.loop_s);
   EXPECT_NE(both_cost.ToString().find(" + peeled "), std::string::npos);
+}
+
+// The dot a loop replaces reads each operand once, its partial dots the other operand once per
+// trip: when HBM bounds the partial dots, the loop loses what the ring saved. And a gather that
+// stays for another user saves nothing: the loop must beat the dot alone.
+TEST(WindowedCostTest, RereadOperandsAndSharedGathersCount) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const Topology t = Topology::Build(v3, 128);
+  const double window = 64.0 * 1024 * 1024, flops = 2.0 * 4096 * 4096 * 8192;
+  WindowedLoopCandidate candidate = Candidate(window, flops);
+  const WindowedLoopCost compute_bound = PriceWindowedLoop(candidate, v3, t);
+  ASSERT_TRUE(compute_bound.windowed_is_faster);
+
+  // Each partial dot moves 4 GiB (the other operand read again): bound by HBM at 8 x 4 GiB,
+  // against 4 GiB for the one dot.
+  const double trip_bytes = 4.0 * 1024 * 1024 * 1024;
+  candidate.dot_hbm_bytes_per_trip = trip_bytes;
+  candidate.native_dot_hbm_bytes = trip_bytes;
+  const WindowedLoopCost memory_bound = PriceWindowedLoop(candidate, v3, t);
+  const double hbm = v3.hbm_bandwidth * v3.Efficiency("memory");
+  EXPECT_DOUBLE_EQ(memory_bound.dot_trip_s, v3.op_overhead_s + trip_bytes / hbm);
+  EXPECT_DOUBLE_EQ(memory_bound.dot_s, v3.op_overhead_s + std::max(8 * flops / (61.5e12 * 0.85), trip_bytes / hbm));
+  EXPECT_FALSE(memory_bound.windowed_is_faster) << memory_bound.ToString();
+
+  candidate = Candidate(window, flops);
+  candidate.collective_stays = true;
+  const WindowedLoopCost shared = PriceWindowedLoop(candidate, v3, t);
+  EXPECT_DOUBLE_EQ(shared.native_s, shared.dot_s);
+  EXPECT_FALSE(shared.windowed_is_faster) << shared.ToString();
 }
 
 TEST(WindowedCostTest, SmallDotsPayMoreInTripsThanTheGatherCosts) {

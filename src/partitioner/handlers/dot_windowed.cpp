@@ -147,6 +147,7 @@ struct Replaceable {
   int64_t window_bytes = 0;      // one window (one accumulator)
   int64_t collective_bytes = 0;  // the all-gather's result, the reduce-scatter's operand
   int64_t hbm_bytes_per_window = 0;
+  int64_t native_dot_hbm_bytes = 0;  // the one dot the loop replaces: its operands and result
 };
 
 int64_t LocalBytes(const AxisSharding& layout, const std::vector<int64_t>& dims, int64_t element_bytes) {
@@ -154,7 +155,8 @@ int64_t LocalBytes(const AxisSharding& layout, const std::vector<int64_t>& dims,
 }
 
 // HBM bytes of one window's partial dot and its update of the result (roughly: operands read,
-// partial written; a sum reads it and the accumulator and writes the accumulator).
+// partial written; a sum adds it to the accumulator on the way out, as one kernel: the
+// accumulator read and written).
 int64_t WindowHbmBytes(const DotProblem& problem, const DotPlacement& placement, const GatheredWindow& window,
                        bool contracting) {
   const bool lhs = window.operand == 0;
@@ -162,7 +164,16 @@ int64_t WindowHbmBytes(const DotProblem& problem, const DotPlacement& placement,
                       : LocalBytes(placement.lhs, problem.lhs_dims, problem.lhs_element_bytes);
   if (window.paired_dim >= 0) other /= window.trips;
   const int64_t out = LocalBytes(placement.out, problem.out_dims, problem.out_element_bytes);
-  return window.window_bytes + other + (contracting ? 4 * out : out / window.trips);
+  return window.window_bytes + other + (contracting ? 2 * out : out / window.trips);
+}
+
+// HBM bytes of the dot a loop replaces, run once: its local operands (the gathered one whole)
+// and its local result (before a reduce-scatter).
+int64_t NativeDotHbmBytes(const DotProblem& problem, const DotPlacement& placement, int64_t gathered_operand,
+                          int64_t gathered_bytes) {
+  const int64_t lhs = gathered_operand == 0 ? gathered_bytes : LocalBytes(placement.lhs, problem.lhs_dims, problem.lhs_element_bytes);
+  const int64_t rhs = gathered_operand == 1 ? gathered_bytes : LocalBytes(placement.rhs, problem.rhs_dims, problem.rhs_element_bytes);
+  return lhs + rhs + LocalBytes(placement.out, problem.out_dims, problem.out_element_bytes);
 }
 
 int64_t AccumulatorHbmBytes(const DotProblem& problem, const DotPlacement& placement, const ScatteredResult& scatter) {
@@ -170,7 +181,7 @@ int64_t AccumulatorHbmBytes(const DotProblem& problem, const DotPlacement& place
   int64_t rhs = LocalBytes(placement.rhs, problem.rhs_dims, problem.rhs_element_bytes);
   if (problem.roles.LhsDimOfSlot(scatter.dim) >= 0) lhs /= scatter.trips;
   if (problem.roles.RhsDimOfSlot(scatter.dim) >= 0) rhs /= scatter.trips;
-  return lhs + rhs + 4 * (scatter.bytes / scatter.trips);
+  return lhs + rhs + 2 * (scatter.bytes / scatter.trips);
 }
 
 // The candidate as the cost check sees it (WindowedEinsumCandidate).
@@ -183,6 +194,8 @@ WindowedEinsumCandidate Describe(OpContext& op, const DotPlacement& placement, c
   c.bidirectional = bidirectional;
   c.devices = r.devices;
   c.collective_bytes = r.collective_bytes;
+  c.native_dot_hbm_bytes = r.native_dot_hbm_bytes;
+  c.collective_shared = r.kind == WindowedChoice::Kind::kGather && op.instruction().operand(r.operand)->users().size() > 1;
   // The local dot's FLOPs, the all-gathered operand's or the unscattered result's, split evenly
   // over the N windows.
   const double flops_per_window = 2 * placement.local_flops / static_cast<double>(r.devices);
@@ -247,13 +260,15 @@ WindowedChoice Decide(OpContext& op, const DotProblem& problem, const DotPlaceme
       const bool contracting = problem.roles.IsContractingSlot(window->slot);
       replaceable.push_back({WindowedChoice::Kind::kGather, i, contracting, window->axes, window->trips,
                              window->window_bytes, window->gathered_bytes,
-                             WindowHbmBytes(problem, placement, *window, contracting)});
+                             WindowHbmBytes(problem, placement, *window, contracting),
+                             NativeDotHbmBytes(problem, placement, i, window->gathered_bytes)});
     }
   }
   if (std::optional<ScatteredResult> scatter = FindScatter(context, problem, placement, op.sharding()))
     replaceable.push_back({WindowedChoice::Kind::kScatter, 0, false, scatter->axes, scatter->trips,
                            scatter->bytes / scatter->trips, scatter->bytes,
-                           AccumulatorHbmBytes(problem, placement, *scatter)});
+                           AccumulatorHbmBytes(problem, placement, *scatter),
+                           NativeDotHbmBytes(problem, placement, -1, 0)});
   // Largest collective first; on a tie the lhs, then the rhs, then the reduce-scatter.
   std::stable_sort(replaceable.begin(), replaceable.end(), [](const Replaceable& a, const Replaceable& b) {
     return a.collective_bytes > b.collective_bytes;
