@@ -1,6 +1,8 @@
 // api::Training and api::Train: a training step partitioned once and run step after step on
 // simulated devices (threads), its carried outputs fed back as the next step's inputs; and
 // api::TrainJob, `gspmd train` from files on threads or over the ranks of an MPI job.
+#include <unistd.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -16,9 +18,11 @@
 #include "api/pipeline.h"
 #include "api/train_checkpoint.h"
 #include "api/train_record.h"
+#include "io/npy.h"
 #include "runtime/comm/mpi/mpi_communicator.h"
 #include "runtime/comm/mpi/mpi_session.h"
 #include "runtime/spmd/like_module.h"
+#include "runtime/spmd/result_files.h"
 #include "runtime/spmd/spmd_mpi.h"
 #include "text/printer.h"
 #include "train/loss_plot.h"
@@ -281,14 +285,57 @@ uint64_t Fingerprint(const std::string& text) {
   }
 }
 
+// --check under MPI, on rank 0: a Trainer whose "run" is the sharded step's outputs, assembled
+// from the ranks into a scratch folder (as -o writes them) and read back; the Trainer makes the
+// step's global inputs as the sharded trainer does, runs them on the interpreter and compares.
+class MpiStepCheck {
+ public:
+  MpiStepCheck(const Module& original, TrainSettings settings)
+      : dir_((std::filesystem::temp_directory_path() / StrCat("gspmd-train-check-", ::getpid())).string()) {
+    auto outputs = std::make_unique<AssembledOutputs>();
+    outputs_ = outputs.get();
+    trainer_ = std::make_unique<Trainer>(original, std::move(outputs), std::move(settings));
+  }
+  ~MpiStepCheck() {
+    std::error_code ignored;
+    std::filesystem::remove_all(dir_, ignored);
+  }
+  MpiStepCheck(const MpiStepCheck&) = delete;
+  MpiStepCheck& operator=(const MpiStepCheck&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  // After the ranks wrote the step's outputs to dir(): checks the step (result.mismatch).
+  StepResult Check() {
+    std::vector<Literal> outputs;
+    for (size_t i = 0; i < trainer_->signature().outputs.size(); ++i)
+      outputs.push_back(ReadNpy(GlobalResultPath(dir_, i)));
+    outputs_->Set(std::move(outputs));
+    return trainer_->Step();
+  }
+
+ private:
+  class AssembledOutputs final : public StepRunner {
+   public:
+    void Set(std::vector<Literal> outputs) { outputs_ = std::move(outputs); }
+    std::vector<Literal> Run(const std::vector<Literal>&) override { return std::move(outputs_); }
+
+   private:
+    std::vector<Literal> outputs_;
+  };
+
+  std::string dir_;
+  AssembledOutputs* outputs_ = nullptr;
+  std::unique_ptr<Trainer> trainer_;
+};
+
 // Every rank compiles the same step, makes its devices' shards of the first step's values and
 // agrees that this worked; then the steps run with the carry kept sharded; rank 0 reports.
+// With --check the ranks also assemble every step's outputs on rank 0, which runs the step on
+// one device (the interpreter) and compares; a difference ends the job after that step.
 bool TrainOnMpi(const TrainJobOptions& options, const MpiOptions& mpi) {
   const int64_t steps = options.steps;
   const int64_t requested = options.devices;
-  if (options.train.check)
-    GSPMD_USER_ERROR("gspmd train: error: --check needs the threads backend (under MPI the carry stays sharded on the "
-                     "ranks, and checking a step against one device would gather it)");
+  const bool check = options.train.check;
   MpiSessionOptions session_options;
   session_options.collective_timeout_seconds = mpi.collective_timeout_s;
   const int64_t per_rank = mpi.devices_per_rank;
@@ -302,6 +349,7 @@ bool TrainOnMpi(const TrainJobOptions& options, const MpiOptions& mpi) {
                                       " device", per_rank == 1 ? "" : "s", " per rank");
     CompiledStep step;
     std::unique_ptr<ShardedTrainer> trainer;
+    std::unique_ptr<MpiStepCheck> checker;  // rank 0 with --check
     std::optional<LossCurve> curve;  // every rank checks --plot; rank 0 writes it
     std::string error;
     try {
@@ -317,11 +365,17 @@ bool TrainOnMpi(const TrainJobOptions& options, const MpiOptions& mpi) {
       std::vector<int64_t> local;
       for (int64_t d = 0; d < per_rank; ++d) local.push_back(session.rank() * per_rank + d);
       trainer = WithFileContext(options.file, [&] {
+        TrainSettings sharded = SettingsFromFiles(options, *step.original);
+        sharded.check = false;  // rank 0's checker does it
         return std::make_unique<ShardedTrainer>(
             *step.original, *step.partition.partitioned.module, step.run_options, local,
             [&session, per_rank] { return std::make_unique<MpiCommunicator>(session, per_rank); },
-            SettingsFromFiles(options, *step.original), [&session](std::exception_ptr e) { EndJob(session, e); });
+            std::move(sharded), [&session](std::exception_ptr e) { EndJob(session, e); });
       });
+      if (check && reporter)
+        checker = WithFileContext(options.file, [&] {
+          return std::make_unique<MpiStepCheck>(*step.original, SettingsFromFiles(options, *step.original));
+        });
       curve.emplace(options, ShownMetrics(trainer->signature()));
     } catch (const UserError& user_error) {
       error = user_error.what();
@@ -342,27 +396,55 @@ bool TrainOnMpi(const TrainJobOptions& options, const MpiOptions& mpi) {
       TrainRecord record(options, model, total, metrics, trainer->tokens_per_step());
       for (int64_t i = 0; i < steps; ++i) {
         ShardedStepResult result = trainer->Step();
-        display.Show(result.step, result.metrics, result.seconds);
-        record.Add(result.step, result.metrics, result.seconds, 0, false);
+        StepResult checked;
+        std::string error;
+        if (check) {
+          MpiRunOptions assemble;
+          assemble.devices_per_rank = per_rank;
+          assemble.out_dir = reporter ? checker->dir() : "";  // only rank 0 writes
+          assemble.print_files = false;
+          WriteResultsOverMpi(session, per_device, trainer->plan(), trainer->last_results(), assemble);
+          if (reporter) {
+            try {
+              checked = WithFileContext(options.file, [&] { return checker->Check(); });
+              if (!checked.mismatch.empty())
+                error = StrCat(options.file, ": error: step ", result.step + 1, " on ", total,
+                               " devices differs from one device: ", checked.mismatch, " (rtol ", options.train.rtol,
+                               ", atol ", options.train.atol, ")");
+            } catch (const std::exception& failure) {  // a UserError, or memory: the other ranks must hear
+              error = failure.what();
+            }
+          }
+        }
+        display.Show(result.step, result.metrics, result.seconds, checked.check_seconds, checked.mismatch);
+        if (check) {
+          if (!error.empty()) display.EndLine();
+          failed_rank = AgreeAndReportFailure(session, StrCat("checking step ", result.step + 1, " on one device"),
+                                              error);
+          if (failed_rank >= 0) break;
+        }
+        record.Add(result.step, result.metrics, result.seconds, checked.check_seconds, check);
         if (reporter) curve->Add(result.metrics);
       }
-      display.Finish(false);
-      if (!options.save.empty()) {
-        const std::vector<SavedOutput> saved = SavedOutputNames(trainer->signature(), metrics);
-        MpiRunOptions save;
-        save.devices_per_rank = per_rank;
-        save.out_dir = options.save;
-        save.print_files = false;
-        for (const SavedOutput& output : saved) save.result_files.push_back(output.file);
-        WriteResultsOverMpi(session, per_device, trainer->plan(), trainer->last_results(), save);
-        if (reporter) {
-          WriteSavedOutputsIndex(options.save, saved, trainer->signature().outputs);
-          SaidSaved(options, saved.size());
-          record.Saved(options.save, static_cast<int64_t>(saved.size()));
+      if (failed_rank < 0) {
+        display.Finish(check);
+        if (!options.save.empty()) {
+          const std::vector<SavedOutput> saved = SavedOutputNames(trainer->signature(), metrics);
+          MpiRunOptions save;
+          save.devices_per_rank = per_rank;
+          save.out_dir = options.save;
+          save.print_files = false;
+          for (const SavedOutput& output : saved) save.result_files.push_back(output.file);
+          WriteResultsOverMpi(session, per_device, trainer->plan(), trainer->last_results(), save);
+          if (reporter) {
+            WriteSavedOutputsIndex(options.save, saved, trainer->signature().outputs);
+            SaidSaved(options, saved.size());
+            record.Saved(options.save, static_cast<int64_t>(saved.size()));
+          }
         }
+        if (reporter) curve->Write(model, total);
+        if (reporter && options.json) record.Print(layout);
       }
-      if (reporter) curve->Write(model, total);
-      if (reporter && options.json) record.Print(layout);
     }
   }  // MPI_Finalize
   return failed_rank < 0;

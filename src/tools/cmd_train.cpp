@@ -3,8 +3,8 @@
 // [--checkpoint-every K] [--keep N] [--resume [--resume-fallback]]]`: partitions a training step once and runs it
 // N times on simulated devices, feeding its carried outputs back as inputs; shows loss and
 // throughput per step. Under `mpirun ... --backend mpi` each rank keeps its devices' shards of
-// the carry between steps (nothing is gathered). The job is api::TrainJob; this file reads the
-// command line.
+// the carry between steps (nothing is gathered; --check assembles each step's outputs on rank
+// 0). The job is api::TrainJob; this file reads the command line.
 #include <CLI/CLI.hpp>
 
 #include <charconv>

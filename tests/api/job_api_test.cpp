@@ -1,6 +1,6 @@
 // api::RunJob and api::TrainJob, the calls `gspmd run` and `gspmd train` make: files in, files
-// out, the same values as api::Run and api::Train on arrays in memory; the MPI backend's own
-// refusals (the MPI jobs themselves run under mpirun in gspmd_mpi_tests).
+// out, the same values as api::Run and api::Train on arrays in memory (the MPI jobs run under
+// mpirun in gspmd_mpi_tests).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -105,19 +105,6 @@ TEST_F(JobApiTest, TrainJobSavesWhatTrainReturns) {
   options.carry = "1:2,2:3,3:4,4:5,5:6,6:7,7:8,8:9";
   for (const std::string& file : job.inputs) options.inputs.push_back(ReadArrayFile(file));
   ExpectSameBytes(Train(Program::Load(job.file), 2, std::move(options)), dir_ / "saved", true);
-}
-
-TEST_F(JobApiTest, TrainJobOverMpiRefusesTheCheckBeforeStartingMpi) {
-  TrainJobOptions job;
-  job.file = (kCorpus / "transformer_train_1l" / "pre.hlo").string();
-  job.train.check = true;
-  job.mpi.emplace();
-  try {
-    TrainJob(job);
-    ADD_FAILURE() << "no UserError";
-  } catch (const UserError& error) {
-    EXPECT_NE(std::string(error.what()).find("--check needs the threads backend"), std::string::npos) << error.what();
-  }
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
 // `gspmd train --backend mpi`: the carry stays sharded on the ranks between steps, and the
 // last step equals the threads backend's (our MoE model, and JAX's corpus step with --carry);
-// with --windowed-einsum always every step of the dense LM and the MoE equals a threads step
-// that --check matched with one device; options that need the other backend, and a job that
-// does not fit the step, get clear errors.
+// --check matches every step with one device (the dense LM and the MoE with windowed einsums)
+// and ends the job at the first difference; options that need the other backend, and a job
+// that does not fit the step, get clear errors.
 #include <string>
 #include <vector>
 
@@ -93,15 +93,13 @@ TEST_F(TrainMpiTest, CorpusStepWithCarryTrainsLikeThreads) {
 }
 
 // Issue 26: the dense LM and the MoE with their dots as windowed loops (asynchronous permutes:
-// MPI_Isend/Irecv in flight while the trip's dot runs). --check needs the threads backend (it
-// would gather the sharded carry), so each step k is checked there, and the MPI job trained
-// for k steps saves the same outputs (rtol 1e-5) and prints the same losses: every step equals
-// one device.
+// MPI_Isend/Irecv in flight while the trip's dot runs) train with --check under MPI: the ranks
+// assemble every step's outputs on rank 0, which matches them with one device. The job runs the
+// windowed program (its header gives that program's communication) and saves what the threads
+// backend does.
 TEST_F(TrainMpiTest, WindowedEinsumAlwaysMatchesOneDeviceOnEveryStep) {
-  using windowed_train::CountWindowedLoops;
   const std::vector<windowed_train::WindowedModel> models = windowed_train::WindowedModels();
-  // Not 8 x 1: six jobs of 8 ranks take ~10 s on 2 cores.
-  const std::vector<MpiLayout> layouts = {MpiLayout{4, 2, ""}, MpiLayout{2, 4, ""}};
+  const std::vector<MpiLayout> layouts = {MpiLayout{8, 1, ""}, MpiLayout{2, 4, ""}};
   for (size_t m = 0; m < models.size(); ++m) {
     const windowed_train::WindowedModel& model = models[m];
     const MpiLayout& layout = layouts[m % layouts.size()];
@@ -112,34 +110,50 @@ TEST_F(TrainMpiTest, WindowedEinsumAlwaysMatchesOneDeviceOnEveryStep) {
     const std::string part = Path(model.name + ".part.hlo");
     const Launch partitioned = Gspmd({"partition", hlo, "--windowed-einsum", "always", "-o", part});
     ASSERT_EQ(partitioned.exit_code, 0) << partitioned.err;
-    EXPECT_GT(CountWindowedLoops(ReadText(part)), 0);
+    EXPECT_GT(windowed_train::CountWindowedLoops(ReadText(part)), 0);
     EXPECT_GT(windowed_train::Occurrences(ReadText(part), "collective-permute-start("), 0);
     const std::string communicated = windowed_train::CommunicatedPerDevice(partitioned.err);
     ASSERT_FALSE(communicated.empty()) << partitioned.err;
 
-    const std::vector<std::string> windowed = {"--windowed-einsum", "always"};
-    for (int steps = 1; steps <= 3; ++steps) {
-      SCOPED_TRACE(steps);
-      const std::string k = std::to_string(steps);
-      const std::string threads_dir = Path(model.name + "_threads_" + k), mpi_dir = Path(model.name + "_mpi_" + k);
-      const Launch threads =
-          Gspmd(Concat({"train", hlo, "--steps", k, "--check", "--progress", "lines", "-o", threads_dir}, windowed));
-      ASSERT_EQ(threads.exit_code, 0) << threads.err << threads.out;
-      ASSERT_NE(threads.out.find("every step matched one device"), std::string::npos) << threads.out;
-      const Launch mpi = Mpi(layout, Concat(Concat({"train", hlo, "--steps", k, "-o", mpi_dir}, windowed),
-                                            MpiFlags(layout)));
-      ASSERT_EQ(mpi.exit_code, 0) << mpi.err;
-      EXPECT_NE(mpi.out.find("sharded carry"), std::string::npos) << mpi.out;
-      // The job ran the windowed program (its header gives that program's communication).
-      EXPECT_NE(mpi.out.find("communication per step and device: " + communicated + ":"), std::string::npos)
-          << communicated << "\n" << mpi.out;
-      ExpectSameSavedOutputs(mpi_dir, threads_dir, 1e-5);
-      const std::vector<double> checked = Losses(threads.out), losses = Losses(mpi.out);
-      ASSERT_EQ(checked.size(), static_cast<size_t>(steps)) << threads.out;
-      ASSERT_EQ(losses.size(), static_cast<size_t>(steps)) << mpi.out;
-      for (size_t i = 0; i < losses.size(); ++i) EXPECT_NEAR(losses[i], checked[i], 2e-4) << i;
-    }
+    const std::vector<std::string> train = {"train", hlo, "--steps", "3", "--check", "--windowed-einsum", "always"};
+    const std::string mpi_dir = Path(model.name + "_mpi"), threads_dir = Path(model.name + "_threads");
+    const Launch mpi = Mpi(layout, Concat(Concat(train, {"-o", mpi_dir}), MpiFlags(layout)));
+    ASSERT_EQ(mpi.exit_code, 0) << mpi.err << mpi.out;
+    EXPECT_NE(mpi.out.find("sharded carry"), std::string::npos) << mpi.out;
+    EXPECT_NE(mpi.out.find("communication per step and device: " + communicated + ":"), std::string::npos)
+        << communicated << "\n" << mpi.out;
+    EXPECT_EQ(windowed_train::Occurrences(mpi.out, "  check ok"), 3) << mpi.out;
+    EXPECT_NE(mpi.out.find("every step matched one device"), std::string::npos) << mpi.out;
+
+    const Launch threads = Gspmd(Concat(train, {"-o", threads_dir, "--progress", "lines"}));
+    ASSERT_EQ(threads.exit_code, 0) << threads.err << threads.out;
+    ExpectSameSavedOutputs(mpi_dir, threads_dir, 1e-5);
+    const std::vector<double> checked = Losses(threads.out), losses = Losses(mpi.out);
+    ASSERT_EQ(losses.size(), 3u) << mpi.out;
+    ASSERT_EQ(checked.size(), 3u) << threads.out;
+    for (size_t i = 0; i < losses.size(); ++i) EXPECT_NEAR(losses[i], checked[i], 2e-4) << i;
   }
+}
+
+// A step that differs from one device (tolerances no summation order meets) ends the whole
+// job after that step: rank 0 says which output differs, every rank stops, nothing is saved.
+TEST_F(TrainMpiTest, CheckEndsTheJobAtTheFirstDifference) {
+  const std::string model = Path("lm.hlo");
+  ASSERT_EQ(Gspmd({"model", "dense_lm", "-o", model}).exit_code, 0);
+  const MpiLayout layout{4, 2, ""};
+  const Launch mpi = Mpi(layout, Concat({"train", model, "--steps", "3", "--check", "--rtol", "1e-12", "--atol",
+                                         "1e-15", "--windowed-einsum", "always", "-o", Path("saved")},
+                                        MpiFlags(layout)));
+  EXPECT_NE(mpi.exit_code, 0);
+  EXPECT_NE(mpi.out.find("step 1/3"), std::string::npos) << mpi.out;
+  EXPECT_NE(mpi.out.find("DIFFERS from one device"), std::string::npos) << mpi.out;
+  EXPECT_EQ(mpi.out.find("step 2/3"), std::string::npos) << mpi.out;
+  EXPECT_NE(mpi.err.find("gspmd: rank 0: " + model + ": error: step 1 on 8 devices differs from one device: output "),
+            std::string::npos)
+      << mpi.err;
+  EXPECT_NE(mpi.err.find("(rtol 1e-12, atol 1e-15)"), std::string::npos) << mpi.err;
+  EXPECT_EQ(mpi.err.find("internal error"), std::string::npos) << mpi.err;
+  EXPECT_FALSE(fs::exists(Path("saved")));
 }
 
 TEST_F(TrainMpiTest, OptionsAndJobSizesThatDoNotFitGetClearErrors) {
@@ -154,7 +168,6 @@ TEST_F(TrainMpiTest, OptionsAndJobSizesThatDoNotFitGetClearErrors) {
   const std::vector<Case> cases = {
       {false, {"train", model, "--devices-per-rank", "2"}, "--devices-per-rank needs --backend mpi"},
       {false, {"train", model, "--backend", "mpi"}, "not started by an MPI launcher"},
-      {true, Concat({"train", model, "--check"}, MpiFlags(two)), "--check needs the threads backend"},
       {true, Concat({"train", model, "--devices", "8"}, MpiFlags(two)), "--devices 8 does not match 2 MPI ranks"},
       {true, Concat({"train", model}, MpiFlags(two)), "the step is written for num_partitions=8 devices but the job has 2 MPI ranks x 1 device per rank = 2"},
   };
