@@ -78,6 +78,9 @@ SimulateOptions SimulateOptionsFor(const AutoshardOptions& options, int64_t devi
   simulate.mixed_precision = options.mixed_precision;
   simulate.memory_capacity_bytes = budget;
   simulate.windowed_einsum = options.windowed_einsum;
+  // Every plan is simulated: auto prices each loop and tries the kept ones, and each collective
+  // kind alone, without the longer search of `gspmd simulate`.
+  simulate.windowed_search_steps = 0;
   simulate.per_device = false;
   return simulate;
 }

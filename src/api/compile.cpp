@@ -3,6 +3,8 @@
 #include "api/error_kinds.h"
 #include "api/gspmd.h"
 #include "api/pipeline.h"
+#include "api/windowed_auto.h"
+#include "simulate/topology.h"
 #include "text/printer.h"
 
 namespace gspmd::api {
@@ -38,6 +40,24 @@ Propagated Propagate(Program program, const PropagateOptions& options) {
 
 Partitioned Partition(Program program, const PartitionOptions& options) {
   RefusePerDevice(program, "partitioning");
+  if (!options.chip.empty() && !options.windowed_cost_check &&
+      ParseWindowedEinsum(options.windowed_einsum).mode == WindowedEinsumMode::kAuto) {
+    const simulate::ChipSpec chip = simulate::LoadChipSpec(options.chip);
+    SimulateOptions simulate;
+    simulate.chip = options.chip;
+    simulate.devices = options.devices;
+    const WindowedAutoChoice choice =
+        ChooseWindowedLoops(program, simulate, options.boundary, chip, std::nullopt, [&](Module& per_device) {
+          const simulate::Topology topology = simulate::Topology::Build(chip, per_device.num_partitions());
+          return simulate::Simulate(per_device, chip, topology);
+        });
+    PartitionOptions chosen = options;
+    chosen.chip.clear();
+    chosen.windowed_cost_check = choice.check;
+    Partitioned result = Partition(std::move(program), chosen);
+    result.windowed_einsum = choice.report.windowed_einsum;
+    return result;
+  }
   const std::string name = program.name();
   std::unique_ptr<Module> module = std::move(program).TakeModule();
   CompiledPartition compiled = WithErrorKind(UserErrorKind::kSharding, [&] {

@@ -57,7 +57,7 @@ std::vector<Literal> Run(const Program& program, const std::vector<Literal>& inp
     return WithFileContext(name, [&] { return RunSpmd(per_device, inputs, run_options); });
   }
   CheckInputs(program, inputs);
-  Partitioned partitioned = Partition(program, PartitionOptions{options.devices, options.boundary, options.windowed_einsum, {}});
+  Partitioned partitioned = Partition(program, PartitionOptions{options.devices, options.boundary, options.windowed_einsum, {}, ""});
   const Module& per_device = partitioned.per_device.module();
   SpmdRunOptions run_options =
       WithFileContext(name, [&] { return OptionsFromLikeModule(per_device, &partitioned.global.module()); });

@@ -107,8 +107,10 @@ struct Propagated {
 // Assigns a sharding to every instruction of a global program.
 Propagated Propagate(Program program, const PropagateOptions& options = {});
 
-// Which all-gathers before dots become windowed loops (collective matmul): "auto" (only an
-// operand of at least 1 GiB per device gathered over at most 64 devices), "off" or "always".
+// Which all-gathers before dots (reduce-scatters after them) become windowed loops (collective
+// matmul): "auto" (with a chip, as `simulate`, `autoshard` and PartitionOptions::chip have: the
+// loops that make the simulated step faster; without one, a collective of at least 1 GiB per
+// device over at most 64 devices), "off" or "always".
 inline constexpr const char* kWindowedEinsumDefault = "auto";
 
 struct PartitionOptions {
@@ -118,6 +120,9 @@ struct PartitionOptions {
   // auto: decides each loop by this check (e.g. simulate::ChipWindowedCostCheck, a chip's
   // model) instead of the size threshold.
   WindowedEinsumCostCheck windowed_cost_check;
+  // auto, without a check: the loops `gspmd simulate --chip CHIP` keeps (its default topology),
+  // chosen by simulating the step with and without them (api/windowed_auto.h).
+  std::string chip;
 };
 
 struct Partitioned {
@@ -125,6 +130,7 @@ struct Partitioned {
   Program per_device;  // the SPMD program, num_partitions set
   int64_t num_devices = 0;
   std::vector<std::string> warnings;  // "involuntary full rematerialization of %x ..."
+  std::string windowed_einsum;        // with PartitionOptions::chip: what auto tried and kept
 };
 
 // Propagates (where needed) and partitions a global program into one per-device program.
@@ -198,6 +204,10 @@ struct SimulateOptions {
   bool rematerialize = true;
   int64_t memory_capacity_bytes = 0;  // per device; 0: the chip's HBM
   std::string windowed_einsum = kWindowedEinsumDefault;  // how a global program is partitioned
+  // auto: which loops to keep is searched by simulating the step with and without each kind of
+  // loop (up to windowed_search_steps programs, 0: only all the loops the per-dot price keeps,
+  // and each collective kind alone); see api/windowed_auto.h.
+  int64_t windowed_search_steps = 16;
   // Whether the program is per-device: nullopt decides by Program::IsPerDevice.
   std::optional<bool> per_device;
 };
@@ -323,7 +333,8 @@ struct CheckpointOptions {
 // as `progress` says (auto: a bar on a terminal, else a line per step; bar; lines; quiet), then
 // the last outputs saved to `save` and the loss plotted to `plot` (SVG) when asked. On threads
 // (api::Training), or with `mpi` over the ranks of an MPI job that keep their shards of the
-// carry between steps (nothing is gathered; `train.check` is refused). Returns false when an
+// carry between steps (nothing is gathered, except that with `train.check` the ranks assemble
+// each step's outputs on rank 0, which checks them against one device). Returns false when an
 // MPI job failed after its ranks said why (the caller exits 1).
 struct TrainJobOptions {
   std::string file;

@@ -8,12 +8,12 @@
 #include "api/gspmd.h"
 #include "api/lint_plan.h"
 #include "api/pipeline.h"
+#include "api/windowed_auto.h"
 #include "io/npy.h"
 #include "partitioner/sdy_attributes.h"
 #include "sharding/partition_spec.h"
 #include "simulate/chip_spec.h"
 #include "simulate/topology.h"
-#include "simulate/windowed_cost.h"
 #include "support/units.h"
 #include "visualize/sharding_picture.h"
 
@@ -158,89 +158,6 @@ lint::LintReport Lint(const Program& program, const lint::LintOptions& options) 
   return report;
 }
 
-namespace {
-
-// The windowed loops of a per-device program (their bodies' names end so).
-int64_t WindowedLoopCount(const Module& per_device) {
-  int64_t loops = 0;
-  for (const auto& computation : per_device.computations())
-    if (computation->name().find(".windowed_body") != std::string::npos) ++loops;
-  return loops;
-}
-
-// `--windowed-einsum auto` with the chip's model: each dot's loop is priced against its
-// collective (simulate::ChipWindowedCostCheck), which cannot see what else the native
-// collective would have overlapped, nor the memory. So when the check keeps some loops, the
-// whole step is simulated without loops, with every loop the check kept, and with only its
-// all-gather loops or only its reduce-scatter loops; the fastest of these whose memory still
-// fits (when it did without) within 5% of the peak without loops is kept. `run` re-types and
-// simulates.
-simulate::SimulationReport SimulateWindowedAuto(
-    Program program, const SimulateOptions& options, const simulate::ChipSpec& chip,
-    std::optional<ElementType> float_type,
-    const std::function<simulate::SimulationReport(Module&)>& run) {
-  int64_t devices = options.devices > 0 ? options.devices : program.module().num_partitions();
-  std::optional<Partitioned> off;
-  if (devices <= 0) {  // derived from the shardings: partition once to learn it
-    off = Partition(program, PartitionOptions{options.devices, {}, "off", {}});
-    devices = off->num_devices;
-  }
-  const simulate::Topology topology = WithFileContext(program.name(), [&] {
-    return simulate::Topology::Build(chip, devices, options.topology, options.placement);
-  });
-  const WindowedEinsumCostCheck priced = simulate::ChipWindowedCostCheck(chip, topology, float_type);
-  int64_t candidates = 0;  // loops the partitioner offered
-  const WindowedEinsumCostCheck check = [&priced, &candidates](const WindowedEinsumCandidate& candidate) {
-    ++candidates;
-    return priced(candidate);
-  };
-  using Kind = WindowedEinsumCandidate::Kind;
-  auto partition = [&](std::optional<Kind> only) {
-    WindowedEinsumCostCheck filtered = [&check, only](const WindowedEinsumCandidate& candidate) {
-      return (!only || candidate.kind == *only) && check(candidate);
-    };
-    return std::move(Partition(program, PartitionOptions{options.devices, {}, "auto", filtered}).per_device).TakeModule();
-  };
-  std::unique_ptr<Module> all = partition(std::nullopt);
-  const int64_t all_loops = WindowedLoopCount(*all);
-  if (all_loops == 0) {  // the same program as without loops
-    simulate::SimulationReport report = run(*all);
-    if (candidates > 0)
-      report.windowed_einsum = StrCat("auto (", chip.name, "): ", candidates, " loop", candidates == 1 ? "" : "s",
-                                      " priced, none faster than the collective and dot it would replace");
-    return report;
-  }
-  if (!off) off = Partition(program, PartitionOptions{options.devices, {}, "off", {}});
-  simulate::SimulationReport best = run(*std::move(off->per_device).TakeModule());
-  const double peak_limit = 1.05 * static_cast<double>(best.memory.peak_bytes);
-  const bool fits_without = best.memory.fits;
-  std::string tried = StrCat("without loops ", FormatSeconds(best.step_time_s), ", peak ", FormatBytes(best.memory.peak_bytes));
-  std::string chosen = "none kept";
-  auto consider = [&](const char* name, Module& module, int64_t loops) {
-    simulate::SimulationReport with = run(module);
-    tried += StrCat("; ", name, ": ", loops, " loop", loops == 1 ? "" : "s", ", ", FormatSeconds(with.step_time_s),
-                    ", peak ", FormatBytes(with.memory.peak_bytes));
-    const bool fits = (with.memory.fits || !fits_without) && static_cast<double>(with.memory.peak_bytes) <= peak_limit;
-    if (fits && with.step_time_s < best.step_time_s) {
-      chosen = StrCat("kept ", name);
-      best = std::move(with);
-    }
-  };
-  consider("all", *all, all_loops);
-  // Only one kind: when the check kept both kinds (else that is `all` again).
-  std::unique_ptr<Module> gathers = partition(Kind::kAllGather);
-  const int64_t gather_loops = WindowedLoopCount(*gathers);
-  if (gather_loops > 0 && gather_loops < all_loops) {
-    consider("all-gather", *gathers, gather_loops);
-    std::unique_ptr<Module> scatters = partition(Kind::kReduceScatter);
-    consider("reduce-scatter", *scatters, WindowedLoopCount(*scatters));
-  }
-  best.windowed_einsum = StrCat("auto (", chip.name, "): ", chosen, " (", tried, ")");
-  return best;
-}
-
-}  // namespace
-
 simulate::SimulationReport Simulate(Program program, const SimulateOptions& options) {
   if (options.breakdown != "op_name" && options.breakdown != "layer" && options.breakdown != "opcode")
     GSPMD_USER_ERROR("gspmd simulate: error: --breakdown '", options.breakdown, "' (expected op_name, layer or opcode)");
@@ -273,10 +190,10 @@ simulate::SimulationReport Simulate(Program program, const SimulateOptions& opti
     return run(*per_device);
   }
   if (ParseWindowedEinsum(options.windowed_einsum).mode != WindowedEinsumMode::kAuto) {
-    Partitioned compiled = Partition(std::move(program), PartitionOptions{options.devices, {}, options.windowed_einsum, {}});
+    Partitioned compiled = Partition(std::move(program), PartitionOptions{options.devices, {}, options.windowed_einsum, {}, ""});
     return run(*std::move(compiled.per_device).TakeModule());
   }
-  return SimulateWindowedAuto(std::move(program), options, chip, compute_type ? compute_type : mixed_precision, run);
+  return ChooseWindowedLoops(std::move(program), options, {}, chip, compute_type ? compute_type : mixed_precision, run).report;
 }
 
 }  // namespace gspmd::api

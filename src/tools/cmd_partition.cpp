@@ -1,5 +1,5 @@
 // `gspmd partition FILE [-o OUT] [--devices N] [--propagate-only [--explain]]
-// [--propagate-to-parameters B] [--propagate-to-outputs B] [--windowed-einsum MODE]`: propagates
+// [--propagate-to-parameters B] [--propagate-to-outputs B] [--windowed-einsum MODE [--chip NAME]]`: propagates
 // shardings when the module is not fully sharded, partitions it, prints the per-device module
 // and says on stderr in one line what it made (devices, collectives, bytes communicated).
 #include <CLI/CLI.hpp>
@@ -27,6 +27,7 @@ struct PartitionCommandOptions {
   BoundaryFlags boundary;
   bool global = false;  // --global: partition FILE even when it looks per-device
   std::string windowed_einsum = api::kWindowedEinsumDefault;
+  std::string chip;  // --chip: auto keeps the loops this chip's simulated step gains from
 };
 
 // "partitioned FILE for 8 devices: 12 collectives (4 all-reduce, 8 all-gather), 1.5 MiB per
@@ -69,8 +70,9 @@ void RunPartitionCommand(const PartitionCommandOptions& options) {
     WriteText(options.out, propagated.Text(options.explain));
     return;
   }
-  const api::Partitioned partitioned = api::Partition(std::move(program), {devices, boundary, options.windowed_einsum, {}});
+  const api::Partitioned partitioned = api::Partition(std::move(program), {devices, boundary, options.windowed_einsum, {}, options.chip});
   PrintWarnings(file, partitioned.warnings);
+  if (!partitioned.windowed_einsum.empty()) std::fprintf(stderr, "windowed einsum: %s\n", partitioned.windowed_einsum.c_str());
   WriteText(options.out, partitioned.per_device.Text());
   std::fflush(stdout);
   std::fprintf(stderr, "%s\n", PartitionSummary(file, options.out, partitioned).c_str());
@@ -100,6 +102,11 @@ void AddPartitionCommand(CLI::App& app) {
                     "with --propagate-only: annotate each instruction with where its sharding came from");
   AddBoundaryOptions(*command, options->boundary);
   AddWindowedEinsumOption(*command, options->windowed_einsum);
+  command
+      ->add_option("--chip", options->chip,
+                   "with --windowed-einsum auto: keep the loops that make the step faster on this chip (as gspmd "
+                   "simulate --chip, default topology) instead of the size threshold")
+      ->type_name("NAME");
   AddGlobalOverride(*command, options->global);
   AddMeshOption(*command, options->mesh);
   command->callback([options] { RunPartitionCommand(*options); });

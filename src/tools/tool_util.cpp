@@ -69,8 +69,8 @@ void AddWindowedEinsumOption(CLI::App& command, std::string& mode) {
   command
       .add_option("--windowed-einsum", mode,
                   "turn the all-gather of a dot's operand into a loop of partial dots passing windows between "
-                  "devices (collective matmul): auto (default: operands of at least 1 GiB per device, at most 64 "
-                  "devices), off or always")
+                  "devices (collective matmul): auto (default: where the chip's model finds the step faster, with "
+                  "--chip; otherwise operands of at least 1 GiB per device over at most 64 devices), off or always")
       ->check(CLI::IsMember({"auto", "off", "always"}))
       ->type_name("auto|off|always");
 }
