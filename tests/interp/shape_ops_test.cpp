@@ -129,6 +129,24 @@ ENTRY e {
             (std::vector<int64_t>{6, 7, 10, 11}));
 }
 
+// Each dynamic-slice clamps its own start: a slice of 4 of 5 from 2 starts at 1, and a slice
+// of 3 from 0 of that is rows 1-3. XLA:CPU's jit (jax 0.10.2) folds the two into one slice
+// from 2 and returns rows 2-4; its op-by-op run and numpy agree with this (oracle seed 20037,
+// tests/data/oracle/nested_dynamic_slice_xla_jit).
+TEST(ShapeOpsTest, NestedDynamicSlicesClampEachWhereXlaCpuJitDiffers) {
+  std::string text = R"(HloModule m
+ENTRY e {
+  p = s32[5] parameter(0)
+  i = s32[] parameter(1)
+  j = s32[] parameter(2)
+  a = s32[4] dynamic-slice(p, i), dynamic_slice_sizes={4}
+  ROOT b = s32[3] dynamic-slice(a, j), dynamic_slice_sizes={3}
+})";
+  Literal v = Counting(ElementType::kS32, {5});
+  EXPECT_EQ(Int64s(RunHlo(text, {v, Ints(ElementType::kS32, {}, {2}), Ints(ElementType::kS32, {}, {0})})),
+            (std::vector<int64_t>{1, 2, 3}));
+}
+
 TEST(ShapeOpsTest, DynamicUpdateSliceClampsStartIndices) {
   std::string text = R"(HloModule m
 ENTRY e {
