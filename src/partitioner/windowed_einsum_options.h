@@ -44,18 +44,39 @@ enum class WindowedEinsumDirection {
   kBoth,  // bidirectional whenever N >= 3 (N = 2 has nothing to split)
 };
 
+// Whether a unidirectional loop runs two ring steps per trip (XLA's "unrolled windowed
+// einsum"): floor(N/2) trips, each two partial dots and two permutes, the second permute
+// passing on the window (accumulator) the first one brought, so one step's permute overlaps the
+// other step's dot with no loop boundary between them, and the counter, the condition and the
+// loop's own bookkeeping run once per two ring steps. It sends the same bytes in the same
+// order as the plain loop and computes the same numbers (contracting windows and accumulators
+// add the same partials in the same order). For odd N the one step left over runs outside the
+// loop: the all-gather's last window is dotted after the loop (one permute fewer: it passed on a
+// window nobody needs), the reduce-scatter's first partial before it (it starts the
+// accumulator instead of a permute of zeros). Bidirectional loops are not unrolled: they
+// already take two ring steps (one each way) per trip.
+enum class WindowedEinsumUnroll {
+  // With a cost check (auto mode), each unidirectional candidate is offered unrolled first and,
+  // if refused, plain; otherwise (no check, or always) plain, as kOff.
+  kAuto,
+  kOff,  // never
+  kOn,   // every unidirectional loop (any N >= 2)
+};
+
 // One loop the partitioner could emit, as the cost check sees it. Bytes are per device.
 struct WindowedEinsumCandidate {
   enum class Kind { kAllGather, kReduceScatter };
   Kind kind = Kind::kAllGather;  // the collective the loop replaces
   bool bidirectional = false;
+  bool unrolled = false;  // two ring steps per trip (WindowedEinsumUnroll)
   // The dot of the global program (its element type, precision_config, metadata); for a
   // cached decision (see cost_check), the first dot that asked.
   const Instruction* dot = nullptr;
   int64_t devices = 0;  // N, devices in each ring (along the windowed mesh axes)
-  int64_t trips = 0;    // of the while loop: N, or ceil(N/2) - 1 bidirectional
+  int64_t trips = 0;    // of the while loop: N, ceil(N/2) - 1 bidirectional, floor(N/2) unrolled
   // Bytes each device sends per trip (collective-permutes of one window or accumulator each
-  // way: both directions together when bidirectional), and the partial dots' FLOPs per trip.
+  // way: both directions together when bidirectional; both steps' when unrolled), and the
+  // partial dots' FLOPs per trip.
   int64_t window_bytes_per_trip = 0;
   double flops_per_trip = 0;
   // HBM bytes the trip's partial dots read and write, with their update of the result (roughly:
@@ -72,9 +93,9 @@ struct WindowedEinsumCandidate {
   // gathers of it the partitioner may share with this one: the loop may then not save the
   // collective, only add its permutes.
   bool collective_shared = false;
-  // Outside the loop (bidirectional only): the peeled partial dots' FLOPs, and the bytes sent
-  // alongside them (the all-gather's first two windows, the reduce-scatter's last two
-  // accumulators).
+  // Outside the loop (bidirectional, and unrolled for odd N): the peeled partial dots' FLOPs,
+  // and the bytes sent alongside them (the all-gather's first two windows, the reduce-scatter's
+  // last two accumulators; none for the unrolled loop's one step left over).
   double peeled_flops = 0;
   int64_t peeled_bytes = 0;
   // The replaced collective: the all-gather's result, or the reduce-scatter's operand.
@@ -99,9 +120,11 @@ struct WindowedEinsumOptions {
   // auto: at most this many devices in the ring (with or without a cost check).
   int64_t max_trips = 64;
   WindowedEinsumDirection direction = WindowedEinsumDirection::kAuto;
+  WindowedEinsumUnroll unroll = WindowedEinsumUnroll::kAuto;
   // auto: when set, decides every candidate instead of threshold_bytes (e.g. from the
   // simulator's chip model). A dot with several candidates (either operand's all-gather, the
-  // result's reduce-scatter; bidirectional before unidirectional) offers them largest
+  // result's reduce-scatter; the directions in WindowedEinsumDirection's order, each
+  // unidirectional one unrolled first under WindowedEinsumUnroll::kAuto) offers them largest
   // collective first and takes the first accepted. Decisions are cached per distinct dot
   // (same shapes and layouts), so a model's repeated layers ask once.
   WindowedEinsumCostCheck cost_check;

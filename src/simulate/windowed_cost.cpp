@@ -59,7 +59,10 @@ WindowedLoopCost PriceWindowedLoop(const WindowedLoopCandidate& candidate, const
   for (const std::vector<int64_t>& ring : candidate.rings) n = std::max(n, ring.size());
   const double devices = static_cast<double>(n);
   const double trips = static_cast<double>(std::max<int64_t>(candidate.trips, 0));
-  const int64_t dots_per_trip = candidate.bidirectional ? 2 : 1;
+  GSPMD_CHECK(!(candidate.bidirectional && candidate.unrolled), "an unrolled windowed loop is unidirectional");
+  const int64_t dots_per_trip = candidate.bidirectional || candidate.unrolled ? 2 : 1;
+  // Ring steps per trip, one after the other (bidirectional: both at once).
+  const double steps_per_trip = candidate.unrolled ? 2 : 1;
 
   // Native: the collective, then (or after) the one dot of all the windows.
   const bool gathers = candidate.collective == Opcode::kAllGather;
@@ -86,11 +89,18 @@ WindowedLoopCost PriceWindowedLoop(const WindowedLoopCandidate& candidate, const
   const double per_message = candidate.bytes_per_trip / static_cast<double>(dots_per_trip);
   const CollectiveEstimate permute = EstimatePermutePairs(steps, per_message, topology, chip);
   cost.dot_trip_s = dots(candidate.flops_per_trip, dots_per_trip);
-  cost.permute_trip_s = permute.time_s;
-  cost.permute_bandwidth_s = permute.bandwidth_s;
-  cost.overhead_trip_s = permute.latency_s + static_cast<double>(candidate.loop_kernels) * chip.op_overhead_s;
+  cost.permute_trip_s = steps_per_trip * permute.time_s;
+  cost.permute_bandwidth_s = steps_per_trip * permute.bandwidth_s;
+  // Unrolled, each step's dot overlaps its own permute: the steps are alike, so the trip's
+  // max(dots, bandwidth) is the steps' sum of theirs.
+  cost.overhead_trip_s =
+      steps_per_trip * permute.latency_s + static_cast<double>(candidate.loop_kernels) * chip.op_overhead_s;
   cost.loop_s = trips * (std::max(cost.dot_trip_s, cost.permute_bandwidth_s) + cost.overhead_trip_s);
-  if (candidate.peeled_flops > 0 || candidate.peeled_bytes > 0) {
+  if (candidate.unrolled && candidate.peeled_flops > 0) {
+    // Odd N: the one step left over, its partial dot alone (nothing to send).
+    cost.peeled_s = dots(candidate.peeled_flops, 1);
+    cost.loop_s += cost.peeled_s;
+  } else if (candidate.peeled_flops > 0 || candidate.peeled_bytes > 0) {
     // The peeled partial dots (one per window: the own one, and for even N the farthest).
     const int64_t peeled_dots =
         candidate.flops_per_trip > 0
@@ -113,7 +123,9 @@ WindowedLoopCandidate LoopCandidateOf(const WindowedEinsumCandidate& candidate, 
       candidate.kind == WindowedEinsumCandidate::Kind::kAllGather ? Opcode::kAllGather : Opcode::kReduceScatter;
   loop.rings = candidate.rings;
   loop.bidirectional = candidate.bidirectional;
+  loop.unrolled = candidate.unrolled;
   loop.trips = candidate.trips;
+  if (candidate.unrolled) loop.loop_kernels = 4;  // two updates, one counter, one condition
   double scale = 1;
   if (candidate.dot != nullptr) {
     const MatrixOperands operands = MatrixOperandsOf(*candidate.dot);

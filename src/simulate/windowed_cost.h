@@ -6,8 +6,13 @@
 //   native   = collective + dot                  (the collective feeds the dot: no overlap;
 //                                                 the dot alone when the collective stays)
 //   loop     = trips x (max(trip's dots, trip's permute bandwidth) + per-trip overhead)
-//              + peeled (bidirectional: max(peeled dots, their permute) + its latency)
+//              + peeled (bidirectional: max(peeled dots, their permute) + its latency;
+//                        unrolled, odd N: the one partial dot left over)
 //   per-trip overhead = the permute's latency + loop_kernels x the chip's kernel overhead
+//
+// An unrolled loop (two ring steps per trip, one after the other: each step's dot overlaps its
+// own permute) has half the trips, twice the dots and the permutes' bandwidth per trip, and
+// pays two permute latencies but its loop_kernels once per trip.
 //
 // Dots are priced as the simulator prices a kernel (simulator.h): kernel overhead + the
 // larger of FLOPs x passes / (matrix rate x dot efficiency) and HBM bytes / (bandwidth x
@@ -38,9 +43,11 @@ struct WindowedLoopCandidate {
   // ring[j] -> ring[j + 1] too when bidirectional). The collective's groups are the rings.
   std::vector<std::vector<int64_t>> rings;
   bool bidirectional = false;
+  bool unrolled = false;         // two ring steps per trip, one way (not with bidirectional)
   int64_t trips = 0;             // of the loop
-  double bytes_per_trip = 0;     // sent per trip (both directions together when bidirectional)
-  double flops_per_trip = 0;     // the trip's partial dots (two when bidirectional)
+  double bytes_per_trip = 0;     // sent per trip (both directions together when bidirectional,
+                                 // both steps when unrolled)
+  double flops_per_trip = 0;     // the trip's partial dots (two when bidirectional or unrolled)
   double dot_hbm_bytes_per_trip = 0;  // HBM bytes they read and write (0: count FLOPs only)
   // HBM bytes of the one dot the loop replaces (0: the trips' bytes in proportion to FLOPs).
   double native_dot_hbm_bytes = 0;
@@ -52,7 +59,9 @@ struct WindowedLoopCandidate {
   double collective_bytes = 0;   // the all-gather's result, the reduce-scatter's operand
   std::string element_type = "f32";   // the dot's operand type (a key of the chip's rates, or f32)
   std::string precision = "DEFAULT";  // its precision_config (f32 only)
-  int64_t loop_kernels = 3;      // per trip besides the dots: update/accumulate, counter, condition
+  // Per trip besides the dots: update/accumulate, counter, condition (LoopCandidateOf: 4 when
+  // unrolled, an update per step).
+  int64_t loop_kernels = 3;
 };
 
 struct WindowedLoopCost {
@@ -63,7 +72,7 @@ struct WindowedLoopCost {
   double dot_s = 0;     // the whole dot, one kernel
   double loop_s = 0;
   double dot_trip_s = 0;      // one trip's partial dots
-  double permute_trip_s = 0;  // one trip's permute, latency included
+  double permute_trip_s = 0;  // one trip's permutes (both steps when unrolled), latency included
   double permute_bandwidth_s = 0;
   double overhead_trip_s = 0;
   double peeled_s = 0;

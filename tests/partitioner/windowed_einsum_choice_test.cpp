@@ -58,9 +58,11 @@ TEST(WindowedEinsumRing, LoopPairsAreAtMostTwoApart) {
 // would be windowed.
 const std::string kFree4 = FreeDimModule(4, 8);
 
+// Plain loops only: the unrolled candidates auto also offers are windowed_einsum_unrolled_test.cpp's.
 WindowedEinsumOptions AutoWith(WindowedEinsumCostCheck check) {
   WindowedEinsumOptions options;
   options.cost_check = std::move(check);
+  options.unroll = WindowedEinsumUnroll::kOff;
   return options;
 }
 

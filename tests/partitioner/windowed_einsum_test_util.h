@@ -155,10 +155,10 @@ inline void ExpectNotWindowed(const Partitioned& p) { EXPECT_EQ(CountOf(p, Opcod
 // Runs `hlo` partitioned with off and with always (in `direction`) on the same inputs:
 // bit-identical results when `exact`, else equal within 1e-5 relative. Returns the windowed
 // program.
-inline Partitioned ExpectSameAsOff(const std::string& hlo, bool exact, bool integers = false,
-                                   WindowedEinsumDirection direction = WindowedEinsumDirection::kOne) {
+inline Partitioned ExpectSameAsOffWith(const std::string& hlo, bool exact, bool integers,
+                                       const WindowedEinsumOptions& options) {
   Partitioned off = PartitionWith(hlo, WindowedEinsumMode::kOff);
-  Partitioned windowed = PartitionWith(hlo, WindowedEinsumMode::kAlways, direction);
+  Partitioned windowed = PartitionWithOptions(hlo, options);
   std::vector<Literal> inputs = RandomInputs(*off.original, 7, integers);
   std::optional<std::vector<Literal>> expected = RunPartitioned(off, inputs);
   std::optional<std::vector<Literal>> actual = RunPartitioned(windowed, inputs);
@@ -173,6 +173,68 @@ inline Partitioned ExpectSameAsOff(const std::string& hlo, bool exact, bool inte
     EXPECT_TRUE(comparison.matches) << comparison.message << "\n" << windowed.text;
   }
   return windowed;
+}
+
+inline Partitioned ExpectSameAsOff(const std::string& hlo, bool exact, bool integers = false,
+                                   WindowedEinsumDirection direction = WindowedEinsumDirection::kOne) {
+  WindowedEinsumOptions options;
+  options.mode = WindowedEinsumMode::kAlways;
+  options.direction = direction;
+  return ExpectSameAsOffWith(hlo, exact, integers, options);
+}
+
+// Always, unidirectional, unrolled (WindowedEinsumUnroll::kOn).
+inline WindowedEinsumOptions AlwaysUnrolled() {
+  WindowedEinsumOptions options;
+  options.mode = WindowedEinsumMode::kAlways;
+  options.direction = WindowedEinsumDirection::kOne;
+  options.unroll = WindowedEinsumUnroll::kOn;
+  return options;
+}
+
+// The unrolled loop: one while loop of floor(N/2) trips whose body holds two partial dots and
+// two permute start/done pairs, each pair's halves around one of the dots and the second pair
+// starting after the first is done (it passes on what the first brought); no other permute,
+// and for odd N one partial dot outside the loop (the step left over).
+inline void ExpectUnrolledLoop(const Partitioned& p, int64_t n, const RingAxes& axes = {}) {
+  std::vector<const Instruction*> loops = InstructionsWith(*p.module, Opcode::kWhile);
+  ASSERT_EQ(loops.size(), 1u) << p.text;
+  const Instruction* limit = loops[0]->while_condition()->root()->operand(1);
+  ASSERT_EQ(limit->opcode(), Opcode::kConstant) << p.text;
+  EXPECT_EQ(limit->literal()->GetAsDouble(0), n / 2) << p.text;
+  EXPECT_EQ(WhileTripCount(*loops[0]), n / 2) << p.text;
+  const Computation& body = *loops[0]->while_body();
+  std::vector<size_t> starts, dones, dots;
+  for (size_t i = 0; i < body.instructions().size(); ++i) {
+    const Opcode opcode = body.instructions()[i]->opcode();
+    if (opcode == Opcode::kCollectivePermuteStart) starts.push_back(i);
+    if (opcode == Opcode::kCollectivePermuteDone) dones.push_back(i);
+    if (opcode == Opcode::kDot) dots.push_back(i);
+  }
+  ASSERT_EQ(starts.size(), 2u) << p.text;
+  ASSERT_EQ(dones.size(), 2u) << p.text;
+  ASSERT_EQ(dots.size(), 2u) << p.text;
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_LT(starts[i], dots[i]) << p.text;
+    EXPECT_LT(dots[i], dones[i]) << p.text;
+  }
+  EXPECT_LT(dones[0], starts[1]) << p.text;
+  EXPECT_EQ(CountOf(p, Opcode::kCollectivePermute), 0) << p.text;
+  std::vector<const Instruction*> permutes = Permutes(*p.module);
+  EXPECT_EQ(permutes.size(), 2u) << p.text;
+  for (const Instruction* permute : permutes) {
+    EXPECT_EQ(permute->parent(), &body) << p.text;
+    ExpectRingPairs(p, *permute, axes);
+  }
+  EXPECT_EQ(CountOf(p, Opcode::kDot), 2 + n % 2) << p.text;
+}
+
+// The unrolled loop, and no all-gather, reduce-scatter or all-reduce left around the dot.
+inline void ExpectUnrolled(const Partitioned& p, int64_t n, const RingAxes& axes = {}) {
+  EXPECT_EQ(CountOf(p, Opcode::kAllGather), 0) << p.text;
+  EXPECT_EQ(CountOf(p, Opcode::kReduceScatter), 0) << p.text;
+  EXPECT_EQ(CountOf(p, Opcode::kAllReduce), 0) << p.text;
+  ExpectUnrolledLoop(p, n, axes);
 }
 
 inline const std::vector<int64_t> kDeviceCounts = {2, 3, 4, 5, 8, 16, 32};

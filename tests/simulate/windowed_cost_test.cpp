@@ -120,6 +120,64 @@ TEST(WindowedCostTest, RereadOperandsAndSharedGathersCount) {
   EXPECT_FALSE(shared.windowed_is_faster) << shared.ToString();
 }
 
+// Unrolled: half the trips, each two steps (two partial dots, two permutes one after the
+// other), the loop's kernels once per trip: the same dots and bytes, 8 kernel overheads fewer
+// over 8 ring steps (4 trips x 4 kernels against 8 x 3).
+TEST(WindowedCostTest, UnrolledLoopsPayTheLoopOncePerTwoSteps) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const Topology t = Topology::Build(v3, 128);
+  for (double flops : {2.0 * 4096 * 4096 * 8192, 1e6}) {  // compute-bound, then permute-bound
+    SCOPED_TRACE(flops);
+    const double window = 64.0 * 1024 * 1024;
+    WindowedLoopCandidate plain = Candidate(window, flops);
+    for (std::vector<int64_t>& g : plain.rings) g = {g[0], g[2], g[4], g[6], g[7], g[5], g[3], g[1]};
+    WindowedLoopCandidate unrolled = plain;
+    unrolled.unrolled = true;
+    unrolled.trips = 4;
+    unrolled.bytes_per_trip = 2 * window;
+    unrolled.flops_per_trip = 2 * flops;
+    unrolled.loop_kernels = 4;
+    const WindowedLoopCost p = PriceWindowedLoop(plain, v3, t);
+    const WindowedLoopCost u = PriceWindowedLoop(unrolled, v3, t);
+    EXPECT_EQ(u.trips, 4);
+    EXPECT_DOUBLE_EQ(u.collective_s, p.collective_s);
+    EXPECT_DOUBLE_EQ(u.dot_s, p.dot_s);
+    EXPECT_DOUBLE_EQ(u.dot_trip_s, 2 * p.dot_trip_s);
+    EXPECT_DOUBLE_EQ(u.permute_bandwidth_s, 2 * p.permute_bandwidth_s);  // one way, one window per step
+    EXPECT_DOUBLE_EQ(u.overhead_trip_s, 2 * 2e-6 + 4 * 5e-6);          // two 2-hop latencies, 4 kernels
+    EXPECT_DOUBLE_EQ(u.loop_s, 4 * (std::max(u.dot_trip_s, u.permute_bandwidth_s) + u.overhead_trip_s));
+    EXPECT_NEAR(p.loop_s - u.loop_s, 8 * 5e-6, 1e-12);
+    EXPECT_EQ(u.peeled_s, 0);
+
+    // Odd N (the same 8-device rings priced as if 7 steps: 3 trips and one partial dot left
+    // over, with nothing sent beside it).
+    WindowedLoopCandidate odd = unrolled;
+    odd.trips = 3;
+    odd.peeled_flops = flops;
+    const WindowedLoopCost o = PriceWindowedLoop(odd, v3, t);
+    EXPECT_DOUBLE_EQ(o.peeled_s, p.dot_trip_s);
+    EXPECT_DOUBLE_EQ(o.loop_s, 3 * (std::max(o.dot_trip_s, o.permute_bandwidth_s) + o.overhead_trip_s) + o.peeled_s);
+  }
+}
+
+// LoopCandidateOf carries the unrolled flag and counts the loop's kernels per trip: an update per
+// step, one counter and one condition.
+TEST(WindowedCostTest, LoopCandidateOfAnUnrolledLoop) {
+  WindowedEinsumCandidate c;
+  c.trips = 2;
+  c.devices = 5;
+  c.unrolled = true;
+  c.peeled_flops = 10;
+  c.window_bytes_per_trip = 64;
+  EXPECT_TRUE(LoopCandidateOf(c).unrolled);
+  EXPECT_EQ(LoopCandidateOf(c).loop_kernels, 4);
+  EXPECT_EQ(LoopCandidateOf(c).trips, 2);
+  EXPECT_DOUBLE_EQ(LoopCandidateOf(c).peeled_flops, 10);
+  c.unrolled = false;
+  EXPECT_FALSE(LoopCandidateOf(c).unrolled);
+  EXPECT_EQ(LoopCandidateOf(c).loop_kernels, 3);
+}
+
 TEST(WindowedCostTest, SmallDotsPayMoreInTripsThanTheGatherCosts) {
   const ChipSpec v3 = LoadChipSpec("tpu-v3");
   const Topology t = Topology::Build(v3, 128);

@@ -135,6 +135,7 @@ struct WindowedChoice {
   Kind kind = Kind::kNone;
   int64_t operand = 0;  // kGather: the gathered operand
   bool bidirectional = false;
+  bool unrolled = false;
 };
 
 // A collective of the placement that a loop could replace, before the direction is chosen.
@@ -186,7 +187,7 @@ int64_t AccumulatorHbmBytes(const DotProblem& problem, const DotPlacement& place
 
 // The candidate as the cost check sees it (WindowedEinsumCandidate).
 WindowedEinsumCandidate Describe(OpContext& op, const DotPlacement& placement, const Replaceable& r,
-                                 bool bidirectional) {
+                                 bool bidirectional, bool unrolled) {
   WindowedEinsumCandidate c;
   c.dot = &op.instruction();
   c.kind = r.kind == WindowedChoice::Kind::kGather ? WindowedEinsumCandidate::Kind::kAllGather
@@ -199,7 +200,18 @@ WindowedEinsumCandidate Describe(OpContext& op, const DotPlacement& placement, c
   // The local dot's FLOPs, the all-gathered operand's or the unscattered result's, split evenly
   // over the N windows.
   const double flops_per_window = 2 * placement.local_flops / static_cast<double>(r.devices);
-  if (!bidirectional) {
+  if (unrolled) {
+    // Two ring steps per trip; for odd N the step left over outside the loop, without a permute
+    // (the all-gather's last window has arrived, the reduce-scatter's first accumulator starts
+    // there).
+    c.unrolled = true;
+    c.trips = r.devices / 2;
+    c.window_bytes_per_trip = 2 * r.window_bytes;
+    c.flops_per_trip = 2 * flops_per_window;
+    c.hbm_bytes_per_trip = 2 * r.hbm_bytes_per_window;
+    c.peeled_flops = static_cast<double>(r.devices % 2) * flops_per_window;
+    c.extra_buffer_bytes = 2 * r.window_bytes;
+  } else if (!bidirectional) {
     c.trips = r.devices;
     c.window_bytes_per_trip = r.window_bytes;
     c.flops_per_trip = flops_per_window;
@@ -217,6 +229,22 @@ WindowedEinsumCandidate Describe(OpContext& op, const DotPlacement& placement, c
   }
   c.rings = windowed::RingsOverAxes(r.axes, op.spmd().num_devices());
   return c;
+}
+
+// For one direction, whether to offer the loop unrolled, plain, or unrolled first and then
+// plain (see WindowedEinsumUnroll).
+std::vector<bool> Unrolled(const WindowedEinsumOptions& options, bool bidirectional) {
+  if (bidirectional) return {false};
+  switch (options.unroll) {
+    case WindowedEinsumUnroll::kOff:
+      return {false};
+    case WindowedEinsumUnroll::kOn:
+      return {true};
+    case WindowedEinsumUnroll::kAuto:
+      if (options.mode == WindowedEinsumMode::kAuto && options.cost_check) return {true, false};
+      return {false};
+  }
+  return {false};
 }
 
 // Whether the options take `candidate`.
@@ -274,10 +302,10 @@ WindowedChoice Decide(OpContext& op, const DotProblem& problem, const DotPlaceme
     return a.collective_bytes > b.collective_bytes;
   });
   for (const Replaceable& r : replaceable) {
-    for (bool bidirectional : Directions(options, r)) {
-      if (Accepted(options, Describe(op, placement, r, bidirectional)))
-        return WindowedChoice{r.kind, r.operand, bidirectional};
-    }
+    for (bool bidirectional : Directions(options, r))
+      for (bool unrolled : Unrolled(options, bidirectional))
+        if (Accepted(options, Describe(op, placement, r, bidirectional, unrolled)))
+          return WindowedChoice{r.kind, r.operand, bidirectional, unrolled};
   }
   return WindowedChoice{};
 }
@@ -316,7 +344,8 @@ std::optional<PartitionedValue> WindowedScatteredDot(OpContext& op, const DotPro
   Instruction* rhs = prepare(1, placement.rhs);
   Shape local_shape = ShardShapeOf(placement.out.ToSharding(), op.instruction().shape());
   Instruction* result =
-      windowed::EmitScatterLoop(op, problem.roles, *scatter, lhs, rhs, local_shape, choice.bidirectional);
+      windowed::EmitScatterLoop(op, problem.roles, *scatter, lhs, rhs, local_shape, choice.bidirectional,
+                                choice.unrolled);
   return PartitionedValue{result, op.instruction().shape(), op.sharding()};
 }
 
@@ -331,7 +360,8 @@ Instruction* WindowedLocalDot(OpContext& op, const DotProblem& problem, const Do
   Instruction* held = prepare(window->operand, window->held);
   Instruction* other = prepare(1 - window->operand, other_layout);
   Shape local_shape = ShardShapeOf(placement.out.ToSharding(), op.instruction().shape());
-  return windowed::EmitGatherLoop(op, problem.roles, *window, held, other, local_shape, choice.bidirectional);
+  return windowed::EmitGatherLoop(op, problem.roles, *window, held, other, local_shape, choice.bidirectional,
+                                  choice.unrolled);
 }
 
 }  // namespace gspmd

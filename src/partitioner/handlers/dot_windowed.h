@@ -1,7 +1,8 @@
 // Windowed einsum (collective matmul): a dot whose placement all-gathers one operand over some
 // device axes (or reduce-scatters its partial sums) runs instead as a loop over the devices of
 // those axes, each trip a partial dot while the windows (or accumulators) move one step round a
-// ring of those devices (both ways round when bidirectional: WindowedEinsumDirection).
+// ring of those devices (both ways round when bidirectional: WindowedEinsumDirection; two ring
+// steps per trip when unrolled: WindowedEinsumUnroll).
 #pragma once
 
 #include <cstdint>

@@ -29,6 +29,10 @@
 // chunk runs down the ring from p + T (+ 1 for even N, its first partial computed before the
 // loop) and one up from p - T, T = ceil(N/2) - 1 trips, both arriving after the loop at their
 // owner, which adds them to its own chunk's partial dot.
+//
+// Unrolled (unidirectional only): each trip runs two of the plain loop's ring steps, the second
+// permute passing on what the first brought; floor(N/2) trips, the step left over for odd N
+// outside the loop (WindowedEinsumUnroll).
 #include "partitioner/handlers/dot_windowed_loops.h"
 
 #include <string>
@@ -168,7 +172,8 @@ class GatherLoop : LoopBuilder {
   GatherLoop(OpContext& op, const DotRoles& roles, const GatheredWindow& window)
       : LoopBuilder(op, window.axes, window.trips), roles_(roles), window_(window) {}
 
-  Instruction* Emit(Instruction* held, Instruction* other, const Shape& local_shape, bool bidirectional) {
+  Instruction* Emit(Instruction* held, Instruction* other, const Shape& local_shape, bool bidirectional,
+                    bool unrolled) {
     HloBuilder& b = op_.builder();
     chunk_ = held->shape().dim(window_.dim);
     const int64_t covered = chunk_ * n_;  // the windows' extent, padding included
@@ -185,7 +190,9 @@ class GatherLoop : LoopBuilder {
       padded[window_.paired_dim] = covered;
       other = b.PadToSize(other, padded, b.ScalarConstant(other->shape().element_type(), 0));
     }
-    Instruction* result = bidirectional ? EmitBidirectional(held, other) : EmitUnidirectional(held, other);
+    Instruction* result = bidirectional ? EmitBidirectional(held, other)
+                          : unrolled    ? EmitUnrolled(held, other)
+                                        : EmitUnidirectional(held, other);
     if (buffer_.dims() == local_shape.dims()) return result;
     return b.SliceToSize(result, local_shape.dims());
   }
@@ -246,6 +253,37 @@ class GatherLoop : LoopBuilder {
     Instruction* init = b.Tuple({held, other, Zeros(b), b.S32Constant(0)});
     Instruction* loop = EmitLoop(state, init, EmitCondition(state, n_), body);
     return b.GetTupleElement(loop, 2);
+  }
+
+  // State (window, other, result, trip); floor(N/2) trips of two ring steps: trip j dots the
+  // window it holds (ring step 2j) and passes it on, then dots the one that brought (step
+  // 2j + 1) and passes that on. For odd N the last window, R[p + N - 1], arrives with the last
+  // trip and is dotted after the loop.
+  Instruction* EmitUnrolled(Instruction* held, Instruction* other) {
+    HloBuilder& b = op_.builder();
+    Shape state = StateShape({held->shape(), other->shape(), buffer_});
+    Computation* body = NewComputation(".windowed_body");
+    {
+      HloBuilder bb = BuilderFor(body);
+      Instruction* parameter = bb.Parameter(0, state, "state");
+      Instruction* window = bb.GetTupleElement(parameter, 0);
+      Instruction* other_in = bb.GetTupleElement(parameter, 1);
+      Instruction* result = bb.GetTupleElement(parameter, 2);
+      Instruction* trip = bb.GetTupleElement(parameter, 3);
+      RingIndex body_ring = Ring(bb);
+      Instruction* step = bb.Binary(Opcode::kMultiply, trip, bb.S32Constant(2));
+      Instruction* updated = Accumulate(bb, result, window, other_in, body_ring.WindowAt(0, step));
+      Instruction* second = Pass(bb, window, /*to_previous=*/true);
+      updated = Accumulate(bb, updated, second, other_in, body_ring.WindowAt(1, step));
+      Instruction* passed = Pass(bb, second, /*to_previous=*/true);
+      Instruction* next = bb.Binary(Opcode::kAdd, trip, bb.S32Constant(1));
+      body->set_root(bb.Tuple({passed, other_in, updated, next}));
+    }
+    Instruction* init = b.Tuple({held, other, Zeros(b), b.S32Constant(0)});
+    Instruction* loop = EmitLoop(state, init, EmitCondition(state, n_ / 2), body);
+    Instruction* result = b.GetTupleElement(loop, 2);
+    if (n_ % 2 == 0) return result;
+    return Accumulate(b, result, b.GetTupleElement(loop, 0), b.GetTupleElement(loop, 1), Ring(b).WindowAt(n_ - 1));
   }
 
   // State (forward window, backward window, other, result, trip); ceil(N/2) - 1 trips, with the
@@ -309,14 +347,15 @@ class ScatterLoop : LoopBuilder {
   ScatterLoop(OpContext& op, const DotRoles& roles, const ScatteredResult& scatter)
       : LoopBuilder(op, scatter.axes, scatter.trips), roles_(roles), scatter_(scatter) {}
 
-  Instruction* Emit(Instruction* lhs, Instruction* rhs, const Shape& local_shape, bool bidirectional) {
+  Instruction* Emit(Instruction* lhs, Instruction* rhs, const Shape& local_shape, bool bidirectional, bool unrolled) {
     HloBuilder& b = op_.builder();
     GSPMD_CHECK(local_shape.dim(scatter_.dim) % n_ == 0, "windowed dot: uneven scatter");
     chunk_ = local_shape.dim(scatter_.dim) / n_;
     accumulator_ = local_shape;
     accumulator_.set_dim(scatter_.dim, chunk_);
     Instruction* zeros = b.BroadcastScalar(b.ScalarConstant(accumulator_.element_type(), 0), accumulator_.dims());
-    return bidirectional ? EmitBidirectional(lhs, rhs, zeros) : EmitUnidirectional(lhs, rhs, zeros);
+    if (bidirectional) return EmitBidirectional(lhs, rhs, zeros);
+    return unrolled ? EmitUnrolled(lhs, rhs, zeros) : EmitUnidirectional(lhs, rhs, zeros);
   }
 
  private:
@@ -357,6 +396,38 @@ class ScatterLoop : LoopBuilder {
     }
     Instruction* init = b.Tuple({lhs, rhs, zeros, b.S32Constant(0)});
     Instruction* loop = EmitLoop(state, init, EmitCondition(state, n_), body);
+    return b.GetTupleElement(loop, 2);
+  }
+
+  // State (lhs, rhs, accumulator, trip); floor(N/2) trips of two ring steps each (the plain
+  // loop's trips i and i + 1). For odd N its first step comes before the loop: the accumulator
+  // starts as the partial dot of chunk R[p + 1] (where the plain loop adds it to zeros that
+  // went round one step).
+  Instruction* EmitUnrolled(Instruction* lhs, Instruction* rhs, Instruction* zeros) {
+    HloBuilder& b = op_.builder();
+    const int64_t first = n_ % 2;  // ring steps before the loop
+    Instruction* start = first == 1 ? PartialDot(b, lhs, rhs, Ring(b).WindowAt(1)) : zeros;
+    Shape state = StateShape({lhs->shape(), rhs->shape(), accumulator_});
+    Computation* body = NewComputation(".windowed_body");
+    {
+      HloBuilder bb = BuilderFor(body);
+      Instruction* parameter = bb.Parameter(0, state, "state");
+      Instruction* lhs_in = bb.GetTupleElement(parameter, 0);
+      Instruction* rhs_in = bb.GetTupleElement(parameter, 1);
+      Instruction* sum = bb.GetTupleElement(parameter, 2);
+      Instruction* trip = bb.GetTupleElement(parameter, 3);
+      RingIndex body_ring = Ring(bb);
+      Instruction* step = bb.Binary(Opcode::kMultiply, trip, bb.S32Constant(2));  // i = 2j + first
+      if (first != 0) step = bb.Binary(Opcode::kAdd, step, bb.S32Constant(first));
+      Instruction* received = Pass(bb, sum, /*to_previous=*/true);
+      sum = bb.Binary(Opcode::kAdd, received, PartialDot(bb, lhs_in, rhs_in, body_ring.WindowAt(1, step)));
+      received = Pass(bb, sum, /*to_previous=*/true);
+      sum = bb.Binary(Opcode::kAdd, received, PartialDot(bb, lhs_in, rhs_in, body_ring.WindowAt(2, step)));
+      Instruction* next = bb.Binary(Opcode::kAdd, trip, bb.S32Constant(1));
+      body->set_root(bb.Tuple({lhs_in, rhs_in, sum, next}));
+    }
+    Instruction* init = b.Tuple({lhs, rhs, start, b.S32Constant(0)});
+    Instruction* loop = EmitLoop(state, init, EmitCondition(state, n_ / 2), body);
     return b.GetTupleElement(loop, 2);
   }
 
@@ -419,13 +490,13 @@ std::vector<std::vector<int64_t>> RingsOverAxes(const std::vector<DeviceAxis>& a
 }
 
 Instruction* EmitGatherLoop(OpContext& op, const DotRoles& roles, const GatheredWindow& window, Instruction* held,
-                            Instruction* other, const Shape& local_shape, bool bidirectional) {
-  return GatherLoop(op, roles, window).Emit(held, other, local_shape, bidirectional);
+                            Instruction* other, const Shape& local_shape, bool bidirectional, bool unrolled) {
+  return GatherLoop(op, roles, window).Emit(held, other, local_shape, bidirectional, unrolled);
 }
 
 Instruction* EmitScatterLoop(OpContext& op, const DotRoles& roles, const ScatteredResult& scatter, Instruction* lhs,
-                             Instruction* rhs, const Shape& local_shape, bool bidirectional) {
-  return ScatterLoop(op, roles, scatter).Emit(lhs, rhs, local_shape, bidirectional);
+                             Instruction* rhs, const Shape& local_shape, bool bidirectional, bool unrolled) {
+  return ScatterLoop(op, roles, scatter).Emit(lhs, rhs, local_shape, bidirectional, unrolled);
 }
 
 }  // namespace gspmd::windowed

@@ -39,13 +39,14 @@ std::vector<std::vector<int64_t>> RingsOverAxes(const std::vector<DeviceAxis>& a
 
 // The loop that replaces the all-gather of `window` before the dot: `held` is the operand as
 // held (laid out as window.held), `other` the other operand as placed; returns the local
-// result (laid out as the placement's output, shape `local_shape`).
+// result (laid out as the placement's output, shape `local_shape`). `unrolled` (ignored when
+// bidirectional): two ring steps per trip (WindowedEinsumUnroll).
 Instruction* EmitGatherLoop(OpContext& op, const DotRoles& roles, const GatheredWindow& window, Instruction* held,
-                            Instruction* other, const Shape& local_shape, bool bidirectional);
+                            Instruction* other, const Shape& local_shape, bool bidirectional, bool unrolled);
 
 // The loop that replaces the dot and the reduce-scatter of its partial sums: `lhs` and `rhs`
 // as placed, `local_shape` the local result before the scatter; returns the scattered result.
 Instruction* EmitScatterLoop(OpContext& op, const DotRoles& roles, const ScatteredResult& scatter, Instruction* lhs,
-                             Instruction* rhs, const Shape& local_shape, bool bidirectional);
+                             Instruction* rhs, const Shape& local_shape, bool bidirectional, bool unrolled);
 
 }  // namespace gspmd::windowed
