@@ -168,6 +168,7 @@ CompiledPartition PartitionGlobal(Module& module, const std::string& file, const
   result.num_devices = options.requested_devices > 0 ? options.requested_devices
                                                      : (states_device_count ? module.num_partitions() : 0);
   if (options.always_propagate || NeedsPropagation(module)) {
+    InlineCallsBeforePropagation(module);     // shardings flow through JAX's helper calls, as in XLA
     RemoveDeadCodeBeforePropagation(module);  // dead values must not steer live shardings
     result.propagation = Propagate(module, file, result.num_devices, options.record_origins, options.boundary);
     if (result.num_devices == 0) result.num_devices = result.propagation.num_partitions;

@@ -399,6 +399,56 @@ int64_t InlinePartitionedCalls(Module& module) {
   return inlined;
 }
 
+namespace {
+
+// Whether `computation` and what it calls hold nothing but per-element math and data movement.
+bool PureComputation(const Computation& computation, int depth = 0) {
+  if (depth > 32) return false;
+  for (const auto& instruction : computation.instructions()) {
+    const Opcode opcode = instruction->opcode();
+    if (opcode == Opcode::kCustomCall || opcode == Opcode::kPartitionId || opcode == Opcode::kReplicaId ||
+        IsCollective(opcode) || instruction->sharding().has_value() || !instruction->frontend_attributes.empty())
+      return false;
+    for (const Computation* called : instruction->called_computations())
+      if (!PureComputation(*called, depth + 1)) return false;
+  }
+  return true;
+}
+
+bool InlinableBeforePropagation(const Instruction& call) {
+  if (call.opcode() != Opcode::kCall || call.called_computations().size() != 1 || call.sharding().has_value() ||
+      !call.frontend_attributes.empty())
+    return false;
+  for (const Instruction* operand : call.operands())
+    if (operand->opcode() == Opcode::kCustomCall) return false;
+  for (const Instruction* user : call.users())
+    if (user->opcode() == Opcode::kCustomCall) return false;
+  return PureComputation(*call.called_computations()[0]);
+}
+
+}  // namespace
+
+int64_t InlineCallsBeforePropagation(Module& module) {
+  NameUniquer names;
+  names.ReserveAll(module);
+  int64_t next_channel = 1;
+  int64_t inlined = 0;
+  for (int round = 0; round < 16; ++round) {
+    std::vector<Instruction*> calls;
+    for (const auto& computation : module.computations())
+      for (const auto& instruction : computation->instructions())
+        if (InlinableBeforePropagation(*instruction) &&
+            (!instruction->users().empty() || computation->root() == instruction.get()))
+          calls.push_back(instruction.get());
+    if (calls.empty()) break;
+    for (Instruction* call : calls) InlineCall(call, names, next_channel);
+    inlined += static_cast<int64_t>(calls.size());
+    for (const auto& computation : module.computations()) computation->RemoveDeadInstructions();
+    module.RemoveUnusedComputations();
+  }
+  return inlined;
+}
+
 int64_t RemoveDeadCodeBeforePropagation(Module& module) {
   int64_t before = 0;
   int64_t after = 0;

@@ -34,6 +34,14 @@ int64_t SimplifyPartitionedModule(Module& module);
 // Collectives copied get fresh channel ids. Returns how many calls were inlined.
 int64_t InlinePartitionedCalls(Module& module);
 
+// Replaces each call of a pure helper (JAX's `_take`, `cumsum`, `remainder`, `_where`: a
+// computation with no custom-call, collective, partition or replica id, or sharding inside, the
+// call itself carrying none, feeding or fed by no custom-call) in the global program by a copy of
+// its computation, as XLA inlines calls before sharding propagation: shardings then flow
+// through the helper instead of each call's arrays being resharded at its boundary. Manual
+// regions (shard_map bodies) and annotated calls stay calls. Returns how many were inlined.
+int64_t InlineCallsBeforePropagation(Module& module);
+
 // Removes the global program's dead instructions (and computations nothing calls) before
 // sharding propagation, so that a value nothing uses cannot steer the shardings of live ones
 // (an unused jnp.take made a live add on replicated inputs sharded, then gathered, in oracle

@@ -230,6 +230,60 @@ ENTRY %main_spmd (x: f32[4]) -> f32[4] {
 
 // Dead code is removed before propagation: a sharding annotated on an unused value must not
 // make a live value sharded (and gathered back for its replicated result).
+// JAX's helpers (`_take`, `remainder`, ...) are calls: inlined before propagation, as XLA
+// does, so a sharded operand's sharding flows through them; a call holding an annotation, or
+// one with frontend attributes (a manual region's body), stays.
+TEST(SimplifyTest, PureHelperCallsAreInlinedBeforePropagation) {
+  std::unique_ptr<Module> module = ParseModule(R"(HloModule m, num_partitions=2
+%helper (p: f32[8,4]) -> f32[8,4] {
+  %p = f32[8,4]{1,0} parameter(0)
+  ROOT %n = f32[8,4]{1,0} negate(%p)
+}
+
+%annotated (q: f32[8,4]) -> f32[8,4] {
+  %q = f32[8,4]{1,0} parameter(0)
+  ROOT %c = f32[8,4]{1,0} custom-call(%q), custom_call_target="Sharding", sharding={replicated}
+}
+
+%body (r: f32[8,4]) -> f32[8,4] {
+  %r = f32[8,4]{1,0} parameter(0)
+  ROOT %e = f32[8,4]{1,0} exponential(%r)
+}
+
+ENTRY %main (x: f32[8,4]) -> (f32[8,4], f32[8,4], f32[8,4]) {
+  %x = f32[8,4]{1,0} parameter(0), sharding={devices=[2,1]<=[2]}
+  %h = f32[8,4]{1,0} call(%x), to_apply=%helper
+  %a = f32[8,4]{1,0} call(%h), to_apply=%annotated
+  %b = f32[8,4]{1,0} call(%h), to_apply=%body, frontend_attributes={xla.sdy.manual_axes="x"}
+  ROOT %t = (f32[8,4]{1,0}, f32[8,4]{1,0}, f32[8,4]{1,0}) tuple(%h, %a, %b)
+}
+)");
+  EXPECT_EQ(InlineCallsBeforePropagation(*module), 1);
+  int64_t calls = 0;
+  for (const auto& instruction : module->entry()->instructions()) calls += instruction->opcode() == Opcode::kCall;
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(module->entry()->root()->operand(0)->opcode(), Opcode::kNegate);
+
+  // Partitioned, the negate is split as x is: nothing is communicated for it.
+  std::unique_ptr<Module> helper = ParseModule(R"(HloModule m, num_partitions=2
+%helper (p: f32[8,4]) -> f32[8,4] {
+  %p = f32[8,4]{1,0} parameter(0)
+  ROOT %n = f32[8,4]{1,0} negate(%p)
+}
+
+ENTRY %main (x: f32[8,4]) -> f32[8,4] {
+  %x = f32[8,4]{1,0} parameter(0), sharding={devices=[2,1]<=[2]}
+  %h = f32[8,4]{1,0} call(%x), to_apply=%helper
+  ROOT %r = f32[8,4]{1,0} abs(%h), sharding={devices=[2,1]<=[2]}
+}
+)");
+  api::CompileOptions options;
+  options.requested_devices = 2;
+  api::CompiledPartition compiled = api::PartitionGlobal(*helper, "helper.hlo", options);
+  const Module& partitioned = *compiled.partitioned.module;
+  ExpectStructure(partitioned, PrintModule(partitioned), {.collectives = 0});
+}
+
 TEST(SimplifyTest, DeadValuesDoNotSteerPropagation) {
   std::unique_ptr<Module> module = ParseModule(R"(HloModule m, num_partitions=2
 ENTRY %main (x: f32[4,2]) -> f32[4,2] {
