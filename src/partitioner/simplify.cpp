@@ -164,6 +164,14 @@ class Simplifier {
     const Shape& shape = instruction.shape();
     auto same_shape = [&](const Instruction* other) { return other->shape() == shape; };
     switch (instruction.opcode()) {
+      case Opcode::kGetTupleElement: {  // of a tuple: that element
+        Instruction* tuple = instruction.operand(0);
+        if (tuple->opcode() != Opcode::kTuple || instruction.tuple_index < 0 ||
+            instruction.tuple_index >= tuple->operand_count())
+          return nullptr;
+        Instruction* element = tuple->operand(instruction.tuple_index);
+        return same_shape(element) ? element : nullptr;
+      }
       case Opcode::kSelect: {
         Instruction* on_true = instruction.operand(1);
         Instruction* on_false = instruction.operand(2);
@@ -275,9 +283,41 @@ class Simplifier {
       }
       case Opcode::kCompare:
         return FoldedCompare(instruction);
+      case Opcode::kIota:  // along a dim of one element: all zeros
+        if (instruction.iota_dimension < 0 || instruction.iota_dimension >= shape.rank() ||
+            shape.dim(instruction.iota_dimension) != 1)
+          return std::nullopt;
+        return Literal(Shape(type, {}));
+      case Opcode::kGetTupleElement:
+        return ChosenSplatOfReduce(*instruction.operand(0), instruction.tuple_index, type);
       default:
         return std::nullopt;
     }
+  }
+
+  // Output k of a variadic reduce whose reducer's output k only chooses between its two
+  // accumulators of k (the accumulated and the next: a select on anything, or either alone),
+  // when input k and init k are the same splat: that splat (an argmin's or argmax's index over a
+  // dim of one element, whose iota is all zeros, as its init is).
+  static std::optional<Literal> ChosenSplatOfReduce(const Instruction& reduce, int64_t k, ElementType type) {
+    if (reduce.opcode() != Opcode::kReduce || reduce.called_computations().size() != 1) return std::nullopt;
+    const int64_t n = reduce.operand_count() / 2;
+    if (n < 2 || 2 * n != reduce.operand_count() || k < 0 || k >= n) return std::nullopt;
+    std::optional<Literal> v = SplatValue(*reduce.operand(k));
+    std::optional<Literal> init = SplatValue(*reduce.operand(n + k));
+    if (!v || !init || v->element_type() != type || !v->BitwiseEquals(*init)) return std::nullopt;
+    const Computation* reducer = reduce.called_computations()[0];
+    const Instruction* root = reducer->root();
+    if (root == nullptr || root->opcode() != Opcode::kTuple || root->operand_count() != n ||
+        reducer->num_parameters() != 2 * n)
+      return std::nullopt;
+    auto accumulator = [&](const Instruction* value) {
+      return value == reducer->parameter(k) || value == reducer->parameter(n + k);
+    };
+    const Instruction* out = root->operand(k);
+    if (accumulator(out)) return v;
+    if (out->opcode() == Opcode::kSelect && accumulator(out->operand(1)) && accumulator(out->operand(2))) return v;
+    return std::nullopt;
   }
 
   static std::optional<Literal> FoldedCompare(const Instruction& compare) {

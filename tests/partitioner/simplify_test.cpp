@@ -284,6 +284,54 @@ ENTRY %main (x: f32[8,4]) -> f32[8,4] {
   ExpectStructure(partitioned, PrintModule(partitioned), {.collectives = 0});
 }
 
+// jnp.argmin over a dim of one element is index 0 whatever the values (XLA's simplifier folds
+// it): the iota along that dim is zeros, as is the init, and the reducer only chooses between
+// them, so the values (and the all-reduce that summed them) are dead.
+TEST(SimplifyTest, ArgminOverOneElementIsZeroAndItsValuesAreDead) {
+  const std::string hlo = R"(HloModule m, num_partitions=2
+%sum (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %r = f32[] add(%a, %b)
+}
+
+%argmin (v: f32[], i: s32[], w: f32[], j: s32[]) -> (f32[], s32[]) {
+  %v = f32[] parameter(0)
+  %i = s32[] parameter(1)
+  %w = f32[] parameter(2)
+  %j = s32[] parameter(3)
+  %lt = pred[] compare(%v, %w), direction=LT
+  %sv = f32[] select(%lt, %v, %w)
+  %si = s32[] select(%lt, %i, %j)
+  ROOT %t = (f32[], s32[]) tuple(%sv, %si)
+}
+
+ENTRY %main (x: f32[4,8], y: f32[4,8]) -> s32[4] {
+  %x = f32[4,8]{1,0} parameter(0), sharding={devices=[1,2]<=[2]}
+  %y = f32[4,8]{1,0} parameter(1), sharding={devices=[1,2]<=[2]}
+  %m = f32[4,8]{1,0} multiply(%x, %y)
+  %zero = f32[] constant(0)
+  %s = f32[4]{0} reduce(%m, %zero), dimensions={1}, to_apply=%sum
+  %s2 = f32[4,1]{1,0} reshape(%s)
+  %io = s32[4,1]{1,0} iota(), iota_dimension=1
+  %inf = f32[] constant(inf)
+  %z = s32[] constant(0)
+  %r = (f32[4]{0}, s32[4]{0}) reduce(%s2, %io, %inf, %z), dimensions={1}, to_apply=%argmin
+  ROOT %idx = s32[4]{0} get-tuple-element(%r), index=1, sharding={replicated}
+}
+)";
+  std::unique_ptr<Module> module = ParseModule(hlo);
+  api::CompileOptions options;
+  options.requested_devices = 2;
+  api::CompiledPartition compiled = api::PartitionGlobal(*module, "argmin.hlo", options);
+  Partitioned p;
+  p.original = ParseModule(hlo);
+  p.text = PrintModule(*compiled.partitioned.module);
+  p.module = ParseModule(p.text);
+  ExpectStructure(*p.module, p.text, {.collectives = 0});
+  ExpectSameNumbers(p);
+}
+
 TEST(SimplifyTest, DeadValuesDoNotSteerPropagation) {
   std::unique_ptr<Module> module = ParseModule(R"(HloModule m, num_partitions=2
 ENTRY %main (x: f32[4,2]) -> f32[4,2] {
