@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -414,7 +415,11 @@ void InlineCall(Instruction* call, NameUniquer& names, int64_t& next_channel) {
 
 int64_t SimplifyPartitionedModule(Module& module) { return Simplifier(module).Run(); }
 
-int64_t InlinePartitionedCalls(Module& module) {
+namespace {
+
+// Inlines every call `inlinable` accepts (and that is used), in rounds until none is left (a
+// callee's own calls come next round). Returns how many were inlined.
+int64_t InlineCallsWhere(Module& module, const std::function<bool(const Instruction&)>& inlinable) {
   NameUniquer names;
   names.ReserveAll(module);
   int64_t next_channel = 1;
@@ -426,9 +431,7 @@ int64_t InlinePartitionedCalls(Module& module) {
     std::vector<Instruction*> calls;
     for (const auto& computation : module.computations())
       for (const auto& instruction : computation->instructions())
-        if (instruction->opcode() == Opcode::kCall && instruction->called_computations().size() == 1 &&
-            instruction->frontend_attributes.empty() &&
-            (!instruction->users().empty() || computation->root() == instruction.get()))
+        if (inlinable(*instruction) && (!instruction->users().empty() || computation->root() == instruction.get()))
           calls.push_back(instruction.get());
     if (calls.empty()) break;
     for (Instruction* call : calls) InlineCall(call, names, next_channel);
@@ -437,6 +440,15 @@ int64_t InlinePartitionedCalls(Module& module) {
     module.RemoveUnusedComputations();
   }
   return inlined;
+}
+
+}  // namespace
+
+int64_t InlinePartitionedCalls(Module& module) {
+  return InlineCallsWhere(module, [](const Instruction& instruction) {
+    return instruction.opcode() == Opcode::kCall && instruction.called_computations().size() == 1 &&
+           instruction.frontend_attributes.empty();
+  });
 }
 
 namespace {
@@ -469,24 +481,7 @@ bool InlinableBeforePropagation(const Instruction& call) {
 }  // namespace
 
 int64_t InlineCallsBeforePropagation(Module& module) {
-  NameUniquer names;
-  names.ReserveAll(module);
-  int64_t next_channel = 1;
-  int64_t inlined = 0;
-  for (int round = 0; round < 16; ++round) {
-    std::vector<Instruction*> calls;
-    for (const auto& computation : module.computations())
-      for (const auto& instruction : computation->instructions())
-        if (InlinableBeforePropagation(*instruction) &&
-            (!instruction->users().empty() || computation->root() == instruction.get()))
-          calls.push_back(instruction.get());
-    if (calls.empty()) break;
-    for (Instruction* call : calls) InlineCall(call, names, next_channel);
-    inlined += static_cast<int64_t>(calls.size());
-    for (const auto& computation : module.computations()) computation->RemoveDeadInstructions();
-    module.RemoveUnusedComputations();
-  }
-  return inlined;
+  return InlineCallsWhere(module, InlinableBeforePropagation);
 }
 
 int64_t RemoveDeadCodeBeforePropagation(Module& module) {
