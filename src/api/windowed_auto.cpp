@@ -51,8 +51,11 @@ struct Offer {
 WindowedAutoChoice ChooseWindowedLoops(Program program, const SimulateOptions& options, const BoundaryOptions& boundary,
                                        const simulate::ChipSpec& chip, std::optional<ElementType> float_type,
                                        const std::function<simulate::SimulationReport(Module&)>& run) {
-  int64_t devices = options.devices > 0 ? options.devices : program.module().num_partitions();
-  if (devices <= 0)  // derived from the shardings: partition once to learn it
+  // The device count: given, stated by the module, or else derived from its shardings (a
+  // module without num_partitions reads as 1): partition once to learn it.
+  const bool states_devices = !program.module().Attribute("num_partitions").empty();
+  int64_t devices = options.devices > 0 ? options.devices : (states_devices ? program.module().num_partitions() : 0);
+  if (devices <= 0)
     devices = Partition(program, PartitionOptions{options.devices, boundary, "off", {}, ""}).num_devices;
   const simulate::Topology topology = WithFileContext(program.name(), [&] {
     return simulate::Topology::Build(chip, devices, options.topology, options.placement);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "simulate/chip_spec.h"
+#include "support/diagnostic.h"
 
 namespace gspmd::simulate {
 
@@ -40,7 +41,11 @@ class Topology {
   int64_t slice_devices() const { return slice_devices_; }
 
   // The partition's coordinate along every dim (dims() order).
-  const int64_t* Coordinates(int64_t partition) const { return &coordinates_[partition * dims_.size()]; }
+  const int64_t* Coordinates(int64_t partition) const {
+    GSPMD_CHECK(partition >= 0 && partition < num_partitions_, "partition ", partition, " is not among the ",
+                num_partitions_, " of the topology");
+    return &coordinates_[static_cast<size_t>(partition) * dims_.size()];
+  }
 
   // How many partitions share one node of `level` and so its links (1 for the innermost).
   int64_t Sharing(int64_t level) const { return sharing_.at(level); }

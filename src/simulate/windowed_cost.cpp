@@ -152,6 +152,10 @@ WindowedEinsumCostCheck ChipWindowedCostCheck(const ChipSpec& chip, const Topolo
                                               std::optional<ElementType> float_type) {
   auto model = std::make_shared<const std::pair<ChipSpec, Topology>>(chip, topology);
   return [model, float_type](const WindowedEinsumCandidate& candidate) {
+    // A ring on devices the topology does not have (another device count): not priced, refused.
+    for (const std::vector<int64_t>& ring : candidate.rings)
+      for (int64_t device : ring)
+        if (device < 0 || device >= model->second.num_partitions()) return false;
     return PriceWindowedLoop(LoopCandidateOf(candidate, float_type), model->first, model->second).windowed_is_faster;
   };
 }
