@@ -215,7 +215,21 @@ void ModuleParser::ParseShardingAttribute(Instruction& instruction) {
   std::string_view raw = scanner_.ReadBalanced();
   std::vector<size_t> origin;
   std::string text = StripComments(raw, origin);
-  if (std::optional<Sharding> with_unreduced = ParseWithFullyUnreducedLeaves(text)) {
+  // Parses with `parse`, reporting a bad sharding at its place in the written text (fully
+  // unreduced leaves are parsed from a placeholder text that keeps every other character in
+  // place, so its offsets point there too).
+  auto located = [&](auto&& parse) {
+    try {
+      return parse();
+    } catch (const ShardingSyntaxError& e) {
+      size_t offset = e.offset < origin.size() ? origin[e.offset] : raw.size();
+      scanner_.ErrorAt(start + offset, StrCat("bad sharding: ", e.what()));
+    } catch (const UserError& e) {
+      scanner_.ErrorAt(start, StrCat("bad sharding: ", e.what()));
+    }
+    return decltype(parse())();
+  };
+  if (std::optional<Sharding> with_unreduced = located([&] { return ParseWithFullyUnreducedLeaves(text); })) {
     instruction.set_sharding(*with_unreduced);
     return;
   }
@@ -225,15 +239,7 @@ void ModuleParser::ParseShardingAttribute(Instruction& instruction) {
     instruction.set_sharding(cached->second);
     return;
   }
-  Sharding sharding;
-  try {
-    sharding = ParseSharding(text);
-  } catch (const ShardingSyntaxError& e) {
-    size_t offset = e.offset < origin.size() ? origin[e.offset] : raw.size();
-    scanner_.ErrorAt(start + offset, StrCat("bad sharding: ", e.what()));
-  } catch (const UserError& e) {
-    scanner_.ErrorAt(start, StrCat("bad sharding: ", e.what()));
-  }
+  Sharding sharding = located([&] { return ParseSharding(text); });
   instruction.set_sharding(sharding);
   sharding_cache_.emplace(std::move(text), std::move(sharding));
 }

@@ -96,6 +96,19 @@ ENTRY %main {
   EXPECT_TRUE(error.starts_with("t.hlo:4:59: error: bad sharding: ")) << error;
 }
 
+// A fully unreduced leaf where a named sharding wants axes (found by fuzz_hlo_parser): a
+// located error, not an exception that escapes the parser.
+TEST(ParseErrorTest, UnreducedLeafInANamedShardingIsALocatedError) {
+  std::string error = ParseError(R"hlo(HloModule m
+
+ENTRY %main {
+  %w = f32[32,128]{1,0} parameter(0), sharding={mesh['data'=2,'model'=4], [{unreduced_and}, {'model'}]}
+}
+)hlo");
+  EXPECT_TRUE(error.starts_with("t.hlo:4:")) << error;
+  EXPECT_NE(error.find("error: bad sharding: "), std::string::npos) << error;
+}
+
 TEST(ParseErrorTest, ShardingUnknownKeyword) {
   // The location is exact; the wording after the prefix comes from the sharding parser.
   std::string error = ParseError(R"hlo(HloModule m
