@@ -62,11 +62,30 @@ struct MpiLayout {
   }
 };
 
+// Open MPI 4 makes its session directory (/tmp/ompi.HOST.UID) with a mkdir that races when two
+// mpiruns start at once (ctest -j in CI: "A call to mkdir was unable to create the desired
+// directory ... File exists", and the job fails before any rank runs). Each test process
+// therefore gives its jobs a base directory of its own, removed when the process ends.
+inline const std::string& MpiSessionBase() {
+  static const struct Base {
+    std::string path;
+    Base() : path((fs::temp_directory_path() / ("gspmd_mpi_session_" + std::to_string(getpid()))).string()) {
+      fs::create_directories(path);
+    }
+    ~Base() {
+      std::error_code ignored;
+      fs::remove_all(path, ignored);
+    }
+  } base;
+  return base.path;
+}
+
 inline std::string MpirunPrefix(const MpiLayout& layout, const std::string& fault = "") {
   std::string command = "env OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1";
   if (!fault.empty()) command += " GSPMD_MPI_FAULT=" + Quote(fault);
   // 8 ranks on a 2-core machine: oversubscribed, unbound.
-  command += " mpirun --oversubscribe --bind-to none -np " + std::to_string(layout.ranks);
+  command += " mpirun --oversubscribe --bind-to none --mca orte_tmpdir_base " + Quote(MpiSessionBase()) + " -np " +
+             std::to_string(layout.ranks);
   if (!layout.btl.empty()) command += " --mca btl " + layout.btl;
   if (!fault.empty()) command += " -x GSPMD_MPI_FAULT";
   return command;
