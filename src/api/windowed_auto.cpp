@@ -28,10 +28,10 @@ int64_t WindowedLoopCount(const Module& per_device) {
 }
 
 // A kind of loop: one collective of one dot shape (a model's layers share it), whatever the
-// direction.
+// direction and grouping.
 std::string KindOf(const WindowedEinsumCandidate& candidate) {
   std::string key = candidate.kind == WindowedEinsumCandidate::Kind::kAllGather ? "all-gather" : "reduce-scatter";
-  key += StrCat(" of ", candidate.collective_bytes, " bytes over ", candidate.devices);
+  key += StrCat(" of ", candidate.collective_bytes, " bytes over ", candidate.devices * candidate.group);
   if (candidate.dot != nullptr) {
     key += " for " + candidate.dot->shape().ToString(false) + " dot(";
     for (const Instruction* operand : candidate.dot->operands()) key += operand->shape().ToString(false) + ",";
@@ -42,8 +42,9 @@ std::string KindOf(const WindowedEinsumCandidate& candidate) {
 
 struct Offer {
   int64_t bytes = 0;    // collective bytes per dot
-  int64_t dots = 0;     // dots offering it
+  int64_t dots = 0;     // offers of its plain (ungrouped) loops
   bool priced = false;  // the per-dot price keeps it
+  bool seen = false;
 };
 
 }  // namespace
@@ -67,11 +68,15 @@ WindowedAutoChoice ChooseWindowedLoops(Program program, const SimulateOptions& o
   std::map<std::string, Offer>& offers = *shared_offers;
   WindowedEinsumCostCheck record = [&](const WindowedEinsumCandidate& candidate) {
     Offer& offer = offers[KindOf(candidate)];
-    if (offer.dots++ == 0) {
+    // Offers (a dot's directions and unrolling; its groupings count once, so the search's
+    // order of kinds is the plain loops' order).
+    if (candidate.group == 1) ++offer.dots;
+    if (!offer.seen) {
+      offer.seen = true;
       offer.bytes = candidate.collective_bytes;
       offer.priced = priced(candidate);
     } else {
-      offer.priced = offer.priced || priced(candidate);  // e.g. the other direction
+      offer.priced = offer.priced || priced(candidate);  // e.g. the other direction, a grouping
     }
     return false;
   };

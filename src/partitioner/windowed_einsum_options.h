@@ -105,8 +105,23 @@ struct WindowedEinsumCandidate {
   int64_t extra_buffer_bytes = 0;
   // Each ring's devices in ring order: one ring step passes ring[j + 1] -> ring[j] (the
   // bidirectional loop also ring[j] -> ring[j + 1]); the replaced collective's replica groups
-  // are the same devices.
+  // are the same devices unless the loop is grouped.
   std::vector<std::vector<int64_t>> rings;
+  // A grouped all-gather loop (group > 1): the operand is first all-gathered among `group`
+  // near devices (the minor digits of the gathered axes: `pre_gather_groups`, each device then
+  // holding `pre_gather_bytes`), and the loop runs round rings of the other devices (`devices`
+  // = N / group) passing windows of `group` shards. Fewer, larger partial dots: on a long ring
+  // each 1/N partial dot can be bound by HBM (it reads the other operand or the accumulator
+  // again), while the small pre-gather runs on the nearest links. `collective_groups` are the
+  // replaced all-gather's replica groups (all N devices each).
+  int64_t group = 1;
+  std::vector<std::vector<int64_t>> pre_gather_groups;
+  int64_t pre_gather_bytes = 0;
+  std::vector<std::vector<int64_t>> collective_groups;
+  // The same loop (direction, unrolling) grouped otherwise, offered after or before this one: a
+  // cost check that prices loops takes a candidate only when no alternative is cheaper, so the
+  // first one it takes is the cheapest grouping.
+  std::vector<WindowedEinsumCandidate> alternatives;
 };
 
 // Whether to emit `candidate` (true) or keep the collective (false).
@@ -117,7 +132,8 @@ struct WindowedEinsumOptions {
   // auto without a cost check: the collective's bytes per device (the all-gather's result, the
   // reduce-scatter's operand) at least this many.
   int64_t threshold_bytes = int64_t{1} << 30;
-  // auto: at most this many devices in the ring (with or without a cost check).
+  // auto: at most this many devices in the replaced collective (with or without a cost check;
+  // a grouped loop's ring has fewer).
   int64_t max_trips = 64;
   WindowedEinsumDirection direction = WindowedEinsumDirection::kAuto;
   WindowedEinsumUnroll unroll = WindowedEinsumUnroll::kAuto;

@@ -55,8 +55,10 @@ WindowedLoopCost PriceWindowedLoop(const WindowedLoopCandidate& candidate, const
               "a windowed loop replaces an all-gather or a reduce-scatter, not ", OpcodeName(candidate.collective));
   WindowedLoopCost cost;
   cost.trips = candidate.trips;
+  const std::vector<std::vector<int64_t>>& groups =
+      candidate.collective_groups.empty() ? candidate.rings : candidate.collective_groups;
   size_t n = 1;
-  for (const std::vector<int64_t>& ring : candidate.rings) n = std::max(n, ring.size());
+  for (const std::vector<int64_t>& group : groups) n = std::max(n, group.size());
   const double devices = static_cast<double>(n);
   const double trips = static_cast<double>(std::max<int64_t>(candidate.trips, 0));
   GSPMD_CHECK(!(candidate.bidirectional && candidate.unrolled), "an unrolled windowed loop is unidirectional");
@@ -67,7 +69,7 @@ WindowedLoopCost PriceWindowedLoop(const WindowedLoopCandidate& candidate, const
   // Native: the collective, then (or after) the one dot of all the windows.
   const bool gathers = candidate.collective == Opcode::kAllGather;
   const double whole = candidate.collective_bytes, piece = whole / devices;
-  cost.collective_s = EstimateGroupCollective(candidate.collective, candidate.rings, gathers ? whole : piece,
+  cost.collective_s = EstimateGroupCollective(candidate.collective, groups, gathers ? whole : piece,
                                               gathers ? piece : whole, topology, chip)
                           .time_s;
   const double total_flops = trips * candidate.flops_per_trip + candidate.peeled_flops;
@@ -112,6 +114,15 @@ WindowedLoopCost PriceWindowedLoop(const WindowedLoopCandidate& candidate, const
     cost.peeled_s = std::max(dots(candidate.peeled_flops, peeled_dots), sent.bandwidth_s) + sent.latency_s;
     cost.loop_s += cost.peeled_s;
   }
+  if (!candidate.pre_gather_groups.empty()) {
+    size_t k = 1;
+    for (const std::vector<int64_t>& group : candidate.pre_gather_groups) k = std::max(k, group.size());
+    cost.pre_gather_s = EstimateGroupCollective(Opcode::kAllGather, candidate.pre_gather_groups,
+                                                candidate.pre_gather_bytes,
+                                                candidate.pre_gather_bytes / static_cast<double>(k), topology, chip)
+                            .time_s;
+    cost.loop_s += cost.pre_gather_s;
+  }
   cost.windowed_is_faster = cost.loop_s < cost.native_s;
   cost.collective = std::string(OpcodeName(candidate.collective));
   return cost;
@@ -145,6 +156,9 @@ WindowedLoopCandidate LoopCandidateOf(const WindowedEinsumCandidate& candidate, 
   loop.peeled_flops = candidate.peeled_flops;
   loop.peeled_bytes = scale * static_cast<double>(candidate.peeled_bytes);
   loop.collective_bytes = scale * static_cast<double>(candidate.collective_bytes);
+  loop.pre_gather_groups = candidate.pre_gather_groups;
+  loop.pre_gather_bytes = scale * static_cast<double>(candidate.pre_gather_bytes);
+  loop.collective_groups = candidate.collective_groups;
   return loop;
 }
 
@@ -156,7 +170,12 @@ WindowedEinsumCostCheck ChipWindowedCostCheck(const ChipSpec& chip, const Topolo
     for (const std::vector<int64_t>& ring : candidate.rings)
       for (int64_t device : ring)
         if (device < 0 || device >= model->second.num_partitions()) return false;
-    return PriceWindowedLoop(LoopCandidateOf(candidate, float_type), model->first, model->second).windowed_is_faster;
+    const WindowedLoopCost own = PriceWindowedLoop(LoopCandidateOf(candidate, float_type), model->first, model->second);
+    if (!own.windowed_is_faster) return false;
+    for (const WindowedEinsumCandidate& alternative : candidate.alternatives)
+      if (PriceWindowedLoop(LoopCandidateOf(alternative, float_type), model->first, model->second).loop_s < own.loop_s)
+        return false;
+    return true;
   };
 }
 
@@ -164,6 +183,7 @@ std::string WindowedLoopCost::ToString() const {
   std::string loop = StrCat("loop ", trips, " x (max(dot ", FormatSeconds(dot_trip_s), ", permute ",
                             FormatSeconds(permute_bandwidth_s), ") + ", FormatSeconds(overhead_trip_s), ")");
   if (peeled_s > 0) loop += " + peeled " + FormatSeconds(peeled_s);
+  if (pre_gather_s > 0) loop += " + all-gather first " + FormatSeconds(pre_gather_s);
   return StrCat(loop, " = ", FormatSeconds(loop_s), " vs ", collective, " ", FormatSeconds(collective_s), " + dot ",
                 FormatSeconds(dot_s), " = ", FormatSeconds(native_s), windowed_is_faster ? ": windowed" : ": native");
 }

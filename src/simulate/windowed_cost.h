@@ -9,6 +9,7 @@
 //              + peeled (bidirectional: max(peeled dots, their permute) + its latency;
 //                        unrolled, odd N: the one partial dot left over)
 //   per-trip overhead = the permute's latency + loop_kernels x the chip's kernel overhead
+//   grouped: loop += the all-gather among each group of near devices before it
 //
 // An unrolled loop (two ring steps per trip, one after the other: each step's dot overlaps its
 // own permute) has half the trips, twice the dots and the permutes' bandwidth per trip, and
@@ -62,6 +63,12 @@ struct WindowedLoopCandidate {
   // Per trip besides the dots: update/accumulate, counter, condition (LoopCandidateOf: 4 when
   // unrolled, an update per step).
   int64_t loop_kernels = 3;
+  // Grouped (WindowedEinsumCandidate::group): the all-gather among each of `pre_gather_groups`
+  // before the loop, to `pre_gather_bytes` per device; the replaced collective's groups are
+  // `collective_groups` (empty: the rings).
+  std::vector<std::vector<int64_t>> pre_gather_groups;
+  double pre_gather_bytes = 0;
+  std::vector<std::vector<int64_t>> collective_groups;
 };
 
 struct WindowedLoopCost {
@@ -76,6 +83,7 @@ struct WindowedLoopCost {
   double permute_bandwidth_s = 0;
   double overhead_trip_s = 0;
   double peeled_s = 0;
+  double pre_gather_s = 0;    // grouped: the all-gather before the loop (in loop_s)
   bool windowed_is_faster = false;  // loop_s < native_s
   // "loop 8 x (max(dot 5.26 ms, permute 1.62 ms) + 22.0 us) = 42.3 ms vs all-gather 11.3 ms +
   // dot 42.1 ms = 53.4 ms: windowed"
@@ -93,7 +101,8 @@ WindowedLoopCandidate LoopCandidateOf(const WindowedEinsumCandidate& candidate,
 
 // The partitioner's cost check from this chip and topology (`--windowed-einsum auto` with a
 // chip): a candidate is windowed where PriceWindowedLoop finds its loop faster than the
-// collective and the dot it replaces.
+// collective and the dot it replaces, and no faster than none of its alternatives (the same
+// loop grouped otherwise).
 WindowedEinsumCostCheck ChipWindowedCostCheck(const ChipSpec& chip, const Topology& topology,
                                               std::optional<ElementType> float_type = std::nullopt);
 

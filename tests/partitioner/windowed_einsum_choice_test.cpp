@@ -61,7 +61,11 @@ const std::string kFree4 = FreeDimModule(4, 8);
 // Plain loops only: the unrolled candidates auto also offers are windowed_einsum_unrolled_test.cpp's.
 WindowedEinsumOptions AutoWith(WindowedEinsumCostCheck check) {
   WindowedEinsumOptions options;
-  options.cost_check = std::move(check);
+  // Grouped loops (a pre-gather, then a shorter ring) are windowed_einsum_grouped_test.cpp's:
+  // refused here without asking `check`.
+  options.cost_check = [check = std::move(check)](const WindowedEinsumCandidate& c) {
+    return c.group == 1 && check(c);
+  };
   options.unroll = WindowedEinsumUnroll::kOff;
   return options;
 }

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "simulate/chip_spec.h"
+#include "simulate/collective_model.h"
 #include "simulate/topology.h"
 #include "simulate/windowed_cost.h"
 
@@ -202,6 +203,89 @@ TEST(WindowedCostTest, ReduceScatterLoopsCompareWithTheReduceScatter) {
   // f32 at HIGHEST runs six bf16 passes: the dots grow, the comparison holds.
   candidate.precision = "HIGHEST";
   EXPECT_DOUBLE_EQ(PriceWindowedLoop(candidate, v3, t).dot_trip_s, 5e-6 + 6 * 2.0 * 4096 * 4096 * 8192 / (61.5e12 * 0.85));
+}
+
+}  // namespace
+}  // namespace gspmd::simulate
+
+namespace gspmd::simulate {
+namespace {
+
+// A grouped loop (the pre-gather among the two cores of each chip, then rings over the chips of
+// a row) against the same collective: its price is the plain loop's formula over the shorter
+// ring plus the pre-gather, and the native side is the all-gather over all 16 devices of the
+// row, not over the rings.
+TEST(WindowedCostTest, GroupedLoopsAddTheirPreGatherAndKeepTheWholeCollective) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const Topology t = Topology::Build(v3, 128);
+  const double window = 16.0 * 1024 * 1024, flops = 2.0 * 4096 * 4096 * 4096;
+  WindowedLoopCandidate plain = Candidate(window, flops);
+  std::vector<std::vector<int64_t>> rows;  // both cores of the 8 chips of each row
+  for (int64_t y = 0; y < 8; ++y) {
+    rows.emplace_back();
+    for (int64_t d = 0; d < 16; ++d) rows.back().push_back(16 * y + d);
+  }
+  plain.rings = rows;
+  plain.trips = 16;
+  plain.collective_bytes = 16 * window;
+
+  WindowedLoopCandidate grouped = Candidate(2 * window, 2 * flops);  // windows of 2 shards
+  grouped.collective_bytes = 16 * window;
+  grouped.collective_groups = rows;
+  for (int64_t chip = 0; chip < 64; ++chip) grouped.pre_gather_groups.push_back({2 * chip, 2 * chip + 1});
+  grouped.pre_gather_bytes = 2 * window;
+  const WindowedLoopCost with = PriceWindowedLoop(grouped, v3, t);
+  grouped.pre_gather_groups.clear();
+  const WindowedLoopCost without = PriceWindowedLoop(grouped, v3, t);
+
+  const WindowedLoopCost native = PriceWindowedLoop(plain, v3, t);
+  EXPECT_DOUBLE_EQ(with.native_s, native.native_s);  // the same all-gather and dot
+  EXPECT_DOUBLE_EQ(with.collective_s, native.collective_s);
+  EXPECT_EQ(with.trips, 8);
+  // The pre-gather: one window each way over the core switch, priced as that all-gather.
+  std::vector<std::vector<int64_t>> pairs;
+  for (int64_t chip = 0; chip < 64; ++chip) pairs.push_back({2 * chip, 2 * chip + 1});
+  const double pre = EstimateGroupCollective(Opcode::kAllGather, pairs, 2 * window, window, t, v3).time_s;
+  EXPECT_GT(with.pre_gather_s, 0);
+  EXPECT_DOUBLE_EQ(with.pre_gather_s, pre);
+  EXPECT_DOUBLE_EQ(with.loop_s, without.loop_s + with.pre_gather_s);
+}
+
+// The chip's check takes a candidate only when none of its alternatives is priced cheaper, so
+// of a loop's groupings it takes the cheapest.
+TEST(WindowedCostTest, TheCheckTakesTheCheapestGrouping) {
+  const ChipSpec v3 = LoadChipSpec("tpu-v3");
+  const Topology t = Topology::Build(v3, 128);
+  auto candidate = [](int64_t group, double flops_per_trip) {
+    WindowedEinsumCandidate c;
+    c.kind = WindowedEinsumCandidate::Kind::kAllGather;
+    c.devices = 8 / group;
+    c.trips = 8 / group;
+    c.group = group;
+    c.window_bytes_per_trip = group * (int64_t{64} << 20);
+    c.flops_per_trip = flops_per_trip * group;
+    c.collective_bytes = int64_t{512} << 20;
+    for (int64_t y = 0; y < 8; ++y) {
+      std::vector<int64_t> ring;
+      for (int64_t x = 0; x < 8; x += group) ring.push_back(2 * x + 16 * y);
+      c.rings.push_back(ring);
+    }
+    return c;
+  };
+  // Large partial dots hide the ring either way; the plain loop has no pre-gather to pay.
+  const double flops = 2.0 * 4096 * 4096 * 4096;
+  WindowedEinsumCandidate one = candidate(1, flops), two = candidate(2, flops);
+  for (int64_t y = 0; y < 8; ++y) two.pre_gather_groups.push_back({16 * y, 16 * y + 2});
+  two.pre_gather_bytes = int64_t{128} << 20;
+  two.collective_groups = one.rings;
+  const WindowedEinsumCostCheck check = ChipWindowedCostCheck(v3, t);
+  EXPECT_TRUE(check(one));
+  one.alternatives = {two};
+  two.alternatives = {one};
+  EXPECT_TRUE(check(one));
+  EXPECT_FALSE(check(two));  // priced faster than the gather, but dearer than the plain loop
+  two.alternatives.clear();
+  EXPECT_TRUE(check(two));
 }
 
 }  // namespace

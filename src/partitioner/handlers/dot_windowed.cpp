@@ -84,6 +84,57 @@ std::optional<GatheredWindow> FindWindow(const DotProblem& problem, const DotPla
   return window;
 }
 
+// `window` gathered in two steps (WindowedEinsumCandidate::group): its `group` minor devices
+// (the least significant digits of its axes, cutting an axis if need be) before the loop, then
+// the loop round rings of the rest with windows of `group` shards. nullopt when the axes do not
+// split so, the ring would be shorter than 2, or the windows are uneven.
+std::optional<GatheredWindow> GroupedWindow(const DotProblem& problem, const GatheredWindow& window, int64_t group) {
+  const std::vector<int64_t>& dims = window.operand == 0 ? problem.lhs_dims : problem.rhs_dims;
+  if (group < 2 || dims[window.dim] % window.held.TileCount(window.dim) != 0) return std::nullopt;
+  GatheredWindow grouped = window;
+  std::vector<DeviceAxis>& loop = grouped.axes;
+  std::vector<DeviceAxis>& inner = grouped.pre_gathered;
+  int64_t left = group;
+  while (left > 1) {
+    if (loop.empty()) return std::nullopt;
+    const DeviceAxis last = loop.back();
+    if (last.size <= left) {
+      if (left % last.size != 0) return std::nullopt;
+      left /= last.size;
+      inner.insert(inner.begin(), last);
+      loop.pop_back();
+    } else {
+      if (last.size % left != 0) return std::nullopt;
+      inner.insert(inner.begin(), DeviceAxis{last.stride, left});
+      loop.back() = DeviceAxis{last.stride * left, last.size / left};
+      left = 1;
+    }
+  }
+  grouped.trips = 1;
+  for (const DeviceAxis& axis : loop) grouped.trips *= axis.size;
+  if (grouped.trips < 2) return std::nullopt;
+  // held: the dim keeps the axes it keeps after the gather, then the loop's.
+  std::vector<DeviceAxis>& held_dim = grouped.held.dims[window.dim];
+  held_dim.resize(held_dim.size() - window.axes.size());
+  held_dim.insert(held_dim.end(), loop.begin(), loop.end());
+  // The pre-gathered pieces as few axes as they make (one all-gather over the group), and the
+  // replicated axes in stride order.
+  std::vector<DeviceAxis> merged;
+  for (const DeviceAxis& axis : Sorted(inner)) {
+    if (!merged.empty() && merged.back().stride * merged.back().size == axis.stride)
+      merged.back().size *= axis.size;
+    else
+      merged.push_back(axis);
+  }
+  inner = merged;
+  std::vector<DeviceAxis>& replicated = grouped.held.replicated;
+  replicated.insert(replicated.end(), inner.begin(), inner.end());
+  replicated = Sorted(replicated);
+  const int64_t element_bytes = window.operand == 0 ? problem.lhs_element_bytes : problem.rhs_element_bytes;
+  grouped.window_bytes = ElementCount(ShardDimsOf(grouped.held.ToSharding(), dims)) * element_bytes;
+  return grouped;
+}
+
 bool Within(const DeviceAxis& inner, const DeviceAxis& outer) {
   return inner.stride >= outer.stride && inner.stride * inner.size <= outer.stride * outer.size;
 }
@@ -136,6 +187,7 @@ struct WindowedChoice {
   int64_t operand = 0;  // kGather: the gathered operand
   bool bidirectional = false;
   bool unrolled = false;
+  int64_t group = 1;    // kGather: devices all-gathered before the loop (GroupedWindow)
 };
 
 // A collective of the placement that a loop could replace, before the direction is chosen.
@@ -149,6 +201,9 @@ struct Replaceable {
   int64_t collective_bytes = 0;  // the all-gather's result, the reduce-scatter's operand
   int64_t hbm_bytes_per_window = 0;
   int64_t native_dot_hbm_bytes = 0;  // the one dot the loop replaces: its operands and result
+  int64_t group = 1;                 // grouped: `devices` is the loop's ring, N / group
+  std::vector<DeviceAxis> pre_gathered;
+  std::vector<DeviceAxis> collective_axes;  // the replaced collective's (axes when not grouped)
 };
 
 int64_t LocalBytes(const AxisSharding& layout, const std::vector<int64_t>& dims, int64_t element_bytes) {
@@ -228,6 +283,12 @@ WindowedEinsumCandidate Describe(OpContext& op, const DotPlacement& placement, c
     c.extra_buffer_bytes = 4 * r.window_bytes;
   }
   c.rings = windowed::RingsOverAxes(r.axes, op.spmd().num_devices());
+  if (r.group > 1) {
+    c.group = r.group;
+    c.pre_gather_groups = GroupsOverAxes(r.pre_gathered, op.spmd().num_devices());
+    c.pre_gather_bytes = r.window_bytes;
+    c.collective_groups = GroupsOverAxes(r.collective_axes, op.spmd().num_devices());
+  }
   return c;
 }
 
@@ -255,7 +316,7 @@ bool Accepted(const WindowedEinsumOptions& options, const WindowedEinsumCandidat
     case WindowedEinsumMode::kAlways:
       return true;
     case WindowedEinsumMode::kAuto:
-      if (candidate.devices > options.max_trips) return false;
+      if (candidate.devices * candidate.group > options.max_trips) return false;
       if (options.cost_check) return options.cost_check(candidate);
       return candidate.collective_bytes >= options.threshold_bytes;
   }
@@ -279,33 +340,66 @@ std::vector<bool> Directions(const WindowedEinsumOptions& options, const Replace
   return {false};
 }
 
+// Groupings offered for a gathered window besides the plain ring (auto with a cost check only):
+// 2, 4, 8, ... devices pre-gathered while the ring keeps at least 2.
+constexpr int64_t kMaxGroup = 16;
+
 WindowedChoice Decide(OpContext& op, const DotProblem& problem, const DotPlacement& placement) {
   SpmdContext& context = op.spmd();
   const WindowedEinsumOptions& options = context.windowed_einsum();
-  std::vector<Replaceable> replaceable;
+  const bool priced = options.mode == WindowedEinsumMode::kAuto && options.cost_check != nullptr;
+  // Each collective with its groupings (the plain one first).
+  std::vector<std::vector<Replaceable>> replaceable;
   for (int64_t i = 0; i < 2; ++i) {
     if (std::optional<GatheredWindow> window = FindWindow(problem, placement, i)) {
       const bool contracting = problem.roles.IsContractingSlot(window->slot);
-      replaceable.push_back({WindowedChoice::Kind::kGather, i, contracting, window->axes, window->trips,
-                             window->window_bytes, window->gathered_bytes,
-                             WindowHbmBytes(problem, placement, *window, contracting),
-                             NativeDotHbmBytes(problem, placement, i, window->gathered_bytes)});
+      auto describe = [&](const GatheredWindow& w, int64_t group) {
+        return Replaceable{WindowedChoice::Kind::kGather, i, contracting, w.axes, w.trips,
+                           w.window_bytes, window->gathered_bytes,
+                           WindowHbmBytes(problem, placement, w, contracting),
+                           NativeDotHbmBytes(problem, placement, i, window->gathered_bytes),
+                           group, w.pre_gathered, window->axes};
+      };
+      std::vector<Replaceable> groupings{describe(*window, 1)};
+      for (int64_t group = 2; priced && group <= kMaxGroup && window->trips / group >= 2; group *= 2)
+        if (std::optional<GatheredWindow> grouped = GroupedWindow(problem, *window, group))
+          groupings.push_back(describe(*grouped, group));
+      replaceable.push_back(std::move(groupings));
     }
   }
   if (std::optional<ScatteredResult> scatter = FindScatter(context, problem, placement, op.sharding()))
-    replaceable.push_back({WindowedChoice::Kind::kScatter, 0, false, scatter->axes, scatter->trips,
-                           scatter->bytes / scatter->trips, scatter->bytes,
-                           AccumulatorHbmBytes(problem, placement, *scatter),
-                           NativeDotHbmBytes(problem, placement, -1, 0)});
+    replaceable.push_back({{WindowedChoice::Kind::kScatter, 0, false, scatter->axes, scatter->trips,
+                            scatter->bytes / scatter->trips, scatter->bytes,
+                            AccumulatorHbmBytes(problem, placement, *scatter),
+                            NativeDotHbmBytes(problem, placement, -1, 0), 1, {}, scatter->axes}});
   // Largest collective first; on a tie the lhs, then the rhs, then the reduce-scatter.
-  std::stable_sort(replaceable.begin(), replaceable.end(), [](const Replaceable& a, const Replaceable& b) {
-    return a.collective_bytes > b.collective_bytes;
+  std::stable_sort(replaceable.begin(), replaceable.end(), [](const auto& a, const auto& b) {
+    return a.front().collective_bytes > b.front().collective_bytes;
   });
-  for (const Replaceable& r : replaceable) {
+  for (const std::vector<Replaceable>& groupings : replaceable) {
+    const Replaceable& r = groupings.front();
     for (bool bidirectional : Directions(options, r))
-      for (bool unrolled : Unrolled(options, bidirectional))
-        if (Accepted(options, Describe(op, placement, r, bidirectional, unrolled)))
-          return WindowedChoice{r.kind, r.operand, bidirectional, unrolled};
+      for (bool unrolled : Unrolled(options, bidirectional)) {
+        // The groupings of this loop, each knowing the others (the smallest group first).
+        std::vector<const Replaceable*> offered;
+        std::vector<WindowedEinsumCandidate> candidates;
+        for (const Replaceable& g : groupings) {
+          if (g.group > 1 && bidirectional && g.devices < 4) continue;
+          offered.push_back(&g);
+          candidates.push_back(Describe(op, placement, g, bidirectional, unrolled));
+        }
+        if (candidates.size() > 1)
+          for (size_t a = 0; a < candidates.size(); ++a)
+            for (size_t b = 0; b < candidates.size(); ++b)
+              if (a != b) {
+                WindowedEinsumCandidate alternative = candidates[b];
+                alternative.alternatives.clear();
+                candidates[a].alternatives.push_back(std::move(alternative));
+              }
+        for (size_t a = 0; a < candidates.size(); ++a)
+          if (Accepted(options, candidates[a]))
+            return WindowedChoice{r.kind, r.operand, bidirectional, unrolled, offered[a]->group};
+      }
   }
   return WindowedChoice{};
 }
@@ -355,6 +449,7 @@ Instruction* WindowedLocalDot(OpContext& op, const DotProblem& problem, const Do
   const WindowedChoice& choice = CachedDecision(op, problem, placement);
   if (choice.kind != WindowedChoice::Kind::kGather) return nullptr;
   std::optional<GatheredWindow> window = FindWindow(problem, placement, choice.operand);
+  if (window.has_value() && choice.group > 1) window = GroupedWindow(problem, *window, choice.group);
   GSPMD_CHECK(window.has_value(), "windowed dot: the chosen window is gone");
   const AxisSharding& other_layout = window->operand == 0 ? placement.rhs : placement.lhs;
   Instruction* held = prepare(window->operand, window->held);

@@ -32,7 +32,9 @@ using PrepareDotOperand = std::function<Instruction*(int64_t i, const AxisShardi
 // prefer the reduce-scatter loop of WindowedScatteredDot for this dot (the caller then tries
 // that, and else takes the ordinary path). Among several candidates (either operand, the
 // result's reduce-scatter) the one replacing the largest collective that the options accept
-// wins (WindowedEinsumOptions::cost_check).
+// wins (WindowedEinsumOptions::cost_check). With a cost check, a gathered window is also offered
+// grouped (WindowedEinsumCandidate::group): all-gathered among its minor devices first, then
+// looped round rings of the rest with windows of several shards.
 //
 //   %x = f32[8,16] (rows split 4 ways over the axis)   %w = f32[16,32] (replicated)
 //   ordinary:  all-gather(%x) -> f32[32,16]; dot -> f32[32,32]

@@ -22,6 +22,9 @@ struct GatheredWindow {
   AxisSharding held;             // the operand's layout as it is: the placement's plus `axes` on `dim`
   int64_t window_bytes = 0;      // per device, one window (the shard held before the all-gather)
   int64_t gathered_bytes = 0;    // per device, after the all-gather the loop replaces
+  // Grouped (GroupedWindow): the minor axes of the gather, all-gathered before the loop (held
+  // already has them gathered; `axes` are the rest, round whose rings the loop runs).
+  std::vector<DeviceAxis> pre_gathered;
 };
 
 // The placement's partial sums resolved by a reduce-scatter onto one output dim: the partial
