@@ -76,7 +76,28 @@ constexpr UnreducedWord kUnreducedWords[] = {
 
 // A whole sharding leaf "{unreduced}" (or "{unreduced_max}", ...) at `open` (a '{' that is not
 // an attribute's value such as last_tile_dims={unreduced}): its length and reduction.
+// Whether `at` lies inside [...] (a named sharding's list of dims, outside quotes): braces there
+// hold axis names, not sharding leaves.
+bool InsideBrackets(const std::string& text, size_t at) {
+  int64_t depth = 0;
+  char quote = 0;
+  for (size_t i = 0; i < at && i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote != 0) {
+      if (c == quote) quote = 0;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '[') {
+      ++depth;
+    } else if (c == ']' && depth > 0) {
+      --depth;
+    }
+  }
+  return depth > 0;
+}
+
 std::optional<std::pair<size_t, Sharding::Reduction>> FullyUnreducedLeafAt(const std::string& text, size_t open) {
+  if (InsideBrackets(text, open)) return std::nullopt;
   size_t before = open;
   while (before > 0 && text[before - 1] == ' ') --before;
   if (before > 0 && text[before - 1] == '=') return std::nullopt;
