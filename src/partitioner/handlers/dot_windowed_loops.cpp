@@ -35,6 +35,7 @@
 // outside the loop (WindowedEinsumUnroll).
 #include "partitioner/handlers/dot_windowed_loops.h"
 
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -190,9 +191,7 @@ class GatherLoop : LoopBuilder {
       padded[window_.paired_dim] = covered;
       other = b.PadToSize(other, padded, b.ScalarConstant(other->shape().element_type(), 0));
     }
-    Instruction* result = bidirectional ? EmitBidirectional(held, other)
-                          : unrolled    ? EmitUnrolled(held, other)
-                                        : EmitUnidirectional(held, other);
+    Instruction* result = bidirectional ? EmitBidirectional(held, other) : EmitSteps(held, other, unrolled ? 2 : 1);
     if (buffer_.dims() == local_shape.dims()) return result;
     return b.SliceToSize(result, local_shape.dims());
   }
@@ -232,8 +231,11 @@ class GatherLoop : LoopBuilder {
     return Place(b, result, Partial(b, window, other, k), k);
   }
 
-  // State (window, other, result, trip); N trips.
-  Instruction* EmitUnidirectional(Instruction* held, Instruction* other) {
+  // State (window, other, result, trip); floor(N / steps) trips of `steps` ring steps (1, or 2
+  // unrolled): trip j dots the window it holds (ring step steps * j) and passes it on, then
+  // (unrolled) dots the one that brought and passes that on. For odd N unrolled, the last
+  // window, R[p + N - 1], arrives with the last trip and is dotted after the loop.
+  Instruction* EmitSteps(Instruction* held, Instruction* other, int64_t steps) {
     HloBuilder& b = op_.builder();
     Shape state = StateShape({held->shape(), other->shape(), buffer_});
     Computation* body = NewComputation(".windowed_body");
@@ -242,47 +244,21 @@ class GatherLoop : LoopBuilder {
       Instruction* parameter = bb.Parameter(0, state, "state");
       Instruction* window = bb.GetTupleElement(parameter, 0);
       Instruction* other_in = bb.GetTupleElement(parameter, 1);
-      Instruction* result = bb.GetTupleElement(parameter, 2);
-      Instruction* trip = bb.GetTupleElement(parameter, 3);
-      Instruction* k = Ring(bb).WindowAt(0, trip);
-      Instruction* updated = Accumulate(bb, result, window, other_in, k);
-      Instruction* passed = Pass(bb, window, /*to_previous=*/true);
-      Instruction* next = bb.Binary(Opcode::kAdd, trip, bb.S32Constant(1));
-      body->set_root(bb.Tuple({passed, other_in, updated, next}));
-    }
-    Instruction* init = b.Tuple({held, other, Zeros(b), b.S32Constant(0)});
-    Instruction* loop = EmitLoop(state, init, EmitCondition(state, n_), body);
-    return b.GetTupleElement(loop, 2);
-  }
-
-  // State (window, other, result, trip); floor(N/2) trips of two ring steps: trip j dots the
-  // window it holds (ring step 2j) and passes it on, then dots the one that brought (step
-  // 2j + 1) and passes that on. For odd N the last window, R[p + N - 1], arrives with the last
-  // trip and is dotted after the loop.
-  Instruction* EmitUnrolled(Instruction* held, Instruction* other) {
-    HloBuilder& b = op_.builder();
-    Shape state = StateShape({held->shape(), other->shape(), buffer_});
-    Computation* body = NewComputation(".windowed_body");
-    {
-      HloBuilder bb = BuilderFor(body);
-      Instruction* parameter = bb.Parameter(0, state, "state");
-      Instruction* window = bb.GetTupleElement(parameter, 0);
-      Instruction* other_in = bb.GetTupleElement(parameter, 1);
-      Instruction* result = bb.GetTupleElement(parameter, 2);
+      Instruction* updated = bb.GetTupleElement(parameter, 2);
       Instruction* trip = bb.GetTupleElement(parameter, 3);
       RingIndex body_ring = Ring(bb);
-      Instruction* step = bb.Binary(Opcode::kMultiply, trip, bb.S32Constant(2));
-      Instruction* updated = Accumulate(bb, result, window, other_in, body_ring.WindowAt(0, step));
-      Instruction* second = Pass(bb, window, /*to_previous=*/true);
-      updated = Accumulate(bb, updated, second, other_in, body_ring.WindowAt(1, step));
-      Instruction* passed = Pass(bb, second, /*to_previous=*/true);
+      Instruction* step = steps == 1 ? trip : bb.Binary(Opcode::kMultiply, trip, bb.S32Constant(steps));
+      for (int64_t s = 0; s < steps; ++s) {
+        updated = Accumulate(bb, updated, window, other_in, body_ring.WindowAt(s, step));
+        window = Pass(bb, window, /*to_previous=*/true);
+      }
       Instruction* next = bb.Binary(Opcode::kAdd, trip, bb.S32Constant(1));
-      body->set_root(bb.Tuple({passed, other_in, updated, next}));
+      body->set_root(bb.Tuple({window, other_in, updated, next}));
     }
     Instruction* init = b.Tuple({held, other, Zeros(b), b.S32Constant(0)});
-    Instruction* loop = EmitLoop(state, init, EmitCondition(state, n_ / 2), body);
+    Instruction* loop = EmitLoop(state, init, EmitCondition(state, n_ / steps), body);
     Instruction* result = b.GetTupleElement(loop, 2);
-    if (n_ % 2 == 0) return result;
+    if (n_ % steps == 0) return result;
     return Accumulate(b, result, b.GetTupleElement(loop, 0), b.GetTupleElement(loop, 1), Ring(b).WindowAt(n_ - 1));
   }
 
@@ -355,7 +331,7 @@ class ScatterLoop : LoopBuilder {
     accumulator_.set_dim(scatter_.dim, chunk_);
     Instruction* zeros = b.BroadcastScalar(b.ScalarConstant(accumulator_.element_type(), 0), accumulator_.dims());
     if (bidirectional) return EmitBidirectional(lhs, rhs, zeros);
-    return unrolled ? EmitUnrolled(lhs, rhs, zeros) : EmitUnidirectional(lhs, rhs, zeros);
+    return EmitSteps(lhs, rhs, zeros, unrolled ? 2 : 1);
   }
 
  private:
@@ -376,36 +352,14 @@ class ScatterLoop : LoopBuilder {
     return LocalDot(b, accumulator_, lhs_chunk, rhs_chunk);
   }
 
-  // State (lhs, rhs, accumulator, trip); N trips.
-  Instruction* EmitUnidirectional(Instruction* lhs, Instruction* rhs, Instruction* zeros) {
+  // State (lhs, rhs, accumulator, trip); floor(N / steps) trips of `steps` ring steps (1, or 2
+  // unrolled: the plain loop's trips i and i + 1). Each step passes the accumulator on and adds
+  // the partial dot of chunk R[p + i + 1]. For odd N unrolled, the first step comes before the
+  // loop: the accumulator starts as the partial dot of chunk R[p + 1] (where the plain loop adds
+  // it to zeros that went round one step).
+  Instruction* EmitSteps(Instruction* lhs, Instruction* rhs, Instruction* zeros, int64_t steps) {
     HloBuilder& b = op_.builder();
-    Shape state = StateShape({lhs->shape(), rhs->shape(), accumulator_});
-    Computation* body = NewComputation(".windowed_body");
-    {
-      HloBuilder bb = BuilderFor(body);
-      Instruction* parameter = bb.Parameter(0, state, "state");
-      Instruction* lhs_in = bb.GetTupleElement(parameter, 0);
-      Instruction* rhs_in = bb.GetTupleElement(parameter, 1);
-      Instruction* sum = bb.GetTupleElement(parameter, 2);
-      Instruction* trip = bb.GetTupleElement(parameter, 3);
-      Instruction* received = Pass(bb, sum, /*to_previous=*/true);
-      Instruction* k = Ring(bb).WindowAt(1, trip);  // R[p + i + 1]
-      Instruction* partial = PartialDot(bb, lhs_in, rhs_in, k);
-      Instruction* next = bb.Binary(Opcode::kAdd, trip, bb.S32Constant(1));
-      body->set_root(bb.Tuple({lhs_in, rhs_in, bb.Binary(Opcode::kAdd, received, partial), next}));
-    }
-    Instruction* init = b.Tuple({lhs, rhs, zeros, b.S32Constant(0)});
-    Instruction* loop = EmitLoop(state, init, EmitCondition(state, n_), body);
-    return b.GetTupleElement(loop, 2);
-  }
-
-  // State (lhs, rhs, accumulator, trip); floor(N/2) trips of two ring steps each (the plain
-  // loop's trips i and i + 1). For odd N its first step comes before the loop: the accumulator
-  // starts as the partial dot of chunk R[p + 1] (where the plain loop adds it to zeros that
-  // went round one step).
-  Instruction* EmitUnrolled(Instruction* lhs, Instruction* rhs, Instruction* zeros) {
-    HloBuilder& b = op_.builder();
-    const int64_t first = n_ % 2;  // ring steps before the loop
+    const int64_t first = n_ % steps;  // ring steps before the loop
     Instruction* start = first == 1 ? PartialDot(b, lhs, rhs, Ring(b).WindowAt(1)) : zeros;
     Shape state = StateShape({lhs->shape(), rhs->shape(), accumulator_});
     Computation* body = NewComputation(".windowed_body");
@@ -416,18 +370,22 @@ class ScatterLoop : LoopBuilder {
       Instruction* rhs_in = bb.GetTupleElement(parameter, 1);
       Instruction* sum = bb.GetTupleElement(parameter, 2);
       Instruction* trip = bb.GetTupleElement(parameter, 3);
-      RingIndex body_ring = Ring(bb);
-      Instruction* step = bb.Binary(Opcode::kMultiply, trip, bb.S32Constant(2));  // i = 2j + first
-      if (first != 0) step = bb.Binary(Opcode::kAdd, step, bb.S32Constant(first));
-      Instruction* received = Pass(bb, sum, /*to_previous=*/true);
-      sum = bb.Binary(Opcode::kAdd, received, PartialDot(bb, lhs_in, rhs_in, body_ring.WindowAt(1, step)));
-      received = Pass(bb, sum, /*to_previous=*/true);
-      sum = bb.Binary(Opcode::kAdd, received, PartialDot(bb, lhs_in, rhs_in, body_ring.WindowAt(2, step)));
+      std::optional<RingIndex> body_ring;
+      Instruction* step = trip;  // i = steps * j + first
+      for (int64_t s = 0; s < steps; ++s) {
+        Instruction* received = Pass(bb, sum, /*to_previous=*/true);
+        if (!body_ring) {
+          body_ring.emplace(Ring(bb));
+          if (steps > 1) step = bb.Binary(Opcode::kMultiply, trip, bb.S32Constant(steps));
+          if (first != 0) step = bb.Binary(Opcode::kAdd, step, bb.S32Constant(first));
+        }
+        sum = bb.Binary(Opcode::kAdd, received, PartialDot(bb, lhs_in, rhs_in, body_ring->WindowAt(1 + s, step)));
+      }
       Instruction* next = bb.Binary(Opcode::kAdd, trip, bb.S32Constant(1));
       body->set_root(bb.Tuple({lhs_in, rhs_in, sum, next}));
     }
     Instruction* init = b.Tuple({lhs, rhs, start, b.S32Constant(0)});
-    Instruction* loop = EmitLoop(state, init, EmitCondition(state, n_ / 2), body);
+    Instruction* loop = EmitLoop(state, init, EmitCondition(state, n_ / steps), body);
     return b.GetTupleElement(loop, 2);
   }
 
