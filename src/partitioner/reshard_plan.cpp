@@ -202,15 +202,47 @@ std::optional<ReshardPlan> PlanAcrossAxes(const ReshardProblem& problem, const A
   return SearchPlan(problem, src, dst, false);
 }
 
+// Consecutive all-gathers of one dim become one: the search gathers a dim's last axis per
+// move, so taking two pieces off a dim (a 4-way piece of an 8-way axis cut into primes) costs
+// two collectives where one over both axes sends the same bytes (XLA emits one). Each of them
+// removes the dim's last axis, so the second gathers the axis just before the first's, and the
+// merged step lists it first (major). Alignment of uneven dims holds for the whole if it held
+// for each step.
+void MergeConsecutiveGathers(ReshardPlan& plan) {
+  std::vector<ReshardStep> merged;
+  for (ReshardStep& step : plan.steps) {
+    if (!merged.empty() && step.kind == ReshardStep::Kind::kAllGather &&
+        merged.back().kind == ReshardStep::Kind::kAllGather && merged.back().dim == step.dim) {
+      ReshardStep& previous = merged.back();
+      step.axes.insert(step.axes.end(), previous.axes.begin(), previous.axes.end());
+      previous.axes = std::move(step.axes);
+      previous.cost_bytes += step.cost_bytes;
+      continue;
+    }
+    merged.push_back(std::move(step));
+  }
+  plan.steps = std::move(merged);
+}
+
+std::optional<ReshardPlan> PlanWithSingleAxisGathers(const ReshardProblem& problem);
+
 }  // namespace
 
 std::optional<ReshardPlan> PlanReshard(const ReshardProblem& problem) {
+  std::optional<ReshardPlan> plan = PlanWithSingleAxisGathers(problem);
+  if (plan) MergeConsecutiveGathers(*plan);
+  return plan;
+}
+
+namespace {
+
+std::optional<ReshardPlan> PlanWithSingleAxisGathers(const ReshardProblem& problem) {
   // Partial sums (unreduced axes) on either side: the axes the target keeps pending are not
   // touched, the others are partial axes to reduce (partial_reshard.h).
   if (!problem.source.unreduced.empty() || !problem.target.unreduced.empty()) {
     std::optional<PartialReshard> rewritten = PlanKeepingUnreducedAxes(problem);
     if (!rewritten) return std::nullopt;
-    return PlanReshard(rewritten->problem);
+    return PlanWithSingleAxisGathers(rewritten->problem);
   }
   int64_t rank = static_cast<int64_t>(problem.global_dims.size());
   GSPMD_CHECK(problem.source.rank() == rank && problem.target.rank() == rank, "rank mismatch");
@@ -257,5 +289,7 @@ std::optional<ReshardPlan> PlanReshard(const ReshardProblem& problem) {
   if (coarse) return coarse;
   return SearchPlan(problem, fine_src, fine_dst, true);
 }
+
+}  // namespace
 
 }  // namespace gspmd
