@@ -67,6 +67,16 @@ ENTRY e {
   ROOT %s = f32[1,8]{1,0} slice(%a), slice={[15:16], [0:8]}, sharding={devices=[8,1]<=[8]}
 })",
      .expect = {.only = Opcode::kCollectivePermute, .max_comm_bytes = 32.0}},
+    // A replicated result is sliced where the operand lies and then moved: one row (28 B to its
+    // neighbour, 28 B gathered), not the whole matrix all-gathered (112 B). Oracle seed 40063
+    // (XLA: 56 B, a permute and an all-reduce).
+    {.name = "OneRowToAReplicatedResultMovesTheRow",
+     .hlo = R"(HloModule m, num_partitions=2
+ENTRY e {
+  %a = f32[8,7]{1,0} parameter(0), sharding={devices=[2,1]<=[2]}
+  ROOT %s = f32[1,7]{1,0} slice(%a), slice={[4:5], [0:7]}, sharding={replicated}
+})",
+     .expect = {.max_comm_bytes = 56.0}},
 };
 
 PARTITION_CASE_TESTS(ShapeOpsSliceTest, kSliceCases, kDistinctNumbers);
@@ -105,6 +115,28 @@ ENTRY e {
   ROOT %p = f32[8,9]{1,0} pad(%a, %z), padding=0_0x1_2, sharding={devices=[4,1]<=[4]}
 })",
      .expect = {.collectives = 0}},
+    // Padding of an unsharded dim (interior and high) comes after the sharded dim's halo
+    // exchange, which then sends the operand's columns (16 B), not the padded ones (48 B), as
+    // XLA does. Oracle seed 40180.
+    {.name = "UnshardedDimPaddedAfterTheHaloExchange",
+     .hlo = R"(HloModule m, num_partitions=2
+ENTRY e {
+  %a = f32[2,4]{1,0} parameter(0), sharding={devices=[1,2]<=[2]}
+  %v = f32[] constant(1.5)
+  ROOT %p = f32[6,7]{1,0} pad(%a, %v), padding=0_3_1x0_3, sharding={devices=[1,2]<=[2]}
+})",
+     .expect = {.only = Opcode::kCollectivePermute, .max_comm_bytes = 16.0}},
+    // Per unsharded dim: the cropped one (4 -> 3) before the exchange, the one that grows
+    // (3 -> 7, interior 1) after it: the halo rows move as 3 x 3 (72 B), not 3 x 7 (168 B).
+    // Oracle seed 40116 (6468 B -> 3584 B; XLA 4356).
+    {.name = "CroppedDimsBeforeTheHaloExchangeGrownDimsAfter",
+     .hlo = R"(HloModule m, num_partitions=4
+ENTRY e {
+  %a = f32[8,4,3]{2,1,0} parameter(0), sharding={devices=[4,1,1]<=[4]}
+  %v = f32[] constant(2)
+  ROOT %p = f32[10,3,7]{2,1,0} pad(%a, %v), padding=1_1x-1_0x1_1_1, sharding={devices=[4,1,1]<=[4]}
+})",
+     .expect = {.only = Opcode::kCollectivePermute, .max_comm_bytes = 72.0}},
 };
 
 PARTITION_CASE_TESTS(ShapeOpsPadTest, kPadCases, kDistinctNumbers);

@@ -132,7 +132,9 @@ bool PartitionSlice(OpContext& op) {
   const Instruction& instruction = op.instruction();
   Sharding target = LocalTarget(op.sharding());
   const Shape& operand_shape = instruction.operand(0)->shape();
-  Sharding layout = target.IsTiled() ? SliceLayout(op, target) : target;
+  // A replicated result too may be cheaper sliced where the operand lies (one row of a sharded
+  // matrix: moving the row, not the matrix).
+  Sharding layout = target.IsTiled() || target.IsReplicated() ? SliceLayout(op, target) : target;
   Instruction* value = op.OperandWith(0, layout);
   // Unsharded dims first (shrinks what moves), then one window exchange per sharded dim.
   std::vector<gspmd::SliceDim> local;
@@ -164,19 +166,29 @@ bool PartitionPad(OpContext& op) {
   Instruction* value = op.OperandWith(0, target);
   Instruction* pad_value = op.OperandWith(1, Sharding::Replicated());
   HloBuilder& b = op.builder();
-  PaddingConfig local(operand_shape.rank());
-  bool any_local = false;
+  // Each unsharded dim is padded locally: before the sharded dims' window exchanges when that
+  // does not grow it (cropping shrinks what moves), after them when it does (they then move
+  // the operand's elements, not the padding, as XLA does).
+  PaddingConfig before(operand_shape.rank()), after(operand_shape.rank());
+  bool any_before = false, any_after = false;
   for (int64_t d = 0; d < operand_shape.rank(); ++d) {
-    if (TileCountOf(target, d) > 1) continue;
-    local[d] = instruction.padding()[d];
-    any_local = any_local || !(local[d] == PaddingDim{});
+    const PaddingDim& padding = instruction.padding()[d];
+    if (TileCountOf(target, d) > 1 || padding == PaddingDim{}) continue;
+    if (instruction.shape().dim(d) <= operand_shape.dim(d)) {
+      before[d] = padding;
+      any_before = true;
+    } else {
+      after[d] = padding;
+      any_after = true;
+    }
   }
-  if (any_local) value = b.Pad(value, pad_value, local);
+  if (any_before) value = b.Pad(value, pad_value, before);
   for (int64_t d = 0; d < operand_shape.rank(); ++d) {
     if (TileCountOf(target, d) == 1 || instruction.padding()[d] == PaddingDim{}) continue;
     value = PadShardedDim(op, value, target, d, operand_shape.dim(d), instruction.padding()[d], pad_value,
                           instruction.shape());
   }
+  if (any_after) value = b.Pad(value, pad_value, after);
   op.SetResult(value, target);
   return true;
 }
