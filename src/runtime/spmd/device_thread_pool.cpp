@@ -1,6 +1,7 @@
 // DeviceThreadPool: device threads kept from run to run (see the header for why).
 #include "runtime/spmd/device_thread_pool.h"
 
+#include <cstdlib>
 #include <system_error>
 
 #include "support/diagnostic.h"
@@ -8,17 +9,30 @@
 namespace gspmd {
 
 DeviceThreadPool& DeviceThreadPool::Shared() {
-  static DeviceThreadPool* pool = new DeviceThreadPool();  // never destroyed (see the header)
+  static DeviceThreadPool* pool = [] {
+    auto* made = new DeviceThreadPool();  // never destroyed (see the header)
+    std::atexit([] { Shared().EndIdleThreads(); });
+    return made;
+  }();
   return *pool;
 }
 
-DeviceThreadPool::~DeviceThreadPool() {
+DeviceThreadPool::~DeviceThreadPool() { EndIdleThreads(); }
+
+void DeviceThreadPool::EndIdleThreads() {
+  // A run under way (a device thread ending the process, or another thread running devices):
+  // its threads are left to end with the process.
+  std::unique_lock<std::mutex> run_lock(run_mutex_, std::try_to_lock);
+  if (!run_lock.owns_lock()) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   work_ready_.notify_all();
   for (std::thread& thread : threads_) thread.join();
+  std::lock_guard<std::mutex> lock(mutex_);
+  threads_.clear();
+  stopping_ = false;  // a later run starts threads afresh
 }
 
 namespace {

@@ -20,9 +20,14 @@ namespace gspmd {
 
 class DeviceThreadPool {
  public:
-  // The process's pool. It is never destroyed: at exit, its idle threads are simply ended with
-  // the process (a worker may itself end the job, e.g. an MPI rank's fatal error).
+  // The process's pool. It is never destroyed; at a normal exit its idle threads are joined (so
+  // that what they keep per thread, a oneDNN stream and scratchpad, the matmul memories, is
+  // freed as the threads end and not left to leak checkers); a run under way at exit (a worker
+  // ending the job, e.g. an MPI rank's fatal error) is left to end with the process.
   static DeviceThreadPool& Shared();
+
+  // Joins the idle threads (none while a run is under way); a later run starts new ones.
+  void EndIdleThreads();
 
   // Runs task(0) .. task(count - 1) at the same time, each on its own thread, and returns when
   // all have returned. `task` must not throw. A Run while another is under way (another caller
@@ -31,7 +36,7 @@ class DeviceThreadPool {
   void Run(size_t count, const std::function<void(size_t)>& task);
 
   DeviceThreadPool() = default;
-  ~DeviceThreadPool();  // ends the idle threads (a pool is destroyed only between runs)
+  ~DeviceThreadPool();  // EndIdleThreads (a pool is destroyed only between runs)
   DeviceThreadPool(const DeviceThreadPool&) = delete;
   DeviceThreadPool& operator=(const DeviceThreadPool&) = delete;
 
