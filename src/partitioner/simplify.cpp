@@ -508,7 +508,6 @@ int64_t FoldReshapesBeforePropagation(Module& module) {
       }
     }
   }
-  if (folded > 0) RemoveDeadCodeBeforePropagation(module);
   return folded;
 }
 

@@ -54,7 +54,8 @@ int64_t RemoveDeadCodeBeforePropagation(Module& module);
 // attributes stay, and so do other chains.
 // JAX writes such round trips (jnp.ravel then reshape back); propagated through, the flat
 // middle shape forces another sharding and a gather and slice (oracle seed 40005: 192 B
-// against XLA's 0). Exact: the values are the same. Returns how many reshapes were folded.
+// against XLA's 0). Exact: the values are the same. The folded reshapes are left dead, for
+// RemoveDeadCodeBeforePropagation. Returns how many reshapes were folded.
 int64_t FoldReshapesBeforePropagation(Module& module);
 
 }  // namespace gspmd
