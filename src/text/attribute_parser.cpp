@@ -74,30 +74,40 @@ constexpr UnreducedWord kUnreducedWords[] = {
     {"unreduced_mul", Sharding::Reduction::kProduct}, {"unreduced_and", Sharding::Reduction::kAnd},
     {"unreduced_or", Sharding::Reduction::kOr}, {"unreduced", Sharding::Reduction::kSum}};
 
+// Whether a position lies inside [...] (a named sharding's list of dims, outside quotes): braces
+// there hold axis names, not sharding leaves. Asked at increasing positions, it reads the text
+// once (asked afresh from the start at every '{', 100,000 nested braces took 11 s).
+class BracketDepth {
+ public:
+  explicit BracketDepth(const std::string& text) : text_(text) {}
+  bool Inside(size_t at) {
+    for (; next_ < at && next_ < text_.size(); ++next_) {
+      const char c = text_[next_];
+      if (quote_ != 0) {
+        if (c == quote_) quote_ = 0;
+      } else if (c == '\'' || c == '"') {
+        quote_ = c;
+      } else if (c == '[') {
+        ++depth_;
+      } else if (c == ']' && depth_ > 0) {
+        --depth_;
+      }
+    }
+    return depth_ > 0;
+  }
+
+ private:
+  const std::string& text_;
+  size_t next_ = 0;
+  int64_t depth_ = 0;
+  char quote_ = 0;
+};
+
 // A whole sharding leaf "{unreduced}" (or "{unreduced_max}", ...) at `open` (a '{' that is not
 // an attribute's value such as last_tile_dims={unreduced}): its length and reduction.
-// Whether `at` lies inside [...] (a named sharding's list of dims, outside quotes): braces there
-// hold axis names, not sharding leaves.
-bool InsideBrackets(const std::string& text, size_t at) {
-  int64_t depth = 0;
-  char quote = 0;
-  for (size_t i = 0; i < at && i < text.size(); ++i) {
-    const char c = text[i];
-    if (quote != 0) {
-      if (c == quote) quote = 0;
-    } else if (c == '\'' || c == '"') {
-      quote = c;
-    } else if (c == '[') {
-      ++depth;
-    } else if (c == ']' && depth > 0) {
-      --depth;
-    }
-  }
-  return depth > 0;
-}
-
-std::optional<std::pair<size_t, Sharding::Reduction>> FullyUnreducedLeafAt(const std::string& text, size_t open) {
-  if (InsideBrackets(text, open)) return std::nullopt;
+std::optional<std::pair<size_t, Sharding::Reduction>> FullyUnreducedLeafAt(const std::string& text, size_t open,
+                                                                         BracketDepth& brackets) {
+  if (brackets.Inside(open)) return std::nullopt;
   size_t before = open;
   while (before > 0 && text[before - 1] == ' ') --before;
   if (before > 0 && text[before - 1] == '=') return std::nullopt;
@@ -125,8 +135,9 @@ std::optional<Sharding> ModuleParser::ParseWithFullyUnreducedLeaves(const std::s
   std::string placeholder = text, marked;
   std::vector<Sharding::Reduction> reductions;
   size_t copied = 0;
+  BracketDepth brackets(text);
   for (size_t open = text.find('{'); open != std::string::npos; open = text.find('{', open + 1)) {
-    std::optional<std::pair<size_t, Sharding::Reduction>> leaf = FullyUnreducedLeafAt(text, open);
+    std::optional<std::pair<size_t, Sharding::Reduction>> leaf = FullyUnreducedLeafAt(text, open, brackets);
     if (!leaf) continue;
     placeholder.replace(open, leaf->first, "{unknown" + std::string(leaf->first - 9, ' ') + "}");
     marked += text.substr(copied, open - copied);
