@@ -170,6 +170,7 @@ CompiledPartition PartitionGlobal(Module& module, const std::string& file, const
   if (options.always_propagate || NeedsPropagation(module)) {
     InlineCallsBeforePropagation(module);     // shardings flow through JAX's helper calls, as in XLA
     FoldReshapesBeforePropagation(module);    // reshape round trips, as XLA's simplifier folds them
+    FoldTrivialSortsBeforePropagation(module);  // sorts along a dim of one element
     RemoveDeadCodeBeforePropagation(module);  // dead values must not steer live shardings
     result.propagation = Propagate(module, file, result.num_devices, options.record_origins, options.boundary);
     if (result.num_devices == 0) result.num_devices = result.propagation.num_partitions;

@@ -38,6 +38,15 @@ std::optional<Literal> SplatValue(const Instruction& instruction) {
 }
 
 // Already in the form a fold makes (a scalar constant, or a broadcast of one).
+// A sort along a dim of one element: every row is already in order, so it returns its
+// operands (XLA's simplifier folds it; JAX's argsort of such a dim is then its iota, zeros).
+bool SortOfOneElementRows(const Instruction& sort) {
+  if (sort.opcode() != Opcode::kSort || sort.dimensions.size() != 1 || sort.operand_count() == 0) return false;
+  const Shape& shape = sort.operand(0)->shape();
+  const int64_t d = sort.dimensions[0];
+  return shape.IsArray() && d >= 0 && d < shape.rank() && shape.dims()[d] == 1;
+}
+
 bool IsCanonicalSplat(const Instruction& instruction) {
   if (instruction.opcode() == Opcode::kConstant) return instruction.shape().IsArray() && instruction.shape().rank() == 0;
   return instruction.opcode() == Opcode::kBroadcast && instruction.operand(0)->opcode() == Opcode::kConstant &&
@@ -153,6 +162,13 @@ class Simplifier {
         if (Replace(instruction, same)) ++changed;
         continue;
       }
+      if (IotaMovedAcross(*instruction)) {
+        auto iota = std::make_unique<Instruction>(Opcode::kIota, instruction->shape(), names_.Unique("iota"));
+        iota->iota_dimension = instruction->operand(0)->iota_dimension;
+        iota->CopySourceFrom(*instruction);
+        if (Replace(instruction, computation.AddInstructionAfter(std::move(iota), instruction))) ++changed;
+        continue;
+      }
       std::optional<Literal> splat = FoldedSplat(*instruction);
       if (!splat.has_value() || IsCanonicalSplat(*instruction)) continue;
       if (Replace(instruction, MakeSplat(computation, *instruction, std::move(*splat)))) ++changed;
@@ -165,8 +181,18 @@ class Simplifier {
     const Shape& shape = instruction.shape();
     auto same_shape = [&](const Instruction* other) { return other->shape() == shape; };
     switch (instruction.opcode()) {
-      case Opcode::kGetTupleElement: {  // of a tuple: that element
+      case Opcode::kSort:  // along a dim of one element: its operand
+        return SortOfOneElementRows(instruction) && instruction.operand_count() == 1 &&
+                       same_shape(instruction.operand(0))
+                   ? instruction.operand(0)
+                   : nullptr;
+      case Opcode::kGetTupleElement: {  // of a tuple: that element; of such a sort: its operand
         Instruction* tuple = instruction.operand(0);
+        if (SortOfOneElementRows(*tuple) && instruction.tuple_index >= 0 &&
+            instruction.tuple_index < tuple->operand_count()) {
+          Instruction* operand = tuple->operand(instruction.tuple_index);
+          return same_shape(operand) ? operand : nullptr;
+        }
         if (tuple->opcode() != Opcode::kTuple || instruction.tuple_index < 0 ||
             instruction.tuple_index >= tuple->operand_count())
           return nullptr;
@@ -216,6 +242,27 @@ class Simplifier {
       if (a != nullptr && a == b) value = a;
     }
     return value != nullptr && value->shape() == call.shape() ? value : nullptr;
+  }
+
+  // An all-gather or dynamic-slice of an iota that leaves its iota dim whole, or a slice that
+  // cuts it from 0 with stride 1: an iota of the result's shape. An iota is the same on every device, so gathering it along another
+  // dim only repeats it (oracle seed 20025: an argmax's index iota, sharded with its rows and
+  // gathered back for a replicated reduce).
+  static bool IotaMovedAcross(const Instruction& instruction) {
+    const Opcode opcode = instruction.opcode();
+    if (opcode != Opcode::kAllGather && opcode != Opcode::kSlice && opcode != Opcode::kDynamicSlice) return false;
+    const Instruction& iota = *instruction.operand(0);
+    if (iota.opcode() != Opcode::kIota || !iota.shape().IsArray() || !instruction.shape().IsArray() ||
+        iota.shape().rank() != instruction.shape().rank() || iota.shape().element_type() != instruction.shape().element_type())
+      return false;
+    const int64_t d = iota.iota_dimension;
+    if (d < 0 || d >= iota.shape().rank()) return false;
+    if (opcode == Opcode::kSlice)  // the iota dim cut from 0 with stride 1: a shorter iota
+      return instruction.slice().size() > static_cast<size_t>(d) && instruction.slice()[d].start == 0 &&
+             instruction.slice()[d].stride == 1;
+    // all-gather: a dim that keeps its size is not the gathered one; dynamic-slice: d whole,
+    // so its start there clamps to 0.
+    return iota.shape().dims()[d] == instruction.shape().dims()[d];
   }
 
   // The splat value `instruction` computes, when its operands make it one.
@@ -506,6 +553,30 @@ int64_t FoldReshapesBeforePropagation(Module& module) {
         instruction->ReplaceAllUsesWith(same);
         ++folded;
       }
+    }
+  }
+  return folded;
+}
+
+int64_t FoldTrivialSortsBeforePropagation(Module& module) {
+  int64_t folded = 0;
+  for (const auto& computation : module.computations()) {
+    for (Instruction* sort : computation->MakePostOrder()) {
+      if (!SortOfOneElementRows(*sort) || sort->sharding().has_value() || !sort->frontend_attributes.empty()) continue;
+      if (!sort->shape().IsTuple()) {
+        if (sort == computation->root()) continue;
+        sort->ReplaceAllUsesWith(sort->operand(0));
+        ++folded;
+        continue;
+      }
+      bool all_elements = sort != computation->root();
+      for (const Instruction* user : sort->users())
+        all_elements &= user->opcode() == Opcode::kGetTupleElement && !user->sharding().has_value() &&
+                        user->tuple_index >= 0 && user->tuple_index < sort->operand_count() && user != computation->root();
+      if (!all_elements) continue;
+      const std::vector<Instruction*> users = sort->users();
+      for (Instruction* element : users) element->ReplaceAllUsesWith(sort->operand(element->tuple_index));
+      ++folded;
     }
   }
   return folded;
