@@ -65,6 +65,7 @@ PropagationResult Driver::Run() {
   if (AlignShardAsGroups()) Drain(kMaxPriorityLevel);
   while (CompletePartlyShardedTuples()) Drain(kMaxPriorityLevel);
   FillDefaults();
+  ReplicateWhatUsersNeedWhole();
   MakeGroupsConsistent();
   MakeLoopsConsistent();
   ReplicateUnevenBoundaries();

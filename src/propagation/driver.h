@@ -235,6 +235,15 @@ class Driver {
   // gets replicated ones for the rest. Inside a manual region the default is manual.
   void FillDefaults();
 
+  // An elementwise value computed from replicated values only (directly or through other such
+  // values), that some user needs whole (a replicated output, or an elementwise user that is or
+  // becomes replicated), is replicated: its sharded users then slice it where they read it,
+  // which is free, where the sharding propagation gave it had to be gathered back for the
+  // whole user. XLA computes it whole too (oracle seed 20019: `add(x, x)` of a replicated x,
+  // returned replicated and also feeding a sharded output, was gathered: 12 B against 0).
+  // Only values propagation chose change: annotated, manual and grouped ones stay.
+  void ReplicateWhatUsersNeedWhole();
+
   // shard_as members end with one sharding: the most specific one a member has (a user's
   // annotation first; a ShardBarrierFrom member's only when no other member has one). A
   // ShardBarrierTo member keeps its own. With `propagate`, the changes are offered onwards

@@ -45,6 +45,98 @@ void Driver::FillDefaults() {
   }
 }
 
+namespace {
+
+// Elementwise with every operand of the result's shape: replicated operands make it
+// replicated without communication, and a sharded user can slice it.
+bool ElementwiseOfSameShape(const Instruction& instruction) {
+  const Opcode opcode = instruction.opcode();
+  const bool elementwise = IsElementwiseUnary(opcode) || IsElementwiseBinary(opcode) || opcode == Opcode::kCompare ||
+                           opcode == Opcode::kSelect || opcode == Opcode::kClamp || opcode == Opcode::kConvert ||
+                           opcode == Opcode::kCopy;
+  if (!elementwise || !instruction.shape().IsArray() || instruction.operand_count() == 0) return false;
+  for (const Instruction* operand : instruction.operands())
+    if (!operand->shape().IsArray() || operand->shape().dims() != instruction.shape().dims()) return false;
+  return true;
+}
+
+}  // namespace
+
+void Driver::ReplicateWhatUsersNeedWhole() {
+  const Computation* entry = module_.entry();
+  if (entry == nullptr) return;
+  std::vector<int32_t> grouped(nodes_.size(), 0);
+  for (const std::vector<int32_t>& members : like_groups_)
+    for (int32_t n : members) grouped[n] = 1;
+  for (const ShardGroupMembers& group : annotations_.groups)
+    for (const Instruction* member : group.members)
+      if (int32_t n = NodeOf(member); n >= 0) grouped[n] = 1;
+  auto replicated = [&](int32_t n) {
+    const Node& node = nodes_[n];
+    if (node.is_tuple) return false;
+    const Slot& slot = slots_[node.first_slot];
+    return slot.sharding.has_value() && slot.sharding->IsReplicated();
+  };
+  // Candidates: elementwise values of the entry computation propagation chose a split for.
+  std::vector<int32_t> candidate(nodes_.size(), 0);
+  for (int32_t n = 0; n < static_cast<int32_t>(nodes_.size()); ++n) {
+    const Node& node = nodes_[n];
+    if (node.is_tuple || node.manual != nullptr || grouped[n] || node.instruction->parent() != entry ||
+        !ElementwiseOfSameShape(*node.instruction))
+      continue;
+    const Slot& slot = slots_[node.first_slot];
+    if (slot.fixed || slot.user || slot.kept || slot.closed || !slot.sharding || slot.sharding->IsReplicated() ||
+        slot.sharding->IsManual() || slot.sharding->IsTuple())
+      continue;
+    candidate[n] = 1;
+  }
+  // Whole from replicated values: every operand is replicated or such a candidate (nodes_ is
+  // in flow order, operands first).
+  std::vector<int32_t> supplied(nodes_.size(), 0);
+  for (int32_t n = 0; n < static_cast<int32_t>(nodes_.size()); ++n) {
+    if (!candidate[n]) continue;
+    bool all = true;
+    for (int32_t k = nodes_[n].operands_begin; k < nodes_[n].operands_end && all; ++k) {
+      const int32_t o = operand_nodes_[k];
+      all = o >= 0 && (replicated(o) || supplied[o]);
+    }
+    supplied[n] = all;
+  }
+  // Needed whole: by the entry's result where it is replicated, or by an elementwise user
+  // that is replicated or becomes so (users come later in flow order).
+  const Instruction* root = entry->root();
+  std::vector<int32_t> whole(nodes_.size(), 0);
+  for (int32_t n = static_cast<int32_t>(nodes_.size()) - 1; n >= 0; --n) {
+    if (!supplied[n]) continue;
+    const Instruction* value = nodes_[n].instruction;
+    bool needed = false;
+    for (int32_t k = nodes_[n].users_begin; k < nodes_[n].users_end && !needed; ++k) {
+      const int32_t u = user_nodes_[k];
+      if (u < 0) continue;
+      const Instruction* user = nodes_[u].instruction;
+      if (user == root && user->opcode() == Opcode::kTuple) {
+        for (int64_t i = 0; i < user->operand_count() && !needed; ++i) {
+          const Slot& leaf = slots_[nodes_[u].first_slot + i];
+          needed = user->operand(i) == value && user->operand(i)->shape().IsArray() && nodes_[u].leaf_count == user->operand_count() &&
+                   leaf.sharding.has_value() && leaf.sharding->IsReplicated();
+        }
+      } else if (ElementwiseOfSameShape(*user) && user->parent() == entry) {
+        needed = (replicated(u) && !nodes_[u].is_tuple && nodes_[u].manual == nullptr) || whole[u];
+      }
+    }
+    whole[n] = needed;
+  }
+  const RuleName rule = Intern("replicated: computed whole from replicated values, which a user needs whole");
+  for (int32_t n = 0; n < static_cast<int32_t>(nodes_.size()); ++n) {
+    if (!whole[n]) continue;
+    Slot& slot = slots_[nodes_[n].first_slot];
+    slot.sharding = Sharding::Replicated();
+    slot.rule = rule;
+    slot.source = -1;
+    nodes_[n].composed_valid = false;
+  }
+}
+
 bool Driver::AlignGroups(bool propagate) {
   bool changed = false;
   for (const ShardGroupMembers& group : annotations_.groups) {

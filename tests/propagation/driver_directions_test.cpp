@@ -235,5 +235,29 @@ ENTRY %main (x: f32[16,32], w1: f32[32,8]) -> f32[16,8] {
   EXPECT_EQ(reparsed->entry()->root()->sharding()->ToString(), p.Of("d"));
 }
 
+// A value computed from replicated values only, which some user needs whole (here a
+// replicated result, directly or through another such value), stays whole: its sharded user
+// slices it for free, where sharded it had to be gathered back (oracle seed 20019: 12 B where
+// XLA sends nothing).
+TEST(PropagationDriverTest, ValuesMadeFromReplicatedOnesStayWholeWhereAUserNeedsThemWhole) {
+  Propagated p = Propagate(R"(HloModule m, num_partitions=4
+ENTRY %main (x: f32[8,2]) -> (f32[8,2], f32[8,2]) {
+  %x = f32[8,2]{1,0} parameter(0), sharding={replicated}
+  %a = f32[8,2]{1,0} add(%x, %x)
+  %c = f32[8,2]{1,0} multiply(%a, %a)
+  %b = f32[8,2]{1,0} abs(%a)
+  %l = f32[8,2]{1,0} log-plus-one(%b)
+  ROOT %t = (f32[8,2]{1,0}, f32[8,2]{1,0}) tuple(%c, %l), sharding={{replicated}, {devices=[2,1,2]<=[4] last_tile_dim_replicate}}
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.Of("a"), "{replicated}");
+  EXPECT_EQ(p.Of("c"), "{replicated}");
+  EXPECT_EQ(p.Origin("a"), "replicated: computed whole from replicated values, which a user needs whole");
+  // Nothing needs %b whole: it keeps its users' split.
+  EXPECT_EQ(p.Of("b"), "{devices=[2,1,2]<=[4] last_tile_dim_replicate}");
+  EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 0);
+}
+
 }  // namespace
 }  // namespace gspmd
