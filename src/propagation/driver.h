@@ -236,8 +236,8 @@ class Driver {
   void FillDefaults();
 
   // An elementwise value computed from replicated values only (directly or through other such
-  // values), that some user needs whole (a replicated output, or an elementwise user that is or
-  // becomes replicated), is replicated: its sharded users then slice it where they read it,
+  // values), that some user needs whole (a replicated output or sharding constraint, or an
+  // elementwise user that is or becomes replicated), is replicated: its sharded users then slice it where they read it,
   // which is free, where the sharding propagation gave it had to be gathered back for the
   // whole user. XLA computes it whole too (oracle seed 20019: `add(x, x)` of a replicated x,
   // returned replicated and also feeding a sharded output, was gathered: 12 B against 0).

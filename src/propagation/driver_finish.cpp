@@ -60,6 +60,12 @@ bool ElementwiseOfSameShape(const Instruction& instruction) {
   return true;
 }
 
+// The whole value on every device: replicated, or written as a split over no axis (Shardy's
+// [{}, {}]).
+bool Whole(const Sharding& sharding) {
+  return sharding.IsReplicated() || (sharding.IsTiled() && NumDataTiles(sharding) == 1 && !sharding.HasUnreduced());
+}
+
 }  // namespace
 
 void Driver::ReplicateWhatUsersNeedWhole() {
@@ -75,7 +81,7 @@ void Driver::ReplicateWhatUsersNeedWhole() {
     const Node& node = nodes_[n];
     if (node.is_tuple) return false;
     const Slot& slot = slots_[node.first_slot];
-    return slot.sharding.has_value() && slot.sharding->IsReplicated();
+    return slot.sharding.has_value() && Whole(*slot.sharding);
   };
   // Candidates: elementwise values of the entry computation propagation chose a split for.
   std::vector<int32_t> candidate(nodes_.size(), 0);
@@ -85,7 +91,7 @@ void Driver::ReplicateWhatUsersNeedWhole() {
         !ElementwiseOfSameShape(*node.instruction))
       continue;
     const Slot& slot = slots_[node.first_slot];
-    if (slot.fixed || slot.user || slot.kept || slot.closed || !slot.sharding || slot.sharding->IsReplicated() ||
+    if (slot.fixed || slot.user || slot.kept || slot.closed || !slot.sharding || Whole(*slot.sharding) ||
         slot.sharding->IsManual() || slot.sharding->IsTuple())
       continue;
     candidate[n] = 1;
@@ -118,8 +124,11 @@ void Driver::ReplicateWhatUsersNeedWhole() {
         for (int64_t i = 0; i < user->operand_count() && !needed; ++i) {
           const Slot& leaf = slots_[nodes_[u].first_slot + i];
           needed = user->operand(i) == value && user->operand(i)->shape().IsArray() && nodes_[u].leaf_count == user->operand_count() &&
-                   leaf.sharding.has_value() && leaf.sharding->IsReplicated();
+                   leaf.sharding.has_value() && Whole(*leaf.sharding);
         }
+      } else if (user->opcode() == Opcode::kCustomCall && (user->custom_call_target == "Sharding" ||
+                                                            user->custom_call_target == "xla.sdy.FuncResultSharding")) {
+        needed = replicated(u) && nodes_[u].manual == nullptr;  // a constraint or result that keeps it whole
       } else if (ElementwiseOfSameShape(*user) && user->parent() == entry) {
         needed = (replicated(u) && !nodes_[u].is_tuple && nodes_[u].manual == nullptr) || whole[u];
       }

@@ -257,6 +257,20 @@ ENTRY %main (x: f32[8,2]) -> (f32[8,2], f32[8,2]) {
   // Nothing needs %b whole: it keeps its users' split.
   EXPECT_EQ(p.Of("b"), "{devices=[2,1,2]<=[4] last_tile_dim_replicate}");
   EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 0);
+  // The same where a Shardy result keeps it whole, written as a split over no axis (seed
+  // 20019's Shardy export).
+  Propagated named = Propagate(R"(HloModule m, num_partitions=4
+ENTRY %main (x: f32[8,2]) -> (f32[8,2], f32[8,2]) {
+  %x = f32[8,2]{1,0} parameter(0), sharding={mesh['x'=2,'y'=2], [{}, {}]}
+  %a = f32[8,2]{1,0} add(%x, %x)
+  %w = f32[8,2]{1,0} custom-call(%a), custom_call_target="xla.sdy.FuncResultSharding", custom_call_has_side_effect=true, sharding={mesh['x'=2,'y'=2], [{}, {}]}
+  %b = f32[8,2]{1,0} abs(%a)
+  %l = f32[8,2]{1,0} log-plus-one(%b)
+  ROOT %t = (f32[8,2]{1,0}, f32[8,2]{1,0}) tuple(%w, %l), sharding={{mesh['x'=2,'y'=2], [{}, {}]}, {mesh['x'=2,'y'=2], [{}, {'y'}]}}
+}
+)");
+  EXPECT_EQ(named.Origin("a"), "replicated: computed whole from replicated values, which a user needs whole");
+  EXPECT_EQ(ExpectPartitionsAndComputesTheSame(named), 0);
 }
 
 }  // namespace
