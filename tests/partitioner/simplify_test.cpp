@@ -17,6 +17,21 @@ constexpr const char* kOrPred = R"(%or (a: pred[], b: pred[]) -> pred[] {
 }
 )";
 
+// Propagates and partitions a global program as `gspmd partition` does, then expects a
+// per-device program without collectives that computes the same numbers.
+void ExpectNoCommunicationWhenPartitioned(const std::string& hlo, int64_t devices) {
+  std::unique_ptr<Module> module = ParseModule(hlo);
+  api::CompileOptions options;
+  options.requested_devices = devices;
+  api::CompiledPartition compiled = api::PartitionGlobal(*module, "global.hlo", options);
+  Partitioned p;
+  p.original = ParseModule(hlo);
+  p.text = PrintModule(*compiled.partitioned.module);
+  p.module = ParseModule(p.text);
+  ExpectStructure(*p.module, p.text, {.collectives = 0});
+  ExpectSameNumbers(p);
+}
+
 // jnp.where(p, v, v) lowers to a call of a select; p comes from a reduce over a sharded dim
 // (an all-reduce) and a compare of a value with itself (true whatever the value): the
 // result is v and the all-gather of the transposed compare is a broadcast of true.
@@ -359,16 +374,7 @@ ENTRY %main (x: f32[4,8], y: f32[4,8]) -> s32[4] {
   ROOT %idx = s32[4]{0} get-tuple-element(%r), index=1, sharding={replicated}
 }
 )";
-  std::unique_ptr<Module> module = ParseModule(hlo);
-  api::CompileOptions options;
-  options.requested_devices = 2;
-  api::CompiledPartition compiled = api::PartitionGlobal(*module, "argmin.hlo", options);
-  Partitioned p;
-  p.original = ParseModule(hlo);
-  p.text = PrintModule(*compiled.partitioned.module);
-  p.module = ParseModule(p.text);
-  ExpectStructure(*p.module, p.text, {.collectives = 0});
-  ExpectSameNumbers(p);
+  ExpectNoCommunicationWhenPartitioned(hlo, 2);
 }
 
 TEST(SimplifyTest, DeadValuesDoNotSteerPropagation) {
@@ -462,16 +468,7 @@ ENTRY %main (x: s32[3,16]) -> (s32[2,1], s32[2,1]) {
     EXPECT_EQ(root->operand(0)->opcode(), Opcode::kIota);
     EXPECT_EQ(root->operand(1)->opcode(), Opcode::kIota);
   }
-  std::unique_ptr<Module> module = ParseModule(hlo);
-  api::CompileOptions options;
-  options.requested_devices = 4;
-  api::CompiledPartition compiled = api::PartitionGlobal(*module, "argsort.hlo", options);
-  Partitioned p;
-  p.original = ParseModule(hlo);
-  p.text = PrintModule(*compiled.partitioned.module);
-  p.module = ParseModule(p.text);
-  ExpectStructure(*p.module, p.text, {.collectives = 0});
-  ExpectSameNumbers(p);
+  ExpectNoCommunicationWhenPartitioned(hlo, 4);
 }
 
 }  // namespace
