@@ -37,7 +37,6 @@ std::optional<Literal> SplatValue(const Instruction& instruction) {
   return scalar;
 }
 
-// Already in the form a fold makes (a scalar constant, or a broadcast of one).
 // A sort along a dim of one element: every row is already in order, so it returns its
 // operands (XLA's simplifier folds it; JAX's argsort of such a dim is then its iota, zeros).
 bool SortOfOneElementRows(const Instruction& sort) {
@@ -47,6 +46,7 @@ bool SortOfOneElementRows(const Instruction& sort) {
   return shape.IsArray() && d >= 0 && d < shape.rank() && shape.dims()[d] == 1;
 }
 
+// Already in the form a fold makes (a scalar constant, or a broadcast of one).
 bool IsCanonicalSplat(const Instruction& instruction) {
   if (instruction.opcode() == Opcode::kConstant) return instruction.shape().IsArray() && instruction.shape().rank() == 0;
   return instruction.opcode() == Opcode::kBroadcast && instruction.operand(0)->opcode() == Opcode::kConstant &&
@@ -245,9 +245,9 @@ class Simplifier {
   }
 
   // An all-gather or dynamic-slice of an iota that leaves its iota dim whole, or a slice that
-  // cuts it from 0 with stride 1: an iota of the result's shape. An iota is the same on every device, so gathering it along another
-  // dim only repeats it (oracle seed 20025: an argmax's index iota, sharded with its rows and
-  // gathered back for a replicated reduce).
+  // cuts it from 0 with stride 1: an iota of the result's shape. An iota is the same on every
+  // device, so gathering it along another dim only repeats it (oracle seed 20025: an argmax's
+  // index iota, sharded with its rows and gathered back for a replicated reduce).
   static bool IotaMovedAcross(const Instruction& instruction) {
     const Opcode opcode = instruction.opcode();
     if (opcode != Opcode::kAllGather && opcode != Opcode::kSlice && opcode != Opcode::kDynamicSlice) return false;

@@ -50,11 +50,7 @@ namespace {
 // Elementwise with every operand of the result's shape: replicated operands make it
 // replicated without communication, and a sharded user can slice it.
 bool ElementwiseOfSameShape(const Instruction& instruction) {
-  const Opcode opcode = instruction.opcode();
-  const bool elementwise = IsElementwiseUnary(opcode) || IsElementwiseBinary(opcode) || opcode == Opcode::kCompare ||
-                           opcode == Opcode::kSelect || opcode == Opcode::kClamp || opcode == Opcode::kConvert ||
-                           opcode == Opcode::kCopy;
-  if (!elementwise || !instruction.shape().IsArray() || instruction.operand_count() == 0) return false;
+  if (!IsElementwiseLike(instruction) || !instruction.shape().IsArray() || instruction.operand_count() == 0) return false;
   for (const Instruction* operand : instruction.operands())
     if (!operand->shape().IsArray() || operand->shape().dims() != instruction.shape().dims()) return false;
   return true;
@@ -123,7 +119,7 @@ void Driver::ReplicateWhatUsersNeedWhole() {
       if (user == root && user->opcode() == Opcode::kTuple) {
         for (int64_t i = 0; i < user->operand_count() && !needed; ++i) {
           const Slot& leaf = slots_[nodes_[u].first_slot + i];
-          needed = user->operand(i) == value && user->operand(i)->shape().IsArray() && nodes_[u].leaf_count == user->operand_count() &&
+          needed = user->operand(i) == value && nodes_[u].leaf_count == user->operand_count() &&
                    leaf.sharding.has_value() && Whole(*leaf.sharding);
         }
       } else if (user->opcode() == Opcode::kCustomCall && (user->custom_call_target == "Sharding" ||

@@ -15,19 +15,6 @@ bool IsTopKCustomCall(const Instruction& instruction) {
          (instruction.custom_call_target == "TopK" || instruction.custom_call_target == "ApproxTopK");
 }
 
-// Ops whose result is the operands' values position by position.
-bool IsElementwiseLike(const Instruction& instruction) {
-  const Opcode opcode = instruction.opcode();
-  if (IsElementwiseUnary(opcode) || IsElementwiseBinary(opcode)) return true;
-  switch (opcode) {
-    case Opcode::kCompare: case Opcode::kSelect: case Opcode::kClamp: case Opcode::kConvert:
-    case Opcode::kBitcastConvert: case Opcode::kReducePrecision: case Opcode::kMap:
-    case Opcode::kStochasticConvert: case Opcode::kCopy: case Opcode::kAddDependency:
-      return true;
-    default:
-      return false;
-  }
-}
 
 bool IsAllManual(const Sharding& sharding) {
   if (sharding.IsManual()) return true;
@@ -173,6 +160,19 @@ std::vector<const Sharding*> FittingOperands(const Instruction& instruction,
 }
 
 }  // namespace
+
+bool IsElementwiseLike(const Instruction& instruction) {
+  const Opcode opcode = instruction.opcode();
+  if (IsElementwiseUnary(opcode) || IsElementwiseBinary(opcode)) return true;
+  switch (opcode) {
+    case Opcode::kCompare: case Opcode::kSelect: case Opcode::kClamp: case Opcode::kConvert:
+    case Opcode::kBitcastConvert: case Opcode::kReducePrecision: case Opcode::kMap:
+    case Opcode::kStochasticConvert: case Opcode::kCopy: case Opcode::kAddDependency:
+      return true;
+    default:
+      return false;
+  }
+}
 
 std::optional<Proposal> InferResultSharding(const Instruction& instruction,
                                             const std::vector<const Sharding*>& operands,

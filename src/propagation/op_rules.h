@@ -26,6 +26,10 @@ struct RuleName {
   std::string ToString() const;
 };
 
+// Ops whose result is the operands' values position by position (unary and binary math,
+// compare, select, clamp, converts, copy, map, ...).
+bool IsElementwiseLike(const Instruction& instruction);
+
 // A rule's proposal, with the rule's name.
 struct Proposal {
   Sharding sharding;
