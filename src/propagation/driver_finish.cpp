@@ -47,12 +47,30 @@ void Driver::FillDefaults() {
 
 namespace {
 
-// Elementwise with every operand of the result's shape: replicated operands make it
-// replicated without communication, and a sharded user can slice it.
-bool ElementwiseOfSameShape(const Instruction& instruction) {
-  if (!IsElementwiseLike(instruction) || !instruction.shape().IsArray() || instruction.operand_count() == 0) return false;
+// Computed on each device from its operands alone: elementwise with every operand of the
+// result's shape, or an op that moves, selects or reduces data within one value. Replicated
+// operands make it replicated without communication, and a sharded user can slice it.
+bool LocalFromOperands(const Instruction& instruction) {
+  if (!instruction.shape().IsArray()) return false;
   for (const Instruction* operand : instruction.operands())
-    if (!operand->shape().IsArray() || operand->shape().dims() != instruction.shape().dims()) return false;
+    if (!operand->shape().IsArray()) return false;
+  switch (instruction.opcode()) {
+    case Opcode::kReshape:
+    case Opcode::kTranspose:
+    case Opcode::kBroadcast:
+    case Opcode::kSlice:
+    case Opcode::kReverse:
+    case Opcode::kPad:
+    case Opcode::kConcatenate:
+    case Opcode::kReduce:
+    case Opcode::kIota:
+      return true;
+    default:
+      break;
+  }
+  if (!IsElementwiseLike(instruction) || instruction.operand_count() == 0) return false;
+  for (const Instruction* operand : instruction.operands())
+    if (operand->shape().dims() != instruction.shape().dims()) return false;
   return true;
 }
 
@@ -79,12 +97,12 @@ void Driver::ReplicateWhatUsersNeedWhole() {
     const Slot& slot = slots_[node.first_slot];
     return slot.sharding.has_value() && Whole(*slot.sharding);
   };
-  // Candidates: elementwise values of the entry computation propagation chose a split for.
+  // Candidates: local values of the entry computation propagation chose a split for.
   std::vector<int32_t> candidate(nodes_.size(), 0);
   for (int32_t n = 0; n < static_cast<int32_t>(nodes_.size()); ++n) {
     const Node& node = nodes_[n];
     if (node.is_tuple || node.manual != nullptr || grouped[n] || node.instruction->parent() != entry ||
-        !ElementwiseOfSameShape(*node.instruction))
+        !LocalFromOperands(*node.instruction))
       continue;
     const Slot& slot = slots_[node.first_slot];
     if (slot.fixed || slot.user || slot.kept || slot.closed || !slot.sharding || Whole(*slot.sharding) ||
@@ -104,8 +122,8 @@ void Driver::ReplicateWhatUsersNeedWhole() {
     }
     supplied[n] = all;
   }
-  // Needed whole: by the entry's result where it is replicated, or by an elementwise user
-  // that is replicated or becomes so (users come later in flow order).
+  // Needed whole: by the entry's result where it is replicated, or by a local user that is
+  // replicated or becomes so (users come later in flow order).
   const Instruction* root = entry->root();
   std::vector<int32_t> whole(nodes_.size(), 0);
   for (int32_t n = static_cast<int32_t>(nodes_.size()) - 1; n >= 0; --n) {
@@ -125,7 +143,7 @@ void Driver::ReplicateWhatUsersNeedWhole() {
       } else if (user->opcode() == Opcode::kCustomCall && (user->custom_call_target == "Sharding" ||
                                                             user->custom_call_target == "xla.sdy.FuncResultSharding")) {
         needed = replicated(u) && nodes_[u].manual == nullptr;  // a constraint or result that keeps it whole
-      } else if (ElementwiseOfSameShape(*user) && user->parent() == entry) {
+      } else if (LocalFromOperands(*user) && user->parent() == entry) {
         needed = (replicated(u) && !nodes_[u].is_tuple && nodes_[u].manual == nullptr) || whole[u];
       }
     }

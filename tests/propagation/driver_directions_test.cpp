@@ -273,5 +273,34 @@ ENTRY %main (x: f32[8,2]) -> (f32[8,2], f32[8,2]) {
   EXPECT_EQ(ExpectPartitionsAndComputesTheSame(named), 0);
 }
 
+// The same for values that move or reduce data within one value: a reshape of a replicated
+// parameter that a replicated result returns, and that a reduce with a split result reads
+// (oracle seed 20094: the reshape was split like the reduce and gathered back for the result,
+// 1,920 B), and a reduce of it that is returned whole and also added to a split value.
+TEST(PropagationDriverTest, ReshapesAndReducesOfReplicatedValuesStayWholeWhereAUserNeedsThemWhole) {
+  Propagated p = Propagate(R"(HloModule m, num_partitions=8
+%min (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %m = f32[] minimum(%a, %b)
+}
+ENTRY %main (x: f32[5,16,2]) -> (f32[5,4,4,2], f32[4,4,2], f32[4,4,2], f32[4,4,2]) {
+  %x = f32[5,16,2]{2,1,0} parameter(0), sharding={replicated}
+  %r = f32[5,4,4,2]{3,2,1,0} reshape(%x)
+  %inf = f32[] constant(inf)
+  %m = f32[4,4,2]{2,1,0} reduce(%r, %inf), dimensions={0}, to_apply=%min
+  %q = f32[4,4,2]{2,1,0} reduce(%r, %inf), dimensions={0}, to_apply=%min
+  %p = f32[4,4,2]{2,1,0} add(%q, %m)
+  ROOT %t = (f32[5,4,4,2]{3,2,1,0}, f32[4,4,2]{2,1,0}, f32[4,4,2]{2,1,0}, f32[4,4,2]{2,1,0}) tuple(%r, %m, %q, %p), sharding={{replicated}, {devices=[1,1,2,4]<=[8] last_tile_dim_replicate}, {replicated}, {devices=[1,1,2,4]<=[8] last_tile_dim_replicate}}
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  for (const char* value : {"r", "q"}) {
+    EXPECT_EQ(p.Of(value), "{replicated}") << value;
+    EXPECT_EQ(p.Origin(value), "replicated: computed whole from replicated values, which a user needs whole") << value;
+  }
+  EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 0);
+}
+
 }  // namespace
 }  // namespace gspmd
