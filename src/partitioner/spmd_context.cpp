@@ -2,6 +2,7 @@
 #include "partitioner/spmd_context.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include "ir/partition_digits.h"
 #include "support/diagnostic.h"
@@ -97,7 +98,26 @@ const std::optional<ReshardPlan>& SpmdContext::Plan(const ReshardProblem& proble
   AppendAxes(key_, problem.partial_axes);
   auto it = plan_cache_.find(key_);
   if (it != plan_cache_.end()) return it->second;
-  return plan_cache_.emplace(key_, PlanReshard(problem)).first->second;
+  return plan_cache_.emplace(key_, SharedPlan(key_, problem)).first->second;
+}
+
+// Plans are a function of their key alone, and the searches that partition one program many
+// times over (`--windowed-einsum auto`, autoshard) ask for the same ones in every run: they
+// are kept for the process, under a lock, as a bounded map emptied when full.
+std::optional<ReshardPlan> SpmdContext::SharedPlan(const std::string& key, const ReshardProblem& problem) {
+  constexpr size_t kMaxSharedPlans = 1 << 16;
+  static std::mutex mutex;
+  static std::unordered_map<std::string, std::optional<ReshardPlan>> plans;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = plans.find(key);
+    if (it != plans.end()) return it->second;
+  }
+  std::optional<ReshardPlan> plan = PlanReshard(problem);
+  std::lock_guard<std::mutex> lock(mutex);
+  if (plans.size() >= kMaxSharedPlans) plans.clear();
+  plans.emplace(key, plan);
+  return plan;
 }
 
 Instruction* AxisOffset(HloBuilder& b, const std::vector<DeviceAxis>& axes, int64_t piece, int64_t num_devices) {

@@ -105,6 +105,7 @@ class SpmdContext {
 
   static std::string MemoKey(const Computation* computation, const char* tag, const Sharding& sharding,
                              const std::vector<int64_t>& values);
+  static std::optional<ReshardPlan> SharedPlan(const std::string& key, const ReshardProblem& problem);
 };
 
 // Binary cache keys (raw int64s, lists prefixed by their length), for Decision() and caches.
