@@ -19,13 +19,6 @@
 // gspmd cannot even start under a small RLIMIT_AS: the tests that set one skip themselves
 // there. The tests with an injected failure (GSPMD_TEST_MAX_ALLOCATION) run in every build and
 // take the same path from the failed allocation to the exit code.
-#if defined(__SANITIZE_ADDRESS__)
-#define GSPMD_TEST_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define GSPMD_TEST_ASAN 1
-#endif
-#endif
 
 namespace gspmd::cli_test {
 namespace {
@@ -120,7 +113,7 @@ class OutOfMemoryCliTest : public CliTest {
 // 8 devices each asking for a 2 GiB row of a 16 GiB array under a 1 GiB limit: the device that
 // fails first is reported with its instruction and the bytes; the others are not waited for.
 TEST_F(OutOfMemoryCliTest, RunOnThreadsUnderAddressLimit) {
-#ifdef GSPMD_TEST_ASAN
+#ifdef GSPMD_TEST_SANITIZED
   GTEST_SKIP() << "AddressSanitizer cannot run under a small RLIMIT_AS";
 #endif
   const std::string program = BroadcastProgram(int64_t{1} << 29);
@@ -135,7 +128,7 @@ TEST_F(OutOfMemoryCliTest, RunOnThreadsUnderAddressLimit) {
 }
 
 TEST_F(OutOfMemoryCliTest, EvalUnderAddressLimit) {
-#ifdef GSPMD_TEST_ASAN
+#ifdef GSPMD_TEST_SANITIZED
   GTEST_SKIP() << "AddressSanitizer cannot run under a small RLIMIT_AS";
 #endif
   const std::string program = BroadcastProgram(int64_t{1} << 27);  // 4 GiB
@@ -153,7 +146,7 @@ TEST_F(OutOfMemoryCliTest, EvalUnderAddressLimit) {
 // buffer runs out first (a value, or the kernel's own list of selected positions) is named
 // with its bytes.
 TEST_F(OutOfMemoryCliTest, SelectAndScatterOverHundredMillionElements) {
-#ifdef GSPMD_TEST_ASAN
+#ifdef GSPMD_TEST_SANITIZED
   GTEST_SKIP() << "AddressSanitizer cannot run under a small RLIMIT_AS";
 #endif
   const std::string program = WriteFile("select_and_scatter.hlo", R"(HloModule select_and_scatter
@@ -188,7 +181,7 @@ ENTRY main {
 // The values (operand, source, result: 200 MB) fit a 520 MB limit; the kernel's own index
 // lists (240 MB) do not: the failure inside the kernel is located at the instruction too.
 TEST_F(OutOfMemoryCliTest, KernelScratchUnderAddressLimit) {
-#ifdef GSPMD_TEST_ASAN
+#ifdef GSPMD_TEST_SANITIZED
   GTEST_SKIP() << "AddressSanitizer cannot run under a small RLIMIT_AS";
 #endif
   const std::string program = WriteFile("select_and_scatter.hlo", R"(HloModule select_and_scatter
@@ -224,7 +217,7 @@ ENTRY main {
 
 // A training step whose parameters alone (two 1 GiB weight matrices) exceed the limit.
 TEST_F(OutOfMemoryCliTest, TrainUnderAddressLimit) {
-#ifdef GSPMD_TEST_ASAN
+#ifdef GSPMD_TEST_SANITIZED
   GTEST_SKIP() << "AddressSanitizer cannot run under a small RLIMIT_AS";
 #endif
   const CommandResult model =
@@ -241,7 +234,7 @@ TEST_F(OutOfMemoryCliTest, TrainUnderAddressLimit) {
 // 64 devices need 64 threads, whose stacks (8 MiB each) do not fit in 400 MB: the run stops
 // before any device starts, so none waits for a device that never comes.
 TEST_F(OutOfMemoryCliTest, DeviceThreadsThatCannotStart) {
-#ifdef GSPMD_TEST_ASAN
+#ifdef GSPMD_TEST_SANITIZED
   GTEST_SKIP() << "AddressSanitizer cannot run under a small RLIMIT_AS";
 #endif
   const std::string program = WriteFile("wide.hlo", "HloModule wide\n\nENTRY main {\n  p = f32[] parameter(0)\n"
@@ -260,7 +253,7 @@ TEST_F(OutOfMemoryCliTest, DeviceThreadsThatCannotStart) {
 // training step) has no instruction or device to name; main's last resort still says it, with
 // the bytes, exit 1.
 TEST_F(OutOfMemoryCliTest, ModelUnderAddressLimit) {
-#ifdef GSPMD_TEST_ASAN
+#ifdef GSPMD_TEST_SANITIZED
   GTEST_SKIP() << "AddressSanitizer cannot run under a small RLIMIT_AS";
 #endif
   const LimitedResult result = RunGspmd(
