@@ -110,17 +110,44 @@ void Driver::ReplicateWhatUsersNeedWhole() {
       continue;
     candidate[n] = 1;
   }
-  // Whole from replicated values: every operand is replicated or such a candidate (nodes_ is
-  // in flow order, operands first).
+  // Bytes each device receives to gather node n's value whole from its split (ring model).
+  auto gather_bytes = [&](int32_t n) {
+    const Sharding& sharding = *slots_[nodes_[n].first_slot].sharding;
+    const double tiles = static_cast<double>(std::max<int64_t>(1, NumDataTiles(sharding)));
+    return static_cast<double>(nodes_[n].instruction->shape().byte_size()) * (1.0 - 1.0 / tiles);
+  };
+  auto gatherable = [&](int32_t n) {
+    const Node& node = nodes_[n];
+    if (node.is_tuple || node.manual != nullptr || !node.instruction->shape().IsArray()) return false;
+    const Slot& slot = slots_[node.first_slot];
+    return slot.sharding.has_value() && slot.sharding->IsTiled() && !slot.sharding->HasUnreduced();
+  };
+  // Whole from replicated values: every operand is replicated, such a candidate, or split and
+  // gathered, where what the gathers move (`whole_cost`, summed down the chain) is no more than
+  // gathering the candidate itself: a concatenate or broadcast of a split value that a
+  // replicated result returns gathers its (smaller) operand, not its result (nodes_ is in flow
+  // order, operands first).
   std::vector<int32_t> supplied(nodes_.size(), 0);
+  std::vector<double> whole_cost(nodes_.size(), 0.0);
   for (int32_t n = 0; n < static_cast<int32_t>(nodes_.size()); ++n) {
     if (!candidate[n]) continue;
     bool all = true;
+    double cost = 0;
     for (int32_t k = nodes_[n].operands_begin; k < nodes_[n].operands_end && all; ++k) {
       const int32_t o = operand_nodes_[k];
-      all = o >= 0 && (replicated(o) || supplied[o]);
+      if (o < 0) {
+        all = false;
+      } else if (replicated(o)) {
+      } else if (supplied[o]) {
+        cost += whole_cost[o];
+      } else if (gatherable(o)) {
+        cost += gather_bytes(o);
+      } else {
+        all = false;
+      }
     }
-    supplied[n] = all;
+    supplied[n] = all && cost <= gather_bytes(n);
+    whole_cost[n] = cost;
   }
   // Needed whole: by the entry's result where it is replicated, or by a local user that is
   // replicated or becomes so (users come later in flow order).
@@ -144,17 +171,25 @@ void Driver::ReplicateWhatUsersNeedWhole() {
                                                             user->custom_call_target == "xla.sdy.FuncResultSharding")) {
         needed = replicated(u) && nodes_[u].manual == nullptr;  // a constraint or result that keeps it whole
       } else if (LocalFromOperands(*user) && user->parent() == entry) {
-        needed = (replicated(u) && !nodes_[u].is_tuple && nodes_[u].manual == nullptr) || whole[u];
+        // A replicated slice or reduce reads a part of the value, or sums its split pieces:
+        // it needs the value whole only where that moves nothing.
+        const bool reads_part = user->opcode() == Opcode::kSlice || user->opcode() == Opcode::kReduce;
+        needed = (replicated(u) && !nodes_[u].is_tuple && nodes_[u].manual == nullptr &&
+                  (!reads_part || whole_cost[n] == 0)) ||
+                 whole[u];
       }
     }
     whole[n] = needed;
   }
   const RuleName rule = Intern("replicated: computed whole from replicated values, which a user needs whole");
+  const RuleName gathered = Intern(
+      "replicated: computed whole from gathered operands, which move less than gathering it for a user that needs it "
+      "whole");
   for (int32_t n = 0; n < static_cast<int32_t>(nodes_.size()); ++n) {
     if (!whole[n]) continue;
     Slot& slot = slots_[nodes_[n].first_slot];
     slot.sharding = Sharding::Replicated();
-    slot.rule = rule;
+    slot.rule = whole_cost[n] > 0 ? gathered : rule;
     slot.source = -1;
     nodes_[n].composed_valid = false;
   }

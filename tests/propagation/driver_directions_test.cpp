@@ -302,5 +302,40 @@ ENTRY %main (x: f32[5,16,2]) -> (f32[5,4,4,2], f32[4,4,2], f32[4,4,2], f32[4,4,2
   EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 0);
 }
 
+// A value a replicated result returns, made from a split operand smaller than itself, is
+// computed whole from the gathered operand rather than split and gathered itself (oracle seed
+// 20098: a concatenate with a split parameter, 132 B where XLA gathers the parameter, 36 B).
+// Where the gathers would move more than the value (a reduce of a gathered value), it stays
+// split.
+TEST(PropagationDriverTest, ValuesNeededWholeGatherTheirOperandsWhereThatMovesLess) {
+  Propagated p = Propagate(R"(HloModule m, num_partitions=4
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+ENTRY %main (x: f32[3,4], y: f32[3,3], z: f32[64,4]) -> (f32[3,7], f32[64]) {
+  %x = f32[3,4]{1,0} parameter(0), sharding={devices=[1,4]<=[4]}
+  %y = f32[3,3]{1,0} parameter(1), sharding={replicated}
+  %c = f32[3,7]{1,0} concatenate(%y, %x), dimensions={1}
+  %z = f32[64,4]{1,0} parameter(2), sharding={devices=[4,1]<=[4]}
+  %n = f32[64,4]{1,0} negate(%z)
+  %zero = f32[] constant(0)
+  %r = f32[64]{0} reduce(%n, %zero), dimensions={1}, to_apply=%add
+  ROOT %t = (f32[3,7]{1,0}, f32[64]{0}) tuple(%c, %r), sharding={{replicated}, {replicated}}
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.Of("c"), "{replicated}");
+  EXPECT_EQ(p.Origin("c"),
+            "replicated: computed whole from gathered operands, which move less than gathering it for a user that "
+            "needs it whole");
+  EXPECT_EQ(p.Of("n"), "{devices=[4,1]<=[4]}");
+  EXPECT_EQ(p.Of("r"), "{devices=[4]<=[4]}");
+  // The concatenate's gather moves x (48 B, 36 B to each device); the reduce's result is
+  // gathered (256 B, 192 B to each device).
+  EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 36 + 192);
+}
+
 }  // namespace
 }  // namespace gspmd
