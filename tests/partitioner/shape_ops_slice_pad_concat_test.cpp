@@ -39,6 +39,15 @@ ENTRY e {
   ROOT %s = f32[7]{0} slice(%a), slice={[2:9]}, sharding={devices=[4]<=[4]}
 })",
      .expect = {.only = Opcode::kCollectivePermute}},
+    // An empty strided slice of a sharded dim (the gradient of cummax, oracle seed 392): every
+    // piece is empty, where the window was -1 elements long.
+    {.name = "EmptyStridedSliceOfShardedDim",
+     .hlo = R"(HloModule m, num_partitions=2
+ENTRY e {
+  %a = f32[2,2]{1,0} parameter(0), sharding={devices=[1,2]<=[2]}
+  ROOT %s = f32[2,0]{1,0} slice(%a), slice={[0:2], [2:2:2]}, sharding={devices=[1,2]<=[2]}
+})",
+     .expect = {.collectives = 0}},
     {.name = "UnshardedDimIsSlicedLocally",
      .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
@@ -204,6 +213,19 @@ ENTRY e {
   ROOT %c = f32[8,6]{1,0} concatenate(%s0, %s1), dimensions={0}, sharding={devices=[4,2]<=[8]}
 })",
      .expect = {.counts = {{Opcode::kCollectivePermute, 1}}, .only = Opcode::kCollectivePermute}},
+    // Operands split along another dim, the result along the concatenated one (oracle seed
+    // 20200): concatenated where the operands are, then one all-to-all of the result, as XLA
+    // does (192 bytes; bringing each operand to the result's split and exchanging windows sent
+    // 704).
+    {.name = "ConcatSplitAlongItsDimFromOperandsSplitAlongAnother",
+     .hlo = R"(HloModule m, num_partitions=4
+ENTRY e {
+  %a = s32[8,4,4]{2,1,0} parameter(0), sharding={devices=[2,1,1,2]<=[4] last_tile_dim_replicate}
+  %b = s32[8,3,4]{2,1,0} parameter(1), sharding={devices=[2,1,1,2]<=[4] last_tile_dim_replicate}
+  %c = s32[8,1,4]{2,1,0} parameter(2), sharding={devices=[2,1,1,2]<=[4] last_tile_dim_replicate}
+  ROOT %r = s32[8,8,4]{2,1,0} concatenate(%a, %b, %c), dimensions={1}, sharding={devices=[1,4,1]<=[4]}
+})",
+     .expect = {.only = Opcode::kAllToAll, .max_comm_bytes = 192.0}},
 };
 
 PARTITION_CASE_TESTS(ShapeOpsConcatTest, kConcatCases, kDistinctNumbers);

@@ -111,7 +111,7 @@ Instruction* SliceShardedDim(OpContext& op, Instruction* value, const Sharding& 
   x.segments.push_back(BlockSegment(size, tiles, 0));
   int64_t result_size = (slice.limit - slice.start + slice.stride - 1) / slice.stride;
   int64_t piece = ShardSize(result_size, tiles);
-  x.window_length = slice.stride * (piece - 1) + 1;
+  x.window_length = piece > 0 ? slice.stride * (piece - 1) + 1 : 0;  // an empty result reads nothing
   for (int64_t t = 0; t < tiles; ++t) {
     int64_t start = slice.start + slice.stride * t * piece;
     int64_t count = std::clamp<int64_t>(result_size - t * piece, 0, piece);
@@ -222,42 +222,41 @@ ConcatPart PartOf(OpContext& op, int64_t i, int64_t dim, const Sharding& target)
 
 }  // namespace
 
-bool PartitionConcatenate(OpContext& op) {
-  const Instruction& instruction = op.instruction();
-  Sharding target = LocalTarget(op.sharding());
-  int64_t dim = instruction.dimensions.at(0);
-  if (TileCountOf(target, dim) == 1) {
-    std::vector<Instruction*> operands;
-    for (int64_t i = 0; i < instruction.operand_count(); ++i) operands.push_back(op.OperandWith(i, target));
-    op.SetResult(op.Clone(ShardShapeOf(target, instruction.shape()), operands), target);
-    return true;
-  }
-  // The distinct sources, side by side, form the source buffer of one window exchange; each
-  // operand is a segment of it placed at its offset in the result.
+namespace {
+
+// A concatenate laid out as `target` along its split dim: the distinct sources side by side
+// form the source buffer of one window exchange, and each operand is a segment of it placed at
+// its offset in the result. Built from the sources' sizes alone (each piece is a padded shard
+// of `target`), so that it can be priced before any operand is resharded.
+struct ConcatExchange {
   WindowExchange x;
+  std::vector<ConcatPart> parts;           // per distinct source
+  std::vector<int64_t> operand_of_source;  // the operand each distinct source was first seen as
+};
+
+ConcatExchange PlanConcatExchange(OpContext& op, const Sharding& target, int64_t dim) {
+  const Instruction& instruction = op.instruction();
+  ConcatExchange plan;
+  WindowExchange& x = plan.x;
   x.dim = dim;
   x.lines = LinesAlongDim(target, dim, op.spmd().num_devices());
   int64_t tiles = x.lines.tiles;
-  std::vector<const Instruction*> sources;
   std::vector<int64_t> source_offsets;
-  std::vector<Instruction*> pieces;
   int64_t local_length = 0, offset = 0;
   for (int64_t i = 0; i < instruction.operand_count(); ++i) {
     int64_t size = instruction.operand(i)->shape().dim(dim);
     if (size == 0) continue;
     ConcatPart part = PartOf(op, i, dim, target);
-    auto found = std::find(sources.begin(), sources.end(), part.source);
-    size_t index = found - sources.begin();
-    if (found == sources.end()) {
-      Instruction* piece = part.source == instruction.operand(i) ? op.OperandWith(i, target)
-                                                                 : op.ValueOfOriginal(part.source).hlo;
-      sources.push_back(part.source);
-      source_offsets.push_back(local_length);
-      pieces.push_back(piece);
-      local_length += piece->shape().dim(dim);
-    }
+    size_t index = 0;
+    while (index < plan.parts.size() && plan.parts[index].source != part.source) ++index;
     int64_t source_size = part.source->shape().dim(dim);
     int64_t shard = ShardSize(source_size, tiles);
+    if (index == plan.parts.size()) {
+      plan.parts.push_back(part);
+      plan.operand_of_source.push_back(i);
+      source_offsets.push_back(local_length);
+      local_length += shard;
+    }
     SourceSegment segment;
     segment.local_offset = source_offsets[index];
     segment.length = shard;
@@ -272,12 +271,78 @@ bool PartitionConcatenate(OpContext& op) {
     x.segments.push_back(segment);
     offset += size;
   }
-  if (pieces.empty()) return false;
   int64_t result_size = instruction.shape().dim(dim);
   SetBlockWindows(x, result_size, ShardSize(result_size, tiles));
+  return plan;
+}
+
+bool HasManualSubgroup(const Sharding& sharding) {
+  const std::vector<Sharding::SubgroupType>& types = sharding.subgroup_types();
+  return std::find(types.begin(), types.end(), Sharding::SubgroupType::kManual) != types.end();
+}
+
+// Another layout to concatenate in: an operand's split that leaves the concatenated dim whole,
+// when bringing every operand to it and the result from it to the target moves fewer bytes
+// than the window exchange in the target's layout (a concatenate split along its own dim, of
+// operands split along another dim, is then one all-to-all of the result).
+std::optional<Sharding> CheaperLayout(OpContext& op, const Sharding& target, int64_t dim, const ConcatExchange& plan) {
+  const Instruction& instruction = op.instruction();
+  SpmdContext& context = op.spmd();
+  double direct = static_cast<double>(ExchangeElementsSent(plan.x)) * SlabBytes(target, instruction.shape(), dim);
+  for (size_t k = 0; k < plan.parts.size(); ++k) {
+    const int64_t i = plan.operand_of_source[k];
+    if (plan.parts[k].source != instruction.operand(i)) continue;  // read from a value already laid out
+    std::optional<double> cost = ReshardCost(context, instruction.operand(i)->shape(), op.Operand(i).sharding, target);
+    if (!cost) return std::nullopt;
+    direct += *cost;
+  }
+  std::optional<Sharding> best;
+  double best_cost = direct;
+  for (int64_t k = 0; k < instruction.operand_count(); ++k) {
+    const Sharding& layout = op.Operand(k).sharding;
+    if (!layout.IsTiled() || layout.HasUnreduced() || TileCountOf(layout, dim) != 1 || layout == target) continue;
+    if (HasManualSubgroup(layout) || HasManualSubgroup(target)) continue;
+    bool seen = false;
+    for (int64_t j = 0; j < k && !seen; ++j) seen = op.Operand(j).sharding == layout;
+    if (seen) continue;
+    std::optional<double> total = ReshardCost(context, instruction.shape(), layout, target);
+    for (int64_t i = 0; i < instruction.operand_count() && total; ++i) {
+      std::optional<double> cost = ReshardCost(context, instruction.operand(i)->shape(), op.Operand(i).sharding, layout);
+      total = cost ? std::optional<double>(*total + *cost) : std::nullopt;
+    }
+    if (total && *total < best_cost) {
+      best = layout;
+      best_cost = *total;
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+bool PartitionConcatenate(OpContext& op) {
+  const Instruction& instruction = op.instruction();
+  Sharding target = LocalTarget(op.sharding());
+  int64_t dim = instruction.dimensions.at(0);
+  auto concatenate_in = [&](const Sharding& layout) {
+    std::vector<Instruction*> operands;
+    for (int64_t i = 0; i < instruction.operand_count(); ++i) operands.push_back(op.OperandWith(i, layout));
+    op.SetResult(op.Clone(ShardShapeOf(layout, instruction.shape()), operands), layout);
+    return true;
+  };
+  if (TileCountOf(target, dim) == 1) return concatenate_in(target);
+  ConcatExchange plan = PlanConcatExchange(op, target, dim);
+  if (plan.parts.empty()) return false;
+  if (std::optional<Sharding> layout = CheaperLayout(op, target, dim, plan)) return concatenate_in(*layout);
+  std::vector<Instruction*> pieces;
+  for (size_t k = 0; k < plan.parts.size(); ++k) {
+    const int64_t i = plan.operand_of_source[k];
+    pieces.push_back(plan.parts[k].source == instruction.operand(i) ? op.OperandWith(i, target)
+                                                                    : op.ValueOfOriginal(plan.parts[k].source).hlo);
+  }
   HloBuilder& b = op.builder();
   Instruction* source = pieces.size() == 1 ? pieces[0] : b.Concatenate(pieces, dim);
-  op.SetResult(ExchangeWindows(op.spmd(), b, source, x), target);
+  op.SetResult(ExchangeWindows(op.spmd(), b, source, plan.x), target);
   return true;
 }
 
