@@ -135,15 +135,10 @@ void Driver::ReplicateWhatUsersNeedWhole() {
     double cost = 0;
     for (int32_t k = nodes_[n].operands_begin; k < nodes_[n].operands_end && all; ++k) {
       const int32_t o = operand_nodes_[k];
-      if (o < 0) {
+      if (o < 0 || (!replicated(o) && !supplied[o] && !gatherable(o))) {
         all = false;
-      } else if (replicated(o)) {
-      } else if (supplied[o]) {
-        cost += whole_cost[o];
-      } else if (gatherable(o)) {
-        cost += gather_bytes(o);
-      } else {
-        all = false;
+      } else if (!replicated(o)) {  // a replicated operand is sliced for free
+        cost += supplied[o] ? whole_cost[o] : gather_bytes(o);
       }
     }
     supplied[n] = all && cost <= gather_bytes(n);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "partitioner/handlers/window_exchange.h"
+#include "partitioner/manual.h"
 #include "partitioner/reshard_plan.h"
 
 namespace gspmd::shape_ops {
@@ -276,11 +277,6 @@ ConcatExchange PlanConcatExchange(OpContext& op, const Sharding& target, int64_t
   return plan;
 }
 
-bool HasManualSubgroup(const Sharding& sharding) {
-  const std::vector<Sharding::SubgroupType>& types = sharding.subgroup_types();
-  return std::find(types.begin(), types.end(), Sharding::SubgroupType::kManual) != types.end();
-}
-
 // Another layout to concatenate in: an operand's split that leaves the concatenated dim whole,
 // when bringing every operand to it and the result from it to the target moves fewer bytes
 // than the window exchange in the target's layout (a concatenate split along its own dim, of
@@ -301,7 +297,7 @@ std::optional<Sharding> CheaperLayout(OpContext& op, const Sharding& target, int
   for (int64_t k = 0; k < instruction.operand_count(); ++k) {
     const Sharding& layout = op.Operand(k).sharding;
     if (!layout.IsTiled() || layout.HasUnreduced() || TileCountOf(layout, dim) != 1 || layout == target) continue;
-    if (HasManualSubgroup(layout) || HasManualSubgroup(target)) continue;
+    if (HasManualAxes(layout) || HasManualAxes(target)) continue;
     bool seen = false;
     for (int64_t j = 0; j < k && !seen; ++j) seen = op.Operand(j).sharding == layout;
     if (seen) continue;
