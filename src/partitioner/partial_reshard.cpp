@@ -43,7 +43,8 @@ std::optional<PartialReshard> PlanKeepingUnreducedAxes(const ReshardProblem& pro
   target.unreduced.clear();
   PartialReshard result;
   if (kept.empty()) {
-    result.problem = ReshardProblem{problem.global_dims, problem.element_bytes, source, target, partial};
+    result.problem = ReshardProblem{problem.global_dims, problem.element_bytes, source, target, partial,
+                                    problem.exact_sums};
     return result;
   }
   // Cut both sides (and the partial axes) at every boundary, so each kept axis is a run of
@@ -72,7 +73,8 @@ std::optional<PartialReshard> PlanKeepingUnreducedAxes(const ReshardProblem& pro
   dst.replicated.erase(std::remove_if(dst.replicated.begin(), dst.replicated.end(),
                                       [&](const DeviceAxis& piece) { return InsideAny(piece, kept); }),
                        dst.replicated.end());
-  result.problem = ReshardProblem{problem.global_dims, problem.element_bytes, src, dst, pieces_partial};
+  result.problem = ReshardProblem{problem.global_dims, problem.element_bytes, src, dst, pieces_partial,
+                                  problem.exact_sums};
   return result;
 }
 

@@ -89,6 +89,9 @@ class PlanEmitter {
       case ReshardStep::Kind::kAllGather:
       case ReshardStep::Kind::kGatherDim: {
         int64_t n = SizeOf(step.axes);
+        if (Tiles(step.dim) == n && !IsComplex(current->shape().element_type()) &&
+            GatherByMaskedSum(D(step.dim), n))
+          return EmitMaskedSumGather(step, current);
         current = collectives.AllGather(b_, current, step.dim,
                                         collectives.GroupsOverAxes(AxesOf(step.axes)), n);
         auto& dim_axes = state_.dims[step.dim];
@@ -140,6 +143,29 @@ class PlanEmitter {
   }
 
   // [.., c_d at dim d, .., c_e at dim e, ..] -> [.., n*c_d, .., c_e/n, ..]
+  // Makes dim step.dim whole from its pieces over all its axes by a sum: the device's piece
+  // at its offset in zeros, the padding past the dim's end cut off, then one all-reduce.
+  Instruction* EmitMaskedSumGather(const ReshardStep& step, Instruction* current) {
+    const int64_t n = SizeOf(step.axes);
+    const int64_t size = D(step.dim);
+    const int64_t piece = ShardSize(size, n);
+    ElementType type = current->shape().element_type();
+    std::vector<int64_t> dims = current->shape().dims();
+    dims[step.dim] = n * piece;
+    double identity = IsFloatingPoint(type) ? -0.0 : 0.0;  // x + -0.0 == x for every float x
+    Instruction* zeros = b_.BroadcastScalar(b_.ScalarConstant(type, identity), dims);
+    Instruction* zero = b_.S32Constant(0);
+    std::vector<Instruction*> starts(dims.size(), zero);
+    starts[step.dim] = AxisOffset(b_, AxesOf(step.axes), piece, context_.num_devices());
+    current = b_.DynamicUpdateSlice(zeros, SliceDimTo(PadDimTo(current, step.dim, piece), step.dim, piece), starts);
+    current = SliceDimTo(current, step.dim, size);
+    CollectiveFactory& collectives = context_.collectives();
+    current = collectives.AllReduce(b_, current, collectives.GroupsOverAxes(AxesOf(step.axes)),
+                                    type == ElementType::kPred ? Opcode::kOr : Opcode::kAdd);
+    state_.dims[step.dim].clear();
+    return current;
+  }
+
   Instruction* EmitAllToAll(const ReshardStep& step, Instruction* current) {
     int64_t d = step.dim, e = step.to_dim;
     int64_t n = SizeOf(step.axes);
@@ -426,7 +452,8 @@ PartitionedValue ReshardPartial(SpmdContext& context, HloBuilder& b, Instruction
   const auto& target_axes = context.Axes(target, rank);
   if (source_axes && target_axes && same_reduction) {
     ReshardProblem problem{global.dims(), ElementByteSize(global.element_type()),
-                           SplitAxesAt(*source_axes, PartialBounds(partial_axes)), *target_axes, partial_axes};
+                           SplitAxesAt(*source_axes, PartialBounds(partial_axes)), *target_axes, partial_axes,
+                           !IsComplex(global.element_type())};
     if (std::optional<PartialReshard> rewritten = PlanKeepingUnreducedAxes(problem)) {
       if (const auto& plan = context.Plan(rewritten->problem)) {
         Instruction* current =
@@ -471,7 +498,8 @@ PartitionedValue ReshardArray(SpmdContext& context, HloBuilder& b, Instruction* 
     std::sort(partial_bounds.begin(), partial_bounds.end());
     partial_bounds.erase(std::unique(partial_bounds.begin(), partial_bounds.end()), partial_bounds.end());
     ReshardProblem problem{global.dims(), ElementByteSize(global.element_type()),
-                           SplitAxesAt(*source_axes, partial_bounds), *target_axes, partial_axes};
+                           SplitAxesAt(*source_axes, partial_bounds), *target_axes, partial_axes,
+                           !IsComplex(global.element_type())};
     if (const auto& plan = context.Plan(problem)) {
       PlanEmitter emitter(context, b, *plan, global, reduction);
       return {emitter.Emit(local), global, target_in};

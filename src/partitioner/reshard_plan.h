@@ -65,6 +65,9 @@ struct ReshardProblem {
   AxisSharding source;
   AxisSharding target;
   std::vector<DeviceAxis> partial_axes;
+  // Whether a gather may instead sum each device's piece, placed in zeros, over the gathered
+  // devices (exact for every type but complex: see GatherByMaskedSum).
+  bool exact_sums = true;
 };
 
 // The cheapest plan found (fewest bytes sent per device; ties: fewer sequential ring steps), or
@@ -73,5 +76,12 @@ std::optional<ReshardPlan> PlanReshard(const ReshardProblem& problem);
 
 // Size of the per-device piece of a dim of `size` split `tiles` ways: ceil(size / tiles).
 inline int64_t ShardSize(int64_t size, int64_t tiles) { return (size + tiles - 1) / tiles; }
+
+// Whether a dim of `size` split `n` ways is better made whole by a masked sum than by an
+// all-gather: each device places its piece among zeros (-0.0 for floats, so the sum is exact
+// bit for bit) and one all-reduce adds them. The all-reduce sends 2 (n-1)/n of the dim, the
+// all-gather (n-1)/n of n padded pieces, so the sum pays on dims mostly made of padding (a
+// row or two split over many devices).
+inline bool GatherByMaskedSum(int64_t size, int64_t n) { return 2 * size < n * ShardSize(size, n); }
 
 }  // namespace gspmd

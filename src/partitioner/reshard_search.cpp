@@ -282,8 +282,10 @@ class Moves {
     switch (kind) {
       case Kind::kAllGather:
         if (!GatherAligned(dim, t, n)) return std::nullopt;
-        return fraction * DeviceBytes(tiles, dim, n * ShardSize(DimSize(dim), t));
+        [[fallthrough]];
       case Kind::kGatherDim:
+        if (t == n && problem_.exact_sums && GatherByMaskedSum(DimSize(dim), n))
+          return 2.0 * fraction * DeviceBytes(tiles, dim, DimSize(dim));
         return fraction * DeviceBytes(tiles, dim, n * ShardSize(DimSize(dim), t));
       case Kind::kAllToAll:
         if (!GatherAligned(dim, t, n) || !SliceAligned(to_dim, tiles[to_dim], n)) return std::nullopt;

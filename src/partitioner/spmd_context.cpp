@@ -96,6 +96,7 @@ const std::optional<ReshardPlan>& SpmdContext::Plan(const ReshardProblem& proble
   AppendAxisSharding(key_, problem.source);
   AppendAxisSharding(key_, problem.target);
   AppendAxes(key_, problem.partial_axes);
+  AppendInt(key_, problem.exact_sums ? 1 : 0);
   auto it = plan_cache_.find(key_);
   if (it != plan_cache_.end()) return it->second;
   return plan_cache_.emplace(key_, SharedPlan(key_, problem)).first->second;

@@ -102,9 +102,12 @@ Instruction* PadShardedDim(OpContext& op, Instruction* value, const Sharding& la
 
 }  // namespace
 
-// Slices the sharded dim `dim` of `value` (global size `size`, laid out as `layout`).
-Instruction* SliceShardedDim(OpContext& op, Instruction* value, const Sharding& layout, int64_t dim,
-                             int64_t size, const gspmd::SliceDim& slice) {
+namespace {
+
+// The window exchange that slices the sharded dim `dim` (global size `size`, laid out as
+// `layout`): tile t's window starts at its first result position's source.
+WindowExchange SliceExchange(OpContext& op, const Sharding& layout, int64_t dim, int64_t size,
+                             const gspmd::SliceDim& slice) {
   WindowExchange x;
   x.dim = dim;
   x.lines = LinesAlongDim(layout, dim, op.spmd().num_devices());
@@ -120,6 +123,129 @@ Instruction* SliceShardedDim(OpContext& op, Instruction* value, const Sharding& 
     x.needed_begin.push_back(start);
     x.needed_end.push_back(count > 0 ? start + slice.stride * (count - 1) + 1 : start);
   }
+  return x;
+}
+
+int64_t SlicedSize(const gspmd::SliceDim& slice) {
+  return (slice.limit - slice.start + slice.stride - 1) / slice.stride;
+}
+
+// Bytes the window exchanges of a slice in `layout` send per device: its sharded dims are
+// sliced one after another, each on the value the previous ones left.
+double ExchangeBytes(OpContext& op, const Sharding& layout) {
+  const Instruction& instruction = op.instruction();
+  Shape shape = instruction.operand(0)->shape();
+  for (int64_t d = 0; d < shape.rank(); ++d)
+    if (TileCountOf(layout, d) == 1) shape.set_dim(d, instruction.shape().dim(d));
+  double bytes = 0;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    const gspmd::SliceDim& slice = instruction.slice()[d];
+    if (TileCountOf(layout, d) == 1 || IsFullSlice(slice, shape.dim(d))) continue;
+    WindowExchange x = SliceExchange(op, layout, d, shape.dim(d), slice);
+    bytes += static_cast<double>(ExchangeElementsSent(x)) * SlabBytes(layout, shape, d);
+    shape.set_dim(d, SlicedSize(slice));
+  }
+  return bytes;
+}
+
+// The sliced dims a masked sum would take from the operand where it lies (its sharded dims
+// the slice does not cover whole).
+std::vector<int64_t> MaskedDims(OpContext& op, const Sharding& layout) {
+  const Instruction& instruction = op.instruction();
+  std::vector<int64_t> dims;
+  if (instruction.shape().element_count() == 0) return dims;
+  for (int64_t d = 0; d < instruction.shape().rank(); ++d)
+    if (TileCountOf(layout, d) > 1 && !IsFullSlice(instruction.slice()[d], instruction.operand(0)->shape().dim(d)))
+      dims.push_back(d);
+  return dims;
+}
+
+// A slice whose result is small against the pieces it is cut from (a few rows of a split dim):
+// every device takes the part of the slice inside its own piece, the identity of a sum
+// elsewhere, and one all-reduce over the devices of the sliced dims assembles the result
+// replicated there. It moves twice the result instead of a whole padded piece per device.
+// The sum is exact: -0.0 is added to floats (x + -0.0 == x, bit for bit), 0 to integers and
+// false (by or) to predicates. `value` is the operand in `layout`, already sliced along its
+// unsharded dims.
+Instruction* SliceByMaskedSum(OpContext& op, Instruction* value, const Sharding& layout,
+                              const std::vector<int64_t>& dims) {
+  const Instruction& instruction = op.instruction();
+  const Shape& operand_shape = instruction.operand(0)->shape();
+  HloBuilder& b = op.builder();
+  int64_t rank = operand_shape.rank();
+  std::vector<int64_t> piece = value->shape().dims();
+  std::vector<int64_t> window = piece;
+  std::vector<Instruction*> starts(rank, b.S32Constant(0));
+  std::vector<Instruction*> shifts(rank, nullptr);
+  PaddingConfig padding(rank);
+  for (int64_t d : dims) {
+    const gspmd::SliceDim& slice = instruction.slice()[d];
+    int64_t length = slice.stride * (SlicedSize(slice) - 1) + 1;
+    window[d] = length;
+    // Window element k is global position start + k, local position start - offset + k; in
+    // the piece padded by the window's length on both sides it sits `length` further on.
+    Instruction* offset = ShardOffset(b, op.spmd(), layout, operand_shape.dims(), d);
+    shifts[d] = b.Binary(Opcode::kSubtract, b.S32Constant(slice.start), offset);
+    starts[d] = b.Binary(Opcode::kAdd, shifts[d], b.S32Constant(length));
+    padding[d] = {length, length, 0};
+  }
+  ElementType type = value->shape().element_type();
+  value = b.Pad(value, b.ScalarConstant(type, 0), padding);
+  value = b.DynamicSlice(value, starts, window);
+  Instruction* inside = nullptr;
+  for (int64_t d : dims) {
+    Instruction* local = b.Binary(Opcode::kAdd, b.Iota(Shape(ElementType::kS32, window), d),
+                                  b.BroadcastScalar(shifts[d], window));
+    Instruction* low = b.Compare(local, b.BroadcastScalar(b.S32Constant(0), window), ComparisonDirection::kGe);
+    Instruction* high = b.Compare(local, b.BroadcastScalar(b.S32Constant(piece[d]), window), ComparisonDirection::kLt);
+    Instruction* both = b.Binary(Opcode::kAnd, low, high);
+    inside = inside ? b.Binary(Opcode::kAnd, inside, both) : both;
+  }
+  double identity = IsFloatingPoint(type) ? -0.0 : 0.0;
+  value = b.Select(inside, value, b.BroadcastScalar(b.ScalarConstant(type, identity), window));
+  bool strided = false;
+  std::vector<gspmd::SliceDim> every(rank);
+  for (int64_t d = 0; d < rank; ++d) every[d] = {0, window[d], 1};
+  for (int64_t d : dims) {
+    if (instruction.slice()[d].stride == 1) continue;
+    every[d].stride = instruction.slice()[d].stride;
+    strided = true;
+  }
+  if (strided) value = b.Slice(value, std::move(every));
+  CollectiveFactory& collectives = op.spmd().collectives();
+  ReplicaGroups groups = collectives.GroupsFromList(GroupsAcrossDims(layout, dims));
+  return collectives.AllReduce(b, value, groups, type == ElementType::kPred ? Opcode::kOr : Opcode::kAdd);
+}
+
+// Whether the masked sum in the operand's layout moves fewer bytes than slicing by window
+// exchange in `layout` (SliceLayout's choice) and resharding to `target`.
+bool MaskedSumPays(OpContext& op, const Sharding& layout, const Sharding& target, const std::vector<int64_t>& dims) {
+  const Instruction& instruction = op.instruction();
+  const Sharding& current = op.Operand(0).sharding;
+  if (dims.empty() || current.HasUnreduced() || HasManualAxes(current) || HasManualAxes(target)) return false;
+  SpmdContext& context = op.spmd();
+  const Shape& operand_shape = instruction.operand(0)->shape();
+  std::optional<double> move = layout == current
+      ? ReshardCost(context, instruction.shape(), current, target)
+      : ReshardCost(context, operand_shape, current, layout);
+  if (!move) return false;
+  double exchange = *move + ExchangeBytes(op, layout);
+  Sharding summed = ReplicateDims(current, instruction.shape().rank(), dims);
+  std::optional<double> after = ReshardCost(context, instruction.shape(), summed, target);
+  if (!after) return false;
+  int64_t group = 1;
+  for (int64_t d : dims) group *= TileCountOf(current, d);
+  double sum = 2.0 * static_cast<double>(group - 1) / static_cast<double>(group) *
+               static_cast<double>(ShardShapeOf(summed, instruction.shape()).byte_size());
+  return sum + *after < exchange;
+}
+
+}  // namespace
+
+// Slices the sharded dim `dim` of `value` (global size `size`, laid out as `layout`).
+Instruction* SliceShardedDim(OpContext& op, Instruction* value, const Sharding& layout, int64_t dim,
+                             int64_t size, const gspmd::SliceDim& slice) {
+  WindowExchange x = SliceExchange(op, layout, dim, size, slice);
   Instruction* window = ExchangeWindows(op.spmd(), op.builder(), value, x);
   if (slice.stride == 1) return window;
   std::vector<gspmd::SliceDim> strided;
@@ -136,6 +262,12 @@ bool PartitionSlice(OpContext& op) {
   // A replicated result too may be cheaper sliced where the operand lies (one row of a sharded
   // matrix: moving the row, not the matrix).
   Sharding layout = target.IsTiled() || target.IsReplicated() ? SliceLayout(op, target) : target;
+  std::vector<int64_t> masked;
+  if (op.Operand(0).sharding.IsTiled() && (target.IsTiled() || target.IsReplicated())) {
+    masked = MaskedDims(op, op.Operand(0).sharding);
+    if (MaskedSumPays(op, layout, target, masked)) layout = op.Operand(0).sharding;
+    else masked.clear();
+  }
   Instruction* value = op.OperandWith(0, layout);
   // Unsharded dims first (shrinks what moves), then one window exchange per sharded dim.
   std::vector<gspmd::SliceDim> local;
@@ -151,6 +283,10 @@ bool PartitionSlice(OpContext& op) {
     any_local = true;
   }
   if (any_local) value = op.builder().Slice(value, std::move(local));
+  if (!masked.empty()) {
+    op.SetResult(SliceByMaskedSum(op, value, layout, masked), ReplicateDims(layout, operand_shape.rank(), masked));
+    return true;
+  }
   for (int64_t d = 0; d < operand_shape.rank(); ++d) {
     const gspmd::SliceDim& slice = instruction.slice()[d];
     if (TileCountOf(layout, d) == 1 || IsFullSlice(slice, operand_shape.dim(d))) continue;
