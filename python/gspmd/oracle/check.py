@@ -13,12 +13,15 @@ rtol 1e-5 (of the element, or of the result's largest magnitude, for the roundin
 another order) plus 1e-6, bf16 or through-bf16 results within 2^-6 likewise plus 1e-2, integers
 and booleans exactly;
 and every result whose sharding the user fixed (out_shardings) laid out as XLA laid it out.
+Where our one-device interpreter shares an f32 difference, XLA's own run of the program widened
+to f64 (xla_f64) decides whether it is XLA:CPU's rounding (see _closer_to_f64).
 Communication (bytes sent per device, gspmd's one counter for both programs) is compared
 separately: ours must be at most XLA's.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import pathlib
@@ -29,7 +32,7 @@ from typing import Any, Optional, Sequence
 
 import numpy as np
 
-from . import hlo_text
+from . import hlo_text, xla_f64
 from .backend import load_npy
 from .generate import ProgramSpec, build
 
@@ -78,6 +81,7 @@ class Reference:
     xla_hlo: str                            # XLA's compiled per-device program
     seed: Optional[int] = None
     spec: Optional[ProgramSpec] = None
+    f64_outputs: Optional[list] = None      # XLA's results of the program widened to f64 (xla_f64), once run
 
     def save(self, folder: str) -> None:
         os.makedirs(folder, exist_ok=True)
@@ -88,6 +92,8 @@ class Reference:
             np.save(path / f"in{k}.npy", a)
         for k, a in enumerate(self.outputs):
             np.save(path / f"xla_out{k}.npy", a)
+        for k, a in enumerate(self.f64_outputs or []):
+            np.save(path / f"xla_f64_out{k}.npy", a)
         meta = {"seed": self.seed, "export": self.export, "devices": self.devices, "lowp": self.lowp,
                 "fixed": self.fixed, "inputs": len(self.inputs), "outputs": len(self.outputs)}
         old = path / "meta.json"
@@ -106,7 +112,9 @@ class Reference:
                          inputs=[load_npy(str(path / f"in{k}.npy")) for k in range(meta["inputs"])],
                          outputs=[load_npy(str(path / f"xla_out{k}.npy")) for k in range(meta["outputs"])],
                          lowp=meta["lowp"], fixed=meta["fixed"], xla_hlo=(path / "xla.hlo").read_text(),
-                         seed=meta.get("seed"), spec=spec)
+                         seed=meta.get("seed"), spec=spec,
+                         f64_outputs=[load_npy(str(path / f"xla_f64_out{k}.npy")) for k in range(meta["outputs"])]
+                         if (path / "xla_f64_out0.npy").exists() else None)
 
 
 @dataclass
@@ -291,7 +299,11 @@ def check_reference(ref: Reference, backend: Any) -> ExportCheck:
     result.value_problems = _compare_outputs(run.value, ref.outputs, ref.lowp)
     result.sharding_problems = _compare_shardings(part.value, ref)
     if result.value_problems:
-        result.notes.append(_where_values_differ(ref, program_text=ref.mlir, ours=run.value, backend=backend))
+        where = _where_values_differ(ref, program_text=ref.mlir, ours=run.value, backend=backend)
+        result.notes.append(where)
+        if where == NOT_PARTITIONING and _closer_to_f64(ref, run.value):
+            result.notes.append(XLA_ROUNDING + ": " + "; ".join(result.value_problems))
+            result.value_problems = []
     _set_mismatch(result)
     return result
 
@@ -308,6 +320,54 @@ def _set_mismatch(result: ExportCheck) -> None:
         result.reason += " " + where[0]
 
 
+NOT_PARTITIONING = "[the interpreter on one device gives ours too: not partitioning]"
+XLA_ROUNDING = ("XLA's rounding: XLA's own run in f64 sides with ours, not with its f32 result "
+                "(an approximated function, then cancellation)")
+# How much closer to XLA's f64 result ours must be than XLA's f32 result, where ours is not
+# within the f32 tolerance of it either (an ill-conditioned result: both f32 runs round, XLA's
+# approximations more).
+CLOSER = 4.0
+
+
+def _max_error(a: np.ndarray, truth: np.ndarray) -> float:
+    a, truth = a.astype(np.float64), truth.astype(np.float64)
+    finite = np.isfinite(truth)
+    if not finite.any():
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        return float(np.nanmax(np.abs(a[finite] - truth[finite])))
+
+
+def _closer_to_f64(ref: Reference, ours: list) -> bool:
+    """The tie-breaker when our unpartitioned interpreter and XLA:CPU disagree on f32 results:
+    XLA's run of the same program widened to f64 (xla_f64; stored in a reproducer, or computed
+    when JAX is here). The difference is forgiven only when, in every result where ours and
+    XLA's differ, ours is within the f32 tolerance of XLA's f64 result or CLOSER times nearer to
+    it than XLA's f32 result, and integers and booleans equal it. A semantic difference, which
+    XLA's f64 run shares with its f32 run, stays a mismatch."""
+    if ref.f64_outputs is None:
+        if importlib.util.find_spec("jax") is None:
+            return False
+        ref.f64_outputs = xla_f64.outputs(ref.mlir, ref.inputs, ref.devices)
+    wide = ref.f64_outputs
+    if wide is None or len(wide) != len(ours) or len(ours) != len(ref.outputs):
+        return False
+    for k, (a, w, x) in enumerate(zip(ours, wide, ref.outputs)):
+        low = bool(ref.lowp[k]) if k < len(ref.lowp) else False
+        if w.shape != a.shape:
+            return False
+        if not compare_arrays(a, x, low):
+            continue                                       # this result agrees already
+        truth = w.astype(a.dtype)
+        if not _float_kind(a):
+            if compare_arrays(a, truth) or not compare_arrays(x, truth):
+                return False
+            continue
+        if compare_arrays(a, truth, low) and CLOSER * _max_error(a, w) > _max_error(x, w):
+            return False
+    return True
+
+
 def _where_values_differ(ref: Reference, program_text: str, ours: list, backend: Any) -> str:
     """Runs the interpreter on one device: is the difference made by partitioning or not?"""
     with tempfile.TemporaryDirectory(prefix="gspmd_oracle_") as tmp:
@@ -319,7 +379,7 @@ def _where_values_differ(ref: Reference, program_text: str, ours: list, backend:
     if not _compare_outputs(one.value, ref.outputs, ref.lowp):
         return "[the interpreter on one device agrees with XLA: partitioning differs]"
     if not _compare_outputs(ours, one.value, ref.lowp):
-        return "[the interpreter on one device gives ours too: not partitioning]"
+        return NOT_PARTITIONING
     return "[the interpreter on one device differs from both]"
 
 

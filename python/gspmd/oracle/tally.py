@@ -33,6 +33,7 @@ class Tally:
         self.invalid: list[str] = []
         self.xla_crashes: list[str] = []
         self.xla_inconsistent: list[str] = []
+        self.xla_rounding: list[str] = []
         self.notes: collections.Counter = collections.Counter()
         self.comm_ours = 0.0
         self.comm_xla = 0.0
@@ -69,6 +70,8 @@ class Tally:
         for n in e["notes"]:
             if n.startswith("XLA disagrees"):
                 self.xla_inconsistent.append(f"seed {seed} {e['export']}: {n}")
+            elif n.startswith("XLA's rounding"):
+                self.xla_rounding.append(f"seed {seed} {e['export']}: {n}")
             elif "unreadable" not in n and not n.startswith("["):
                 self.notes[n] += 1
 
@@ -114,6 +117,10 @@ class Tally:
             lines.append(f"XLA disagreeing with itself ({len(self.xla_inconsistent)}; ours matches one of its "
                          f"results; not counted against gspmd):")
             lines += ["  " + x for x in self.xla_inconsistent]
+        if self.xla_rounding:
+            lines.append(f"XLA:CPU's rounding ({len(self.xla_rounding)}; ours is within f32 tolerance of XLA's own f64 run, "
+                         f"its f32 result is not; counted as equal):")
+            lines += ["  " + x for x in self.xla_rounding]
         if self.xla_crashes:
             lines.append(f"not counted: {len(self.xla_crashes)} programs XLA itself aborted on:")
             lines += ["  " + x for x in self.xla_crashes]

@@ -1,0 +1,112 @@
+"""The oracle's tie-breaker for XLA:CPU's f32 rounding: the StableHLO widened to f64 (text in,
+text checked), XLA's own f64 run of it, and the rule that forgives a difference only when
+XLA's f64 result sides with ours."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def oracle(module: str):
+    """gspmd.oracle.<module>, or the same file as oracle.<module> when the package is not built."""
+    try:
+        return importlib.import_module(f"gspmd.oracle.{module}")
+    except ImportError:
+        sys.path.insert(0, str(REPO / "python" / "gspmd"))
+        return importlib.import_module(f"oracle.{module}")
+
+
+MAIN_MHLO = """module @jit_fn attributes {mhlo.num_partitions = 2 : i32} {
+  func.func public @main(%arg0: tensor<4x2xf32> {mhlo.sharding = "{devices=[2,1]<=[2]}"}) -> (tensor<f32> {mhlo.sharding = "{replicated}"}, tensor<4x2xf32> {mhlo.sharding = "{devices=[2,1]<=[2]}"}) {
+    %0 = stablehlo.custom_call @Sharding(%arg0) {mhlo.sharding = "{devices=[1,2]<=[2]}"} : (tensor<4x2xf32>) -> tensor<4x2xf32>
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %1 = stablehlo.reduce(%0 init: %cst) applies stablehlo.add across dimensions = [0, 1] : (tensor<4x2xf32>, tensor<f32>) -> tensor<f32>
+    %2 = stablehlo.tanh %0 : tensor<4x2xf32>
+    return %1, %2 : tensor<f32>, tensor<4x2xf32>
+  }
+}
+"""
+
+MAIN_SDY = """module @jit_fn attributes {mhlo.num_partitions = 4 : i32} {
+  sdy.mesh @mesh = <["x"=2, "y"=2]>
+  func.func public @main(%arg0: tensor<5x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x", "y"}, {}]>}) -> (tensor<5x2xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}], replicated={"x"}>}) {
+    return %arg0 : tensor<5x2xf32>
+  }
+}
+"""
+
+
+def test_widen_makes_every_f32_f64_and_only_main_whole():
+    wide = oracle("xla_f64").widen(MAIN_MHLO)
+    assert "f32" not in wide
+    assert "tensor<4x2xf64>" in wide and "tensor<f64>" in wide
+    main = next(line for line in wide.splitlines() if "@main" in line)
+    assert main.count('mhlo.sharding = "{replicated}"') == 3
+    assert '@Sharding(%arg0) {mhlo.sharding = "{devices=[1,2]<=[2]}"}' in wide  # the inside stays
+
+
+def test_widen_replicates_shardy_arguments_and_results():
+    wide = oracle("xla_f64").widen(MAIN_SDY)
+    main = next(line for line in wide.splitlines() if "@main" in line)
+    assert main.count("#sdy.sharding<@mesh, [{}, {}]>") == 2
+    assert "replicated=" not in main
+
+
+def test_widen_refuses_bitcasts():
+    text = MAIN_MHLO.replace("stablehlo.tanh %0 : tensor<4x2xf32>",
+                             "stablehlo.bitcast_convert %0 : (tensor<4x2xf32>) -> tensor<4x2xi32>")
+    assert oracle("xla_f64").widen(text) is None
+
+
+def _reference(outputs, f64_outputs):
+    check = oracle("check")
+    return check.Reference(export="gspmd", devices=2, mlir=MAIN_MHLO, inputs=[], outputs=outputs,
+                           lowp=[False] * len(outputs), fixed=[None] * len(outputs), xla_hlo="",
+                           f64_outputs=f64_outputs)
+
+
+def test_forgiven_only_where_xla_f64_sides_with_ours():
+    check = oracle("check")
+    ours = [np.array([7.036e-6], np.float32)]
+    xla = [np.array([5.277e-6], np.float32)]
+    assert check._closer_to_f64(_reference(xla, [np.array([7.0023e-6])]), ours)
+    # XLA's f64 run gives its f32 result: a semantic difference, ours is wrong.
+    assert not check._closer_to_f64(_reference(xla, [np.array([5.2771e-6])]), ours)
+    # Neither is the f64 value.
+    assert not check._closer_to_f64(_reference(xla, [np.array([9.0e-6])]), ours)
+
+
+def test_an_ill_conditioned_result_is_forgiven_only_when_ours_is_much_closer():
+    check = oracle("check")
+    ours = [np.array([-5.132e-3, 1.0], np.float32)]
+    xla = [np.array([-5.295e-3, 1.0], np.float32)]
+    # Ours 8e-6 from XLA's f64 result (beyond the f32 tolerance), XLA's f32 result 1.7e-4.
+    assert check._closer_to_f64(_reference(xla, [np.array([-5.124e-3, 1.0])]), ours)
+    # Ours only a little closer than XLA's: not enough to call it XLA's rounding.
+    assert not check._closer_to_f64(_reference(xla, [np.array([-5.2e-3, 1.0])]), ours)
+
+
+def test_integers_must_equal_xla_f64_result():
+    check = oracle("check")
+    ours, xla = [np.array([3, 4], np.int32)], [np.array([3, 5], np.int32)]
+    assert check._closer_to_f64(_reference(xla, [np.array([3, 4], np.int32)]), ours)
+    assert not check._closer_to_f64(_reference(xla, [np.array([3, 5], np.int32)]), ours)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="needs JAX")
+def test_xla_runs_the_widened_program_on_its_devices():
+    xla_f64 = oracle("xla_f64")
+    x = np.linspace(-7, 7, 8, dtype=np.float32).reshape(4, 2)
+    outputs = xla_f64.outputs(MAIN_MHLO, [x], devices=2)
+    assert outputs is not None and [o.dtype for o in outputs] == [np.float64, np.float64]
+    wide = x.astype(np.float64)
+    np.testing.assert_allclose(outputs[0], wide.sum(), rtol=1e-15)
+    np.testing.assert_allclose(outputs[1], np.tanh(wide), rtol=1e-14)
