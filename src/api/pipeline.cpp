@@ -134,6 +134,12 @@ PropagationResult Propagate(Module& module, const std::string& file, int64_t dev
     options.propagate_to_parameters = propagation::ParseBoundaryFlags(boundary.to_parameters, "--propagate-to-parameters");
   if (!boundary.to_outputs.empty())
     options.propagate_to_outputs = propagation::ParseBoundaryFlags(boundary.to_outputs, "--propagate-to-outputs");
+  // What XLA's pipeline does before its propagation, so that `partition --propagate-only
+  // --explain` shows the shardings partitioning uses.
+  InlineCallsBeforePropagation(module);       // shardings flow through JAX's helper calls, as in XLA
+  FoldReshapesBeforePropagation(module);      // reshape round trips, as XLA's simplifier folds them
+  FoldTrivialSortsBeforePropagation(module);  // sorts along a dim of one element
+  RemoveDeadCodeBeforePropagation(module);    // dead values must not steer live shardings
   return WithFileContext(file, [&] { return PropagateShardings(module, options); });
 }
 
@@ -168,10 +174,6 @@ CompiledPartition PartitionGlobal(Module& module, const std::string& file, const
   result.num_devices = options.requested_devices > 0 ? options.requested_devices
                                                      : (states_device_count ? module.num_partitions() : 0);
   if (options.always_propagate || NeedsPropagation(module)) {
-    InlineCallsBeforePropagation(module);     // shardings flow through JAX's helper calls, as in XLA
-    FoldReshapesBeforePropagation(module);    // reshape round trips, as XLA's simplifier folds them
-    FoldTrivialSortsBeforePropagation(module);  // sorts along a dim of one element
-    RemoveDeadCodeBeforePropagation(module);  // dead values must not steer live shardings
     result.propagation = Propagate(module, file, result.num_devices, options.record_origins, options.boundary);
     if (result.num_devices == 0) result.num_devices = result.propagation.num_partitions;
   }

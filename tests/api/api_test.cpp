@@ -86,6 +86,27 @@ TEST(ApiCompileTest, PropagateExplainsWhereShardingsCameFrom) {
   EXPECT_EQ(propagated.Text(false).find("/* from"), std::string::npos);
 }
 
+// Propagate prepares the module as partitioning does (JAX's pure helper calls inlined), so
+// that --propagate-only --explain shows the shardings partitioning uses.
+TEST(ApiCompileTest, PropagateSeesTheModulePartitioningSees) {
+  const char helper[] = R"(HloModule helper, num_partitions=2
+
+%twice (a: f32[8]) -> f32[8] {
+  %a = f32[8]{0} parameter(0)
+  ROOT %sum = f32[8]{0} add(%a, %a)
+}
+
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0), sharding={devices=[2]<=[2]}
+  ROOT %call = f32[8]{0} call(%x), to_apply=%twice
+}
+)";
+  const Propagated propagated = Propagate(Program::FromText(helper, "helper.hlo"), PropagateOptions{0, true, {}});
+  const std::string text = propagated.Text(true);
+  EXPECT_EQ(text.find("call("), std::string::npos) << text;
+  EXPECT_NE(text.find("add(%x, %x), sharding={devices=[2]<=[2]}"), std::string::npos) << text;
+}
+
 TEST(ApiRunTest, RunOnDevicesEqualsEval) {
   const Program program = Program::FromText(kDot, "dot.hlo");
   const std::vector<Literal> inputs = {Iota(Shape(ElementType::kF32, {8, 16})), Iota(Shape(ElementType::kF32, {16, 4}))};
