@@ -66,6 +66,7 @@ PropagationResult Driver::Run() {
   while (CompletePartlyShardedTuples()) Drain(kMaxPriorityLevel);
   FillDefaults();
   ReplicateWhatUsersNeedWhole();
+  GatherLoopInvariantsOnce();
   MakeGroupsConsistent();
   MakeLoopsConsistent();
   ReplicateUnevenBoundaries();

@@ -244,6 +244,14 @@ class Driver {
   // Only values propagation chose change: annotated, manual and grouped ones stay.
   void ReplicateWhatUsersNeedWhole();
 
+  // A loop-invariant value of a while loop (the body returns it as it came) that the body only
+  // reads at run-time offsets (dynamic-slices whose start varies along a split dim, as a scan
+  // reads its xs) is carried whole along those dims: gathered once before the loop instead of
+  // a masked sum of the slice on every trip, which moves twice as much for a scan. XLA hoists
+  // the gather out of the loop likewise. Where the trip count is known and the trips read less
+  // than half the value, the sums stay (oracle seed 40165).
+  void GatherLoopInvariantsOnce();
+
   // shard_as members end with one sharding: the most specific one a member has (a user's
   // annotation first; a ShardBarrierFrom member's only when no other member has one). A
   // ShardBarrierTo member keeps its own. With `propagate`, the changes are offered onwards

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "analysis/trip_count.h"
 #include "ir/known_custom_calls.h"
 #include "propagation/sharding_algebra.h"
 
@@ -187,6 +188,103 @@ void Driver::ReplicateWhatUsersNeedWhole() {
     slot.rule = whole_cost[n] > 0 ? gathered : rule;
     slot.source = -1;
     nodes_[n].composed_valid = false;
+  }
+}
+
+namespace {
+
+// The dims a dynamic-slice of `operand` reads at a run-time offset: sliced short, from a start
+// that is not a constant.
+std::vector<int64_t> RunTimeSlicedDims(const Instruction& slice) {
+  std::vector<int64_t> dims;
+  const Shape& shape = slice.operand(0)->shape();
+  const std::vector<int64_t>& sizes = slice.dynamic_slice_sizes();
+  if (static_cast<int64_t>(sizes.size()) != shape.rank() || slice.operand_count() != shape.rank() + 1) return dims;
+  for (int64_t d = 0; d < shape.rank(); ++d)
+    if (sizes[d] < shape.dim(d) && slice.operand(d + 1)->opcode() != Opcode::kConstant) dims.push_back(d);
+  return dims;
+}
+
+}  // namespace
+
+void Driver::GatherLoopInvariantsOnce() {
+  const RuleName rule = Intern("gathered once before the loop: a loop invariant the body reads at run-time offsets");
+  for (const Node& node : nodes_) {
+    const Instruction& loop = *node.instruction;
+    if (loop.opcode() != Opcode::kWhile || !loop.shape().IsTuple() || node.manual != nullptr) continue;
+    const Computation* body = loop.while_body();
+    if (body == nullptr || body->num_parameters() != 1 || body->root() == nullptr ||
+        body->root()->opcode() != Opcode::kTuple)
+      continue;
+    const Instruction* parameter = body->parameter(0);
+    const Instruction* root = body->root();
+    const std::vector<Shape>& elements = loop.shape().tuple_shapes();
+    const std::optional<int64_t> trips = WhileTripCount(loop);
+    int64_t leaf = 0;
+    for (int64_t k = 0; k < static_cast<int64_t>(elements.size()); leaf += LeafCount(elements[k]), ++k) {
+      if (!elements[k].IsArray() || k >= root->operand_count()) continue;
+      const Instruction* passed = root->operand(k);
+      if (passed->opcode() != Opcode::kGetTupleElement || passed->operand(0) != parameter ||
+          passed->tuple_index != k)
+        continue;
+      const int64_t loop_slot = SlotOf(&loop, leaf);
+      if (loop_slot < 0) continue;
+      const Slot& carried = slots_[loop_slot];
+      if (!carried.sharding || !carried.sharding->IsTiled() || carried.sharding->HasUnreduced() || carried.fixed ||
+          carried.user || carried.kept)
+        continue;
+      // Every read of element k in the body: a dynamic-slice at a run-time offset along some
+      // split dim, or the root passing it on.
+      std::vector<const Instruction*> reads;
+      std::vector<int64_t> dims;
+      double read_bytes = 0;
+      bool only_slices = true;
+      for (const Instruction* user : parameter->users()) {
+        if (user->opcode() != Opcode::kGetTupleElement) {
+          only_slices = false;
+          break;
+        }
+        if (user->tuple_index != k) continue;
+        const int64_t slot = SlotOf(user, 0);
+        if (slot < 0 || slots_[slot].fixed || slots_[slot].user) {
+          only_slices = false;
+          break;
+        }
+        reads.push_back(user);
+        for (const Instruction* reader : user->users()) {
+          if (reader == root) {
+            for (int64_t i = 0; i < root->operand_count(); ++i)
+              if (root->operand(i) == user && i != k) only_slices = false;
+            continue;
+          }
+          std::vector<int64_t> split;
+          if (reader->opcode() == Opcode::kDynamicSlice && reader->operand(0) == user)
+            for (int64_t d : RunTimeSlicedDims(*reader))
+              if (DimTiles(*carried.sharding, d) > 1) split.push_back(d);
+          if (split.empty() || reader->operand(0) != user) {
+            only_slices = false;
+            break;
+          }
+          for (int64_t d : split)
+            if (std::find(dims.begin(), dims.end(), d) == dims.end()) dims.push_back(d);
+          read_bytes += static_cast<double>(reader->shape().byte_size());
+        }
+        if (!only_slices) break;
+      }
+      if (!only_slices || dims.empty()) continue;
+      // A masked sum per trip moves about twice the slice; the gather, the value once.
+      if (trips && 2.0 * read_bytes * static_cast<double>(*trips) < static_cast<double>(elements[k].byte_size()))
+        continue;
+      std::sort(dims.begin(), dims.end());
+      const Sharding whole = ReplicateDims(*carried.sharding, dims);
+      slots_[loop_slot].sharding = whole;
+      slots_[loop_slot].rule = rule;
+      for (const Instruction* read : reads) {
+        Slot& slot = slots_[SlotOf(read, 0)];
+        slot.sharding = whole;
+        slot.rule = rule;
+      }
+    }
   }
 }
 
