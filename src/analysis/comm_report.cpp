@@ -28,6 +28,31 @@ int64_t OperandBytes(const Instruction& instruction) {
 }
 
 void Visit(const Computation& computation, int64_t num_devices, double multiplier,
+           const std::function<void(const Instruction&, double)>& visit, std::vector<std::string>& warnings);
+
+// One branch of a conditional runs: the one that sends the most bytes is visited (the first of
+// equals), so that a step counts what it can send, not the sum of every branch's collectives.
+void VisitCostliestBranch(const Instruction& conditional, int64_t num_devices, double multiplier,
+                          const std::function<void(const Instruction&, double)>& visit,
+                          std::vector<std::string>& warnings) {
+  std::vector<std::pair<const Instruction*, double>> best;
+  double best_bytes = -1;
+  for (const Computation* branch : conditional.called_computations()) {
+    std::vector<std::pair<const Instruction*, double>> seen;
+    double bytes = 0;
+    Visit(*branch, num_devices, multiplier, [&](const Instruction& collective, double times) {
+      seen.emplace_back(&collective, times);
+      bytes += times * CollectiveBytesPerDevice(collective, num_devices);
+    }, warnings);
+    if (bytes > best_bytes) {
+      best_bytes = bytes;
+      best = std::move(seen);
+    }
+  }
+  for (const auto& [collective, times] : best) visit(*collective, times);
+}
+
+void Visit(const Computation& computation, int64_t num_devices, double multiplier,
            const std::function<void(const Instruction&, double)>& visit, std::vector<std::string>& warnings) {
   for (const auto& owned : computation.instructions()) {
     const Instruction& instruction = *owned;
@@ -43,10 +68,12 @@ void Visit(const Computation& computation, int64_t num_devices, double multiplie
       }
       inner = multiplier * static_cast<double>(trips.value_or(1));
     }
+    if (instruction.opcode() == Opcode::kConditional) {
+      VisitCostliestBranch(instruction, num_devices, inner, visit, warnings);
+      continue;
+    }
     for (const Computation* called : instruction.called_computations()) {
-      bool is_reducer = instruction.opcode() != Opcode::kWhile &&
-                        instruction.opcode() != Opcode::kCall &&
-                        instruction.opcode() != Opcode::kConditional;
+      bool is_reducer = instruction.opcode() != Opcode::kWhile && instruction.opcode() != Opcode::kCall;
       if (is_reducer) continue;  // scalar reducers and comparators hold no collectives
       Visit(*called, num_devices, inner, visit, warnings);
     }

@@ -21,7 +21,8 @@ namespace gspmd {
 //   all-to-all (n-1)/n * B(result)        reduce-scatter (n-1)/n * B(operand)
 //   collective-permute B(operand)         collective-broadcast (n-1)/n * B(operand)
 // Collectives inside while bodies count once per iteration when the trip count is known
-// statically (WhileTripCount); otherwise once, with a warning.
+// statically (WhileTripCount); otherwise once, with a warning. Of a conditional's branches,
+// one runs: the one that sends the most bytes counts.
 struct CollectiveStats {
   int64_t count = 0;
   double bytes = 0;
@@ -37,8 +38,8 @@ struct CommReport {
 CommReport AnalyzeCommunication(const Module& module);
 
 // Calls visit(collective, times) for every collective reachable from the entry (through while,
-// call and conditional), `times` being how often it runs (while bodies: their static trip
-// count). An asynchronous collective-permute is visited once, at its collective-permute-start.
+// call and the costliest branch of each conditional), `times` being how often it runs (while
+// bodies: their static trip count). An asynchronous collective-permute is visited once, at its collective-permute-start.
 // Returns the warnings about unknown trip counts, as AnalyzeCommunication does.
 std::vector<std::string> ForEachCollective(const Module& module,
                                            const std::function<void(const Instruction&, double)>& visit);
