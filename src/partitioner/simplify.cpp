@@ -13,6 +13,7 @@
 #include "ir/computation.h"
 #include "ir/hlo_builder.h"
 #include "ir/instruction.h"
+#include "ir/sdy_custom_calls.h"
 
 namespace gspmd {
 namespace {
@@ -514,14 +515,25 @@ bool PureComputation(const Computation& computation, int depth = 0) {
   return true;
 }
 
+// A sharding annotation on a value (a constraint, or Shardy's function result): it does not
+// make the call that produces the value a region of its own.
+bool IsPlainShardingAnnotation(const Instruction& instruction) {
+  if (instruction.opcode() != Opcode::kCustomCall) return false;
+  const std::string_view target = instruction.custom_call_target;
+  return target == "Sharding" || SdyTargetName(target) == "FuncResultSharding";
+}
+
 bool InlinableBeforePropagation(const Instruction& call) {
   if (call.opcode() != Opcode::kCall || call.called_computations().size() != 1 || call.sharding().has_value() ||
       !call.frontend_attributes.empty())
     return false;
   for (const Instruction* operand : call.operands())
     if (operand->opcode() == Opcode::kCustomCall) return false;
+  // A call whose result only a sharding annotation reads is an ordinary helper (oracle seed
+  // 20135: a cumsum returned as a split result); other custom-call users (a manual region's
+  // boundary) keep it a call.
   for (const Instruction* user : call.users())
-    if (user->opcode() == Opcode::kCustomCall) return false;
+    if (user->opcode() == Opcode::kCustomCall && !IsPlainShardingAnnotation(*user)) return false;
   return PureComputation(*call.called_computations()[0]);
 }
 

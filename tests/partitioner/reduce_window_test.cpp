@@ -26,6 +26,16 @@ std::string Module(const std::string& entry) {
 }
 
 const std::vector<PartitionCase> kCases = {
+    // A replicated operand and a split result: each device computes the whole window op and
+    // slices its piece, where splitting the operand first needs its halo (oracle seed 20135).
+    {.name = "ReplicatedOperandToASplitResultMovesNothing",
+     .hlo = Module(R"(
+ENTRY e {
+  %x = f32[16,4]{1,0} parameter(0), sharding={replicated}
+  %z = f32[] constant(0)
+  ROOT %r = f32[16,4]{1,0} reduce-window(%x, %z), window={size=16x1 pad=15_0x0_0}, to_apply=%add, sharding={devices=[8,1]<=[8]}
+})"),
+     .expect = {.collectives = 0}},
     // From moe_top2_alltoall: cumsum over the token dim, groups sharded.
     {.name = "MoeCumsumAlongAnUnshardedDimIsLocal",
      .hlo = Module(R"(

@@ -471,6 +471,45 @@ ENTRY %main (x: s32[3,16]) -> (s32[2,1], s32[2,1]) {
   ExpectNoCommunicationWhenPartitioned(hlo, 4);
 }
 
+// A helper whose result only a sharding annotation reads (a cumsum returned as a split
+// result) is inlined like any other; one whose result enters a manual region stays a call
+// (oracle seed 20135: the cumsum of a replicated vector was computed split, with its halo
+// gathered, 14 B against XLA's 0).
+TEST(SimplifyTest, HelperCallsReadByAnAnnotationAreInlined) {
+  const std::string hlo = R"(HloModule m, num_partitions=8
+%add (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %s = f32[] add(%a, %b)
+}
+
+%cumsum (p: f32[8]) -> f32[8] {
+  %p = f32[8]{0} parameter(0)
+  %zero = f32[] constant(0)
+  ROOT %r = f32[8]{0} reduce-window(%p, %zero), window={size=8 pad=7_0}, to_apply=%add
+}
+
+%twice (q: f32[8]) -> f32[8] {
+  %q = f32[8]{0} parameter(0)
+  ROOT %d = f32[8]{0} add(%q, %q)
+}
+
+ENTRY %main (x: f32[8]) -> (f32[8], f32[1]) {
+  %x = f32[8]{0} parameter(0), sharding={replicated}
+  %c = f32[8]{0} call(%x), to_apply=%cumsum
+  %out = f32[8]{0} custom-call(%c), custom_call_target="Sharding", sharding={devices=[8]<=[8]}
+  %t = f32[8]{0} call(%x), to_apply=%twice
+  %local = f32[1]{0} custom-call(%t), custom_call_target="SPMDFullToShardShape", sharding={manual}
+  ROOT %r = (f32[8]{0}, f32[1]{0}) tuple(%out, %local), sharding={{devices=[8]<=[8]}, {manual}}
+}
+)";
+  std::unique_ptr<Module> module = ParseModule(hlo);
+  EXPECT_EQ(InlineCallsBeforePropagation(*module), 1);
+  const Instruction* root = module->entry()->root();
+  EXPECT_EQ(root->operand(0)->operand(0)->opcode(), Opcode::kReduceWindow);
+  EXPECT_EQ(root->operand(1)->operand(0)->opcode(), Opcode::kCall);
+}
+
 // JAX's top_k with k = 1 over rows of one element: the indices are zeros and the values the
 // operand, so a gather of split rows that only feeds the indices is dead and nothing moves
 // (oracle seed 40288: a masked gather and an all-reduce, 20 B, against XLA's 0).
