@@ -6,6 +6,7 @@
 
 #include "ir/instruction_error.h"
 #include "partitioner/handlers/shape_ops.h"
+#include "partitioner/manual.h"
 #include "partitioner/partial_sums.h"
 #include "support/diagnostic.h"
 
@@ -119,9 +120,51 @@ PartitionedValue ComputationPartitioner::ReshardCached(const Instruction* origin
       }
     }
   }
+  // A broadcast of a scalar is made again in the new layout where moving it would communicate
+  // (a gradient of ones under a sharding constraint, returned otherwise: oracle seed 20213).
+  if (original->shape().IsArray()) {
+    std::optional<double> cost = shape_ops::ReshardCost(spmd(), original->shape(), start.sharding, sharding);
+    if (!cost || *cost > 0) {
+      if (std::optional<PartitionedValue> splat = SplatIn(original, sharding)) {
+        reshards_[key] = *splat;
+        return *splat;
+      }
+    }
+  }
   PartitionedValue resharded = Reshard(spmd(), builder_, start, sharding);
   reshards_[key] = resharded;
   return resharded;
+}
+
+namespace {
+
+// The broadcast of a scalar that `original` is, looking through sharding constraints and
+// copies; nullptr when it is none.
+const Instruction* SplatSource(const Instruction* original) {
+  for (int depth = 0; depth < 16 && original != nullptr; ++depth) {
+    const Opcode opcode = original->opcode();
+    if (opcode == Opcode::kBroadcast)
+      return original->operand(0)->shape().IsArray() && original->operand(0)->shape().rank() == 0 ? original : nullptr;
+    const bool passes = opcode == Opcode::kCopy ||
+                        (opcode == Opcode::kCustomCall && original->custom_call_target == "Sharding" &&
+                         original->operand_count() == 1);
+    if (!passes || !original->shape().IsArray()) return nullptr;
+    original = original->operand(0);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::optional<PartitionedValue> ComputationPartitioner::SplatIn(const Instruction* original, const Sharding& sharding) {
+  const Instruction* broadcast = SplatSource(original);
+  if (broadcast == nullptr || !original->shape().IsArray() || sharding.IsManual() || sharding.HasUnreduced() ||
+      !(sharding.IsReplicated() || sharding.IsTiled()) || HasManualAxes(sharding))
+    return std::nullopt;
+  auto it = values_.find(broadcast->operand(0));
+  if (it == values_.end() || !it->second.sharding.IsReplicated()) return std::nullopt;
+  Instruction* local = builder_.BroadcastScalar(it->second.hlo, ShardShapeOf(sharding, original->shape()).dims());
+  return PartitionedValue{local, original->shape(), sharding};
 }
 
 PartitionedValue ComputationPartitioner::PartitionParameter(const Instruction& parameter) {

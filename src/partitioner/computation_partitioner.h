@@ -30,6 +30,9 @@ class ComputationPartitioner {
   ModulePartitioner& module_partitioner() { return module_partitioner_; }
   const PartitionedValue& ValueOf(const Instruction* original) const;
   PartitionedValue ReshardCached(const Instruction* original, const Sharding& sharding);
+  // `original` made again in `sharding` from its scalar, where it is a broadcast of a
+  // replicated scalar (through sharding constraints and copies); nullopt otherwise.
+  std::optional<PartitionedValue> SplatIn(const Instruction* original, const Sharding& sharding);
 
  private:
   void PartitionInstruction(const Instruction& instruction);

@@ -9,6 +9,18 @@ namespace gspmd::partition_test {
 namespace {
 
 const std::vector<PartitionCase> kBroadcastCases = {
+    // A broadcast of a scalar under a sharding constraint, returned in another layout (the
+    // gradient of a sum is ones): made again in the result's layout, not moved (oracle seed
+    // 20213: an all-gather and a permute, 64 B).
+    {.name = "ScalarBroadcastIsMadeAgainInTheLayoutAUserWants",
+     .hlo = R"(HloModule m, num_partitions=4
+ENTRY e {
+  %s = f32[] parameter(0), sharding={replicated}
+  %b = f32[16,2]{1,0} broadcast(%s), dimensions={}, sharding={devices=[2,2]<=[2,2]T(1,0)}
+  %c = f32[16,2]{1,0} custom-call(%b), custom_call_target="Sharding", sharding={devices=[2,2]<=[2,2]T(1,0)}
+  ROOT %n = f32[16,2]{1,0} negate(%c), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}
+})",
+     .expect = {.collectives = 0}},
     {.name = "MappedDimKeepsItsShardingLocally",
      .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
