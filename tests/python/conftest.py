@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import pathlib
 import shutil
+import sys
 
 import numpy as np
 import pytest
@@ -15,6 +17,16 @@ os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
+
+
+def oracle(module: str):
+    """gspmd.oracle.<module>, or the same file as oracle.<module> when the package is not built
+    (the oracle's tests import it as `from conftest import oracle`)."""
+    try:
+        return importlib.import_module(f"gspmd.oracle.{module}")
+    except ImportError:
+        sys.path.insert(0, str(REPO / "python" / "gspmd"))
+        return importlib.import_module(f"oracle.{module}")
 CORPUS = REPO / "tests" / "data" / "corpus"
 
 

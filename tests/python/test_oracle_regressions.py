@@ -5,23 +5,14 @@ XLA results, result shardings and communication stored beside it. A folder whose
 
 from __future__ import annotations
 
-import importlib
 import json
 import pathlib
-import sys
 
 import pytest
+from conftest import oracle
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
 CASES = sorted(p for p in (REPO / "tests" / "data" / "oracle").glob("*") if (p / "meta.json").exists())
-
-
-def oracle(module: str):
-    try:
-        return importlib.import_module(f"gspmd.oracle.{module}")
-    except ImportError:
-        sys.path.insert(0, str(REPO / "python" / "gspmd"))
-        return importlib.import_module(f"oracle.{module}")
 
 
 def _param(case: pathlib.Path):

@@ -3,24 +3,11 @@ generator's determinism, delta debugging, and --add-test."""
 
 from __future__ import annotations
 
-import importlib
 import json
-import pathlib
-import sys
 
 import numpy as np
 import pytest
-
-REPO = pathlib.Path(__file__).resolve().parents[2]
-
-
-def oracle(module: str):
-    """gspmd.oracle.<module>, or the same file as oracle.<module> when the package is not built."""
-    try:
-        return importlib.import_module(f"gspmd.oracle.{module}")
-    except ImportError:
-        sys.path.insert(0, str(REPO / "python" / "gspmd"))
-        return importlib.import_module(f"oracle.{module}")
+from conftest import oracle
 
 
 @pytest.mark.parametrize("ours, xla, rank, devices", [

@@ -4,24 +4,11 @@ XLA's f64 result sides with ours."""
 
 from __future__ import annotations
 
-import importlib
 import importlib.util
-import pathlib
-import sys
 
 import numpy as np
 import pytest
-
-REPO = pathlib.Path(__file__).resolve().parents[2]
-
-
-def oracle(module: str):
-    """gspmd.oracle.<module>, or the same file as oracle.<module> when the package is not built."""
-    try:
-        return importlib.import_module(f"gspmd.oracle.{module}")
-    except ImportError:
-        sys.path.insert(0, str(REPO / "python" / "gspmd"))
-        return importlib.import_module(f"oracle.{module}")
+from conftest import oracle
 
 
 MAIN_MHLO = """module @jit_fn attributes {mhlo.num_partitions = 2 : i32} {
