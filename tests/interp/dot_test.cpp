@@ -1,6 +1,7 @@
 // Tests of the interpreter's dot kernel: hand-computed cases, random dimension numbers against
 // a naive loop, mixed element types, errors, and concurrent use.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <thread>
 
@@ -47,6 +48,21 @@ TEST(DotTest, S8OperandsS32ResultWrapsLikeXla) {
   std::string text = DotModule("s8[1,2]", "s8[2,1]", "s32[1,1]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}");
   Literal result = RunHlo(text, {Ints(ElementType::kS8, {1, 2}, {-128, 127}), Ints(ElementType::kS8, {2, 1}, {127, 127})});
   ExpectValues(result, {-128 * 127 + 127 * 127});
+}
+
+// A dot over one element is a multiply per element: 0 x -1.25 is -0.0, as XLA (which rewrites
+// such a dot to a multiply) gives it; a top-k in total order then puts it after +0.0 (oracle
+// seed 108353). The f64 loop sums onto -0.0 likewise.
+TEST(DotTest, ContractionOverOneElementKeepsTheSignOfZero) {
+  for (const char* type : {"f32", "f64", "bf16"}) {
+    const std::string t = type;
+    std::string text = DotModule(t + "[2,1]", t + "[1,3]", t + "[2,3]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}");
+    const ElementType element = t == "f32" ? ElementType::kF32 : t == "f64" ? ElementType::kF64 : ElementType::kBF16;
+    Literal result = RunHlo(text, {Array(element, {2, 1}, {0, -0.0}), Array(element, {1, 3}, {-1.25, 2, -0.0})});
+    ExpectValues(result, {-0.0, 0, -0.0, 0, -0.0, 0});
+    const bool negative[] = {true, false, true, false, true, false};
+    for (int64_t e = 0; e < 6; ++e) EXPECT_EQ(std::signbit(result.GetAsDouble(e)), negative[e]) << type << " element " << e;
+  }
 }
 
 TEST(DotTest, EmptyContractionGivesZeros) {

@@ -198,14 +198,23 @@ void DotF32(const DotPlan& plan, const Literal& lhs, const Literal& rhs, Literal
     out = result_f32.data();
   }
   MatmulProblem problem{plan.batch, plan.m, plan.n, plan.k, a.transposed, b.transposed};
-  try {
-    DnnlMatmul(problem, a.data, b.data, out);
-  } catch (const dnnl::error&) {
-    // No oneDNN implementation for this shape: run the loop on canonical copies.
+  auto loop = [&] {
+    // The loop on canonical copies, summing onto -0.0, the exact identity of a sum: a single
+    // product keeps its sign (0 x -1.25 is -0.0, as XLA's multiply of a dot over one element
+    // gives it; a top-k in total order tells the two zeros apart: oracle seed 108353).
     if (a.transposed) a = ArrangeOperand(a.data, {plan.batch, plan.k, plan.m}, {0}, {2}, {1}, false);
     if (b.transposed) b = ArrangeOperand(b.data, {plan.batch, plan.n, plan.k}, {0}, {2}, {1}, false);
-    std::fill(out, out + result.element_count(), 0.0f);
+    std::fill(out, out + result.element_count(), -0.0f);
     MatmulLoop(a.data, b.data, out, plan.batch, plan.m, plan.n, plan.k);
+  };
+  if (plan.k == 1) {
+    loop();  // an outer product: one multiply per element
+  } else {
+    try {
+      DnnlMatmul(problem, a.data, b.data, out);
+    } catch (const dnnl::error&) {
+      loop();  // no oneDNN implementation for this shape
+    }
   }
   if (result.element_type() != ElementType::kF32)
     ConvertElements(ElementType::kF32, out, result.element_type(), result.raw(), result.element_count());
@@ -224,7 +233,8 @@ void DotLoop(const DotPlan& plan, const Literal& lhs, const Literal& rhs, Litera
                                       plan.lhs_contracting, false);
   MatrixOperand<C> b = ArrangeOperand(rhs_data, rhs.shape().dims(), plan.rhs_batch,
                                       plan.rhs_contracting, plan.rhs_free, false);
-  std::vector<C> out(static_cast<size_t>(result.element_count()), C(0));
+  // -0.0 for floats: the exact identity of a sum (see DotF32).
+  std::vector<C> out(static_cast<size_t>(result.element_count()), std::is_same_v<C, double> ? C(-0.0) : C(0));
   if constexpr (std::is_same_v<C, int64_t>) {
     // Signed overflow is undefined in C++: multiply and add as uint64 (same bits).
     MatmulLoop(reinterpret_cast<const uint64_t*>(a.data), reinterpret_cast<const uint64_t*>(b.data),
