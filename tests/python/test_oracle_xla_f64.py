@@ -86,6 +86,17 @@ def test_integers_must_equal_xla_f64_result():
     ours, xla = [np.array([3, 4], np.int32)], [np.array([3, 5], np.int32)]
     assert check._closer_to_f64(_reference(xla, [np.array([3, 4], np.int32)]), ours)
     assert not check._closer_to_f64(_reference(xla, [np.array([3, 5], np.int32)]), ours)
+    # Where ours and XLA's agree, the f64 run may differ from both (a tie f64 resolves).
+    assert check._closer_to_f64(_reference(xla, [np.array([2, 4], np.int32)]), ours)
+
+
+def test_floats_are_judged_where_ours_and_xla_differ():
+    check = oracle("check")
+    ours = [np.array([0.0, 1.0, 2.0], np.float32)]
+    xla = [np.array([0.0, 1.0, 3.0], np.float32)]
+    # Element 0 rounds to an integer step in f64 that neither f32 run took: not held against us.
+    assert check._closer_to_f64(_reference(xla, [np.array([1.0, 1.0, 2.0])]), ours)
+    assert not check._closer_to_f64(_reference(xla, [np.array([1.0, 1.0, 3.0])]), ours)
 
 
 @pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="needs JAX")
