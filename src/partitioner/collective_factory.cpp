@@ -94,6 +94,12 @@ Instruction* CollectiveFactory::AllReduce(HloBuilder& b, Instruction* operand, c
   return reduce;
 }
 
+double ExactSumIdentity(ElementType type) { return IsFloatingPoint(type) ? -0.0 : 0.0; }
+
+Instruction* CollectiveFactory::SumOfPieces(HloBuilder& b, Instruction* operand, const ReplicaGroups& groups) {
+  return AllReduce(b, operand, groups, operand->shape().element_type() == ElementType::kPred ? Opcode::kOr : Opcode::kAdd);
+}
+
 Instruction* CollectiveFactory::ReduceScatter(HloBuilder& b, Instruction* operand, int64_t dim,
                                               const ReplicaGroups& groups, int64_t group_size,
                                               Opcode reduction) {

@@ -17,6 +17,11 @@ namespace gspmd {
 // conventions: a fresh channel_id each, use_global_device_ids=true where XLA prints it, and
 // replica groups in iota form ("[2,4]<=[8]", "[4,2]<=[2,4]T(1,0)") whenever they are groups
 // over device axes, so the text does not grow with the device count.
+// What a device holds where it has no piece of a value assembled by SumOfPieces: -0.0 for
+// floats (x + -0.0 == x for every x, a -0.0 included; +0.0 would turn -0.0 into +0.0), 0
+// (false) otherwise.
+double ExactSumIdentity(ElementType type);
+
 class CollectiveFactory {
  public:
   CollectiveFactory(Module* module, NameUniquer* names, int64_t num_devices)
@@ -36,6 +41,9 @@ class CollectiveFactory {
                          int64_t group_size);
   Instruction* AllReduce(HloBuilder& b, Instruction* operand, const ReplicaGroups& groups,
                          Opcode reduction);
+  // Assembles pieces by an all-reduce: each device holds its part of the value and
+  // ExactSumIdentity elsewhere, summed (or'd, for predicates) over the groups, bit for bit.
+  Instruction* SumOfPieces(HloBuilder& b, Instruction* operand, const ReplicaGroups& groups);
   Instruction* ReduceScatter(HloBuilder& b, Instruction* operand, int64_t dim,
                              const ReplicaGroups& groups, int64_t group_size, Opcode reduction);
   // XLA's array all-to-all: splits `dim` into group_size chunks, chunk j goes to member j, and

@@ -109,8 +109,9 @@ PartitionedValue ComputationPartitioner::ReshardCached(const Instruction* origin
   // Start from whichever form already computed (the value itself, an earlier reshard, the
   // wider form its handler produced) is cheapest to turn into `sharding`.
   PartitionedValue start = value;
+  std::optional<double> best;  // the cost from `start`
   if (original->shape().IsArray()) {
-    std::optional<double> best = shape_ops::ReshardCost(spmd(), original->shape(), value.sharding, sharding);
+    best = shape_ops::ReshardCost(spmd(), original->shape(), value.sharding, sharding);
     for (auto it = reshards_.lower_bound(std::make_pair(original, std::string()));
          it != reshards_.end() && it->first.first == original; ++it) {
       std::optional<double> cost = shape_ops::ReshardCost(spmd(), original->shape(), it->second.sharding, sharding);
@@ -122,13 +123,10 @@ PartitionedValue ComputationPartitioner::ReshardCached(const Instruction* origin
   }
   // A broadcast of a scalar is made again in the new layout where moving it would communicate
   // (a gradient of ones under a sharding constraint, returned otherwise: oracle seed 20213).
-  if (original->shape().IsArray()) {
-    std::optional<double> cost = shape_ops::ReshardCost(spmd(), original->shape(), start.sharding, sharding);
-    if (!cost || *cost > 0) {
-      if (std::optional<PartitionedValue> splat = SplatIn(original, sharding)) {
-        reshards_[key] = *splat;
-        return *splat;
-      }
+  if (original->shape().IsArray() && (!best || *best > 0)) {
+    if (std::optional<PartitionedValue> splat = SplatIn(original, sharding)) {
+      reshards_[key] = *splat;
+      return *splat;
     }
   }
   PartitionedValue resharded = Reshard(spmd(), builder_, start, sharding);

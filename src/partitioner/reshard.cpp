@@ -152,16 +152,14 @@ class PlanEmitter {
     ElementType type = current->shape().element_type();
     std::vector<int64_t> dims = current->shape().dims();
     dims[step.dim] = n * piece;
-    double identity = IsFloatingPoint(type) ? -0.0 : 0.0;  // x + -0.0 == x for every float x
-    Instruction* zeros = b_.BroadcastScalar(b_.ScalarConstant(type, identity), dims);
+    Instruction* zeros = b_.BroadcastScalar(b_.ScalarConstant(type, ExactSumIdentity(type)), dims);
     Instruction* zero = b_.S32Constant(0);
     std::vector<Instruction*> starts(dims.size(), zero);
     starts[step.dim] = AxisOffset(b_, AxesOf(step.axes), piece, context_.num_devices());
     current = b_.DynamicUpdateSlice(zeros, SliceDimTo(PadDimTo(current, step.dim, piece), step.dim, piece), starts);
     current = SliceDimTo(current, step.dim, size);
     CollectiveFactory& collectives = context_.collectives();
-    current = collectives.AllReduce(b_, current, collectives.GroupsOverAxes(AxesOf(step.axes)),
-                                    type == ElementType::kPred ? Opcode::kOr : Opcode::kAdd);
+    current = collectives.SumOfPieces(b_, current, collectives.GroupsOverAxes(AxesOf(step.axes)));
     state_.dims[step.dim].clear();
     return current;
   }

@@ -8,11 +8,6 @@ namespace gspmd::shape_ops {
 namespace {
 
 // Maximal (and unknown) results are computed everywhere, like replicated ones.
-Sharding LocalTarget(const Sharding& sharding) {
-  if (sharding.IsMaximal() || sharding.IsUnknown()) return Sharding::Replicated();
-  return sharding;
-}
-
 }  // namespace
 
 bool PartitionBroadcast(OpContext& op) {

@@ -11,11 +11,6 @@
 namespace gspmd::shape_ops {
 namespace {
 
-Sharding LocalTarget(const Sharding& sharding) {
-  if (sharding.IsMaximal() || sharding.IsUnknown()) return Sharding::Replicated();
-  return sharding;
-}
-
 Instruction* AsS32(HloBuilder& b, Instruction* index) {
   if (index->shape().element_type() == ElementType::kS32) return index;
   return b.Convert(index, ElementType::kS32);
@@ -161,12 +156,9 @@ Instruction* EmitSlice(OpContext& op, const SlicePlan& plan, const Sharding& tar
     inside = inside ? b.Binary(Opcode::kAnd, inside, both) : both;
   }
   ElementType type = value->shape().element_type();
-  // -0.0 for floats: the exact identity of the sum below (+0.0 would turn a -0.0 into +0.0).
-  double identity = IsFloatingPoint(type) ? -0.0 : 0.0;
-  value = b.Select(inside, value, b.BroadcastScalar(b.ScalarConstant(type, identity), local_sizes));
+  value = b.Select(inside, value, b.BroadcastScalar(b.ScalarConstant(type, ExactSumIdentity(type)), local_sizes));
   CollectiveFactory& collectives = op.spmd().collectives();
-  ReplicaGroups groups = collectives.GroupsFromList(GroupsAcrossDims(layout, masked));
-  return collectives.AllReduce(b, value, groups, type == ElementType::kPred ? Opcode::kOr : Opcode::kAdd);
+  return collectives.SumOfPieces(b, value, collectives.GroupsFromList(GroupsAcrossDims(layout, masked)));
 }
 
 }  // namespace

@@ -57,6 +57,11 @@ Sharding RemapSharding(const Sharding& sharding, const std::vector<int64_t>& sou
   return Sharding::Tiled(std::move(result), std::move(types));
 }
 
+Sharding LocalTarget(const Sharding& sharding) {
+  if (sharding.IsMaximal() || sharding.IsUnknown()) return Sharding::Replicated();
+  return sharding;
+}
+
 Sharding ReplicateDims(const Sharding& sharding, int64_t rank, const std::vector<int64_t>& dims) {
   std::vector<int64_t> map(rank);
   for (int64_t d = 0; d < rank; ++d) map[d] = d;

@@ -37,6 +37,8 @@ Sharding RemapSharding(const Sharding& sharding, const std::vector<int64_t>& sou
 
 // `sharding` with the tiles of `dims` moved into replication.
 Sharding ReplicateDims(const Sharding& sharding, int64_t rank, const std::vector<int64_t>& dims);
+// The sharding a shape op builds its result in: its own, or replicated for a maximal or unknown one.
+Sharding LocalTarget(const Sharding& sharding);
 
 // Tile count of dim `dim` (1 for non-tiled shardings).
 int64_t TileCountOf(const Sharding& sharding, int64_t dim);

@@ -10,11 +10,6 @@
 namespace gspmd::shape_ops {
 namespace {
 
-Sharding LocalTarget(const Sharding& sharding) {
-  if (sharding.IsMaximal() || sharding.IsUnknown()) return Sharding::Replicated();
-  return sharding;
-}
-
 // The result piece of tile t covers positions [t*piece, min((t+1)*piece, size)).
 void SetBlockWindows(WindowExchange& x, int64_t result_size, int64_t piece) {
   for (int64_t t = 0; t < x.lines.tiles; ++t) {
@@ -201,8 +196,7 @@ Instruction* SliceByMaskedSum(OpContext& op, Instruction* value, const Sharding&
     Instruction* both = b.Binary(Opcode::kAnd, low, high);
     inside = inside ? b.Binary(Opcode::kAnd, inside, both) : both;
   }
-  double identity = IsFloatingPoint(type) ? -0.0 : 0.0;
-  value = b.Select(inside, value, b.BroadcastScalar(b.ScalarConstant(type, identity), window));
+  value = b.Select(inside, value, b.BroadcastScalar(b.ScalarConstant(type, ExactSumIdentity(type)), window));
   bool strided = false;
   std::vector<gspmd::SliceDim> every(rank);
   for (int64_t d = 0; d < rank; ++d) every[d] = {0, window[d], 1};
@@ -213,8 +207,7 @@ Instruction* SliceByMaskedSum(OpContext& op, Instruction* value, const Sharding&
   }
   if (strided) value = b.Slice(value, std::move(every));
   CollectiveFactory& collectives = op.spmd().collectives();
-  ReplicaGroups groups = collectives.GroupsFromList(GroupsAcrossDims(layout, dims));
-  return collectives.AllReduce(b, value, groups, type == ElementType::kPred ? Opcode::kOr : Opcode::kAdd);
+  return collectives.SumOfPieces(b, value, collectives.GroupsFromList(GroupsAcrossDims(layout, dims)));
 }
 
 // Whether the masked sum in the operand's layout moves fewer bytes than slicing by window
