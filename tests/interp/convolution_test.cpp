@@ -2,6 +2,7 @@
 // configurations covering every window feature, group counts and dim_labels against a naive
 // loop written from XLA's semantics on the original layouts.
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "kernel_test_util.h"
@@ -53,6 +54,26 @@ ENTRY e {
   Literal result = RunHlo(text, {Array(ElementType::kF32, {1, 2, 1, 3}, {1, 2, 3, 4, 5, 6}),
                                  Array(ElementType::kF32, {2, 1, 1, 2}, {1, 10, 100, 1000})});
   ExpectValues(result, {2 + 30 + 500 + 6000, 3 + 0 + 600 + 0});
+}
+
+// A kernel infinity over padding and lhs-dilation holes: XLA skips those positions, so they add
+// nothing (not 0 x inf = NaN). The oracle soak (seed 112373, the gradient of sqrt at 0 fed to a
+// dilated convolution's kernel gradient) found oneDNN, which materializes the holes, giving NaN.
+// Input 1 2 dilated by 2 and padded 1_1: 0 1 0 2 0; kernel [inf, 1]: windows (0,1) (1,0) (0,2) (2,0).
+TEST(ConvolutionTest, InfiniteKernelOverHolesAndPaddingAddsNothing) {
+  std::string text = R"(HloModule m
+ENTRY e {
+  x = f32[1,2,1] parameter(0)
+  k = f32[2,1,1] parameter(1)
+  ROOT c = f32[1,4,1] convolution(x, k), window={size=2 pad=1_1 lhs_dilate=2}, dim_labels=b0f_0io->b0f
+}
+)";
+  const double inf = std::numeric_limits<double>::infinity();
+  Literal result = RunHlo(text, {Array(ElementType::kF32, {1, 2, 1}, {1, 2}), Array(ElementType::kF32, {2, 1, 1}, {inf, 1})});
+  ExpectValues(result, {1, inf, 2, inf});
+  // The same with the infinity in the input: padding and holes still add nothing.
+  Literal flipped = RunHlo(text, {Array(ElementType::kF32, {1, 2, 1}, {inf, 2}), Array(ElementType::kF32, {2, 1, 1}, {1, 1})});
+  ExpectValues(flipped, {inf, inf, 2, 2});
 }
 
 TEST(ConvolutionTest, FeatureCountMismatchIsUserError) {

@@ -1,9 +1,10 @@
 // The convolution kernel: any dim_labels, windows (stride, padding incl. negative, lhs and rhs
 // dilation, reversal), feature and batch group counts. f32 runs on oneDNN after normalizing
 // to NCHW/OIHW (lhs dilation and negative padding materialized, reversal applied to the
-// kernel, batch groups split into one convolution each); f64, integers and what oneDNN
-// rejects run on a direct loop.
+// kernel, batch groups split into one convolution each); f64, integers, what oneDNN rejects
+// and windows that would multiply an infinity by a padding or dilation zero run on a direct loop.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -311,6 +312,19 @@ bool DnnlBatchGroups(const ConvGeometry& g, const float* x, const float* w, floa
   return true;
 }
 
+// Whether a window would multiply a kernel or input infinity or NaN by a padding or lhs-dilation
+// zero. XLA skips those positions (they add nothing, not 0 x inf = NaN); oneDNN may multiply
+// them (lhs dilation is materialized, and a GEMM-based convolution pads its columns), so such a
+// convolution runs on the direct loop, which skips them as XLA does.
+bool ReadsHolesOfInfinity(const ConvGeometry& g, const std::vector<float>& x, const std::vector<float>& w) {
+  bool holes = false;
+  for (const WindowDim& dim : g.window) holes = holes || dim.base_dilation > 1 || dim.padding_low > 0 || dim.padding_high > 0;
+  auto finite = [](const std::vector<float>& v) {
+    return std::all_of(v.begin(), v.end(), [](float e) { return std::isfinite(e); });
+  };
+  return holes && !(finite(w) && finite(x));
+}
+
 bool IsF32Computable(ElementType type) {
   return type == ElementType::kF32 || type == ElementType::kBF16 || type == ElementType::kF16;
 }
@@ -335,7 +349,9 @@ void RunConvolution(const ConvGeometry& g, const Literal& lhs, const Literal& rh
   std::vector<C> y(static_cast<size_t>(result.element_count()));
   bool done = false;
   if constexpr (std::is_same_v<C, float>) {
-    if (g.batch_groups > 1) done = DnnlBatchGroups(g, x.data(), w.data(), y.data());
+    if (ReadsHolesOfInfinity(g, x, w)) {
+      // the direct loop below skips them
+    } else if (g.batch_groups > 1) done = DnnlBatchGroups(g, x.data(), w.data(), y.data());
     else if (FitsDnnl(g)) done = DnnlPath(g, x.data(), w.data(), y.data());
   }
   if (!done) {
