@@ -47,10 +47,31 @@ def test_widen_replicates_shardy_arguments_and_results():
     assert "replicated=" not in main
 
 
-def test_widen_refuses_bitcasts():
+def test_widen_refuses_bitcasts_of_f32_to_integers():
     text = MAIN_MHLO.replace("stablehlo.tanh %0 : tensor<4x2xf32>",
                              "stablehlo.bitcast_convert %0 : (tensor<4x2xf32>) -> tensor<4x2xi32>")
     assert oracle("xla_f64").widen(text) is None
+
+
+# What jax.random.uniform lowers to: random bits made an f32 in [1, 2).
+RANDOM_BITS = """module @jit_fn attributes {mhlo.num_partitions = 2 : i32} {
+  func.func public @main(%arg0: tensor<4xui32> {mhlo.sharding = "{replicated}"}) -> (tensor<4xf32> {mhlo.sharding = "{replicated}"}) {
+    %c = stablehlo.constant dense<1065353216> : tensor<4xui32>
+    %0 = stablehlo.or %arg0, %c : tensor<4xui32>
+    %1 = stablehlo.bitcast_convert %0 : (tensor<4xui32>) -> tensor<4xf32>
+    %cst = stablehlo.constant dense<1.000000e+00> : tensor<4xf32>
+    %2 = stablehlo.subtract %1, %cst : tensor<4xf32>
+    return %2 : tensor<4xf32>
+  }
+}
+"""
+
+
+def test_widen_keeps_a_bitcast_of_integers_to_f32_and_converts_after_it():
+    wide = oracle("xla_f64").widen(RANDOM_BITS)
+    assert "%f32_bits_1 = stablehlo.bitcast_convert %0 : (tensor<4xui32>) -> tensor<4xf32>" in wide
+    assert "%1 = stablehlo.convert %f32_bits_1 : (tensor<4xf32>) -> tensor<4xf64>" in wide
+    assert "stablehlo.subtract %1, %cst : tensor<4xf64>" in wide
 
 
 def _reference(outputs, f64_outputs):
@@ -97,6 +118,37 @@ def test_floats_are_judged_where_ours_and_xla_differ():
     # Element 0 rounds to an integer step in f64 that neither f32 run took: not held against us.
     assert check._closer_to_f64(_reference(xla, [np.array([1.0, 1.0, 2.0])]), ours)
     assert not check._closer_to_f64(_reference(xla, [np.array([1.0, 1.0, 3.0])]), ours)
+
+
+def test_an_infinity_or_nan_is_never_forgiven_by_nearness():
+    check = oracle("check")
+    inf, nan = np.inf, np.nan
+    # Ours NaN where XLA's f32 and f64 runs both give infinity (seed 112373 before the
+    # convolution fix): a semantic difference, not rounding.
+    assert not check._closer_to_f64(_reference([np.array([1.0, inf], np.float32)], [np.array([1.0, inf])]),
+                                    [np.array([1.0, nan], np.float32)])
+    # Ours NaN where f64 is finite and XLA's f32 a little off.
+    assert not check._closer_to_f64(_reference([np.array([4.9], np.float32)], [np.array([5.0])]),
+                                    [np.array([nan], np.float32)])
+    # Ours the same infinity as the f64 run: forgiven.
+    assert check._closer_to_f64(_reference([np.array([3.0e38], np.float32)], [np.array([inf])]),
+                                [np.array([inf], np.float32)])
+
+
+@pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="needs JAX")
+def test_xla_runs_programs_with_bf16_inputs_and_random_bits():
+    import ml_dtypes
+
+    xla_f64 = oracle("xla_f64")
+    bits = np.array([0, 1 << 22, 1 << 21, (1 << 23) - 1], np.uint32)
+    outputs = xla_f64.outputs(RANDOM_BITS, [bits], devices=2)
+    assert outputs is not None and outputs[0].dtype == np.float64
+    np.testing.assert_array_equal(outputs[0], (bits | 0x3F800000).view(np.float32).astype(np.float64) - 1.0)
+    text = MAIN_MHLO.replace("4x2xf32", "4x2xbf16").replace("tensor<f32>", "tensor<bf16>").replace(
+        "0.000000e+00> : tensor<bf16>", "0.000000e+00> : tensor<bf16>")
+    x = np.linspace(-2, 2, 8, dtype=np.float32).reshape(4, 2).astype(ml_dtypes.bfloat16)
+    outputs = xla_f64.outputs(text, [x], devices=2)
+    assert outputs is not None and outputs[1].dtype == ml_dtypes.bfloat16
 
 
 @pytest.mark.skipif(importlib.util.find_spec("jax") is None, reason="needs JAX")

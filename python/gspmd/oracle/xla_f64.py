@@ -25,18 +25,40 @@ from typing import Optional, Sequence
 
 import numpy as np
 
+if __package__ in (None, ""):  # the child process runs this file as a script: import its folder as `oracle`
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    __package__ = "oracle"
+
+from .backend import load_npy  # noqa: E402  (bf16 arrays: np.load reads them as |V2)
+
 _F32 = re.compile(r"(?:(?<![A-Za-z0-9_])|(?<=x))f32(?![A-Za-z0-9_])")  # tensor<f32>, 4x2xf32, : f32
 _SDY = re.compile(r"#sdy\.sharding<@(\w+), \[([^\]]*)\][^>]*>")
 _MHLO = re.compile(r'mhlo\.sharding = "[^"]*"')
+# `%r = stablehlo.bitcast_convert %x : (tensor<16xui32>) -> tensor<16xf32>`, the pretty form
+_BITS_TO_F32 = re.compile(r"^(\s*)(%[\w.]+) = stablehlo\.bitcast_convert (%[\w.#]+) : "
+                          r"\(tensor<((?:\d+x)*)(u?i32)>\) -> tensor<((?:\d+x)*)f32>\s*$")
+_KEEP = "F32KEPT"  # an f32 the widening leaves alone (no f32 pattern matches it)
 
 
 def widen(mlir: str) -> Optional[str]:
     """`mlir` with every f32 made f64 and main's arguments and results replicated (each device is
     given the whole inputs; the shardings inside stay, so XLA partitions as it did). None for a
-    program the rewrite would change in meaning: bitcasts between f32 and 32-bit integers."""
-    if "bitcast_convert" in mlir:
-        return None
-    lines = _F32.sub("f64", mlir).split("\n")
+    program the rewrite would change in meaning: a bitcast of f32 to integers. A bitcast of 32-bit
+    integers to f32 (how jax.random makes floats) stays an f32 bitcast and is converted to f64
+    after it, which gives the same values."""
+    kept = []
+    for line in mlir.split("\n"):
+        if "bitcast_convert" in line:
+            match = _BITS_TO_F32.match(line)
+            if match is None:
+                return None
+            indent, result, operand, dims_in, ints, dims_out = match.groups()
+            bits = f"%f32_bits_{result[1:]}"
+            kept.append(f"{indent}{bits} = stablehlo.bitcast_convert {operand} : (tensor<{dims_in}{ints}>) -> "
+                        f"tensor<{dims_out}{_KEEP}>")
+            line = f"{indent}{result} = stablehlo.convert {bits} : (tensor<{dims_out}{_KEEP}>) -> tensor<{dims_out}f32>"
+        kept.append(line)
+    lines = _F32.sub("f64", "\n".join(kept)).replace(_KEEP, "f32").split("\n")
     main = next((k for k, line in enumerate(lines) if "func.func public @main" in line), None)
     if main is None:
         return None
@@ -70,7 +92,7 @@ def outputs(mlir: str, inputs: Sequence[np.ndarray], devices: int, timeout: floa
         if done.returncode != 0:
             return None
         count = len(glob.glob(str(folder / "out*.npy")))
-        return [np.load(folder / f"out{k}.npy") for k in range(count)]
+        return [load_npy(str(folder / f"out{k}.npy")) for k in range(count)]
 
 
 def _run(in_dir: str, out_dir: str, devices: int) -> None:
@@ -92,7 +114,7 @@ def _run(in_dir: str, out_dir: str, devices: int) -> None:
     executable = backend.compile_and_load(text.encode(), xla_client.DeviceList(tuple(chosen)), options)
     count = len(glob.glob(os.path.join(in_dir, "in*.npy")))
     everywhere = NamedSharding(Mesh(np.array(chosen), ("all",)), PartitionSpec())
-    args = [jax.device_put(np.load(os.path.join(in_dir, f"in{k}.npy")), everywhere) for k in range(count)]
+    args = [jax.device_put(load_npy(os.path.join(in_dir, f"in{k}.npy")), everywhere) for k in range(count)]
     results = executable.execute_sharded(args).disassemble_into_single_device_arrays()
     for k, pieces in enumerate(results):
         np.save(os.path.join(out_dir, f"out{k}.npy"), np.asarray(pieces[0]))
