@@ -130,6 +130,11 @@ def test_an_infinity_or_nan_is_never_forgiven_by_nearness():
     # Ours NaN where f64 is finite and XLA's f32 a little off.
     assert not check._closer_to_f64(_reference([np.array([4.9], np.float32)], [np.array([5.0])]),
                                     [np.array([nan], np.float32)])
+    # A scalar result (seed 112309 crashed the worker before): judged like any other.
+    assert check._closer_to_f64(_reference([np.array(5.277e-6, np.float32)], [np.array(7.0023e-6)]),
+                                [np.array(7.036e-6, np.float32)])
+    assert not check._closer_to_f64(_reference([np.array(inf, np.float32)], [np.array(inf)]),
+                                    [np.array(nan, np.float32)])
     # Ours the same infinity as the f64 run: forgiven.
     assert check._closer_to_f64(_reference([np.array([3.0e38], np.float32)], [np.array([inf])]),
                                 [np.array([inf], np.float32)])

@@ -394,6 +394,7 @@ def _closer_to_f64(ref: Reference, ours: list) -> bool:
         # float turned integer, or a tie, that f64 resolves and both f32 runs round alike).
         # An element within f32 tolerance of the f64 value (nan for nan, the same infinity) is
         # ours right; the rest must be finite on all three sides and ours CLOSER times nearer.
+        a, x, w, truth = (np.ravel(v) for v in (a, x, w, truth))  # 0-d results index as 1-d
         differ = ~_close_elements(a, x, low)
         rest = differ.copy()
         rest[differ] = ~_close_elements(a[differ], truth[differ], low)
