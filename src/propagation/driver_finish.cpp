@@ -75,6 +75,18 @@ bool LocalFromOperands(const Instruction& instruction) {
   return true;
 }
 
+// Whether a reduce-window laid out as `slot` has windows that reach across the pieces of a
+// split dim (a window of more than one element, or padding, along it).
+bool WindowsCrossSplitDims(const Instruction& reduce_window, const Slot& slot) {
+  if (!slot.sharding || !slot.sharding->IsTiled() || slot.sharding->IsManual()) return false;
+  const Window& dims = reduce_window.window();
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (slot.sharding->tile_assignment().dim(static_cast<int64_t>(d)) == 1) continue;
+    if (dims[d].size > 1 || dims[d].padding_low != 0 || dims[d].padding_high != 0) return true;
+  }
+  return false;
+}
+
 // The whole value on every device: replicated, or written as a split over no axis (Shardy's
 // [{}, {}]).
 bool Whole(const Sharding& sharding) {
@@ -166,6 +178,11 @@ void Driver::ReplicateWhatUsersNeedWhole() {
       } else if (user->opcode() == Opcode::kCustomCall && (user->custom_call_target == "Sharding" ||
                                                             user->custom_call_target == "xla.sdy.FuncResultSharding")) {
         needed = replicated(u) && nodes_[u].manual == nullptr;  // a constraint or result that keeps it whole
+      } else if (user->opcode() == Opcode::kReduceWindow && user->parent() == entry) {
+        // A reduce-window split along a dim its windows cross moves halos or a scan's carries;
+        // from operands available whole at no cost, each device computes it whole and slices
+        // its piece, moving nothing (a cumsum of a reshaped replicated input, returned split).
+        needed = whole_cost[n] == 0 && !nodes_[u].is_tuple && WindowsCrossSplitDims(*user, slots_[nodes_[u].first_slot]);
       } else if (LocalFromOperands(*user) && user->parent() == entry) {
         // A replicated slice or reduce reads a part of the value, or sums its split pieces:
         // it needs the value whole only where that moves nothing.

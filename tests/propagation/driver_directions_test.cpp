@@ -338,4 +338,33 @@ ENTRY %main (x: f32[3,4], y: f32[3,3], z: f32[64,4]) -> (f32[3,7], f32[64]) {
 }
 
 }  // namespace
+// A reduce-window whose windows cross the pieces of its split result dim (a cumsum) reads a
+// reshape of a replicated input whole: each device computes the scan whole and slices its piece,
+// where splitting the reshape moves the scan's carries (oracle seed 112453: 28 B, XLA 0). A
+// window of one element crosses nothing, so that reshape stays split.
+TEST(PropagationDriverTest, ScansOfReplicatedValuesReadThemWhole) {
+  Propagated p = Propagate(R"(HloModule m, num_partitions=8
+%max (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  %b = f32[] parameter(1)
+  ROOT %m = f32[] maximum(%a, %b)
+}
+ENTRY %main (x: f32[5,8,2], y: f32[5,8,2]) -> (f32[80], f32[80]) {
+  %x = f32[5,8,2]{2,1,0} parameter(0), sharding={replicated}
+  %r = f32[80]{0} reshape(%x)
+  %ninf = f32[] constant(-inf)
+  %scan = f32[80]{0} reduce-window(%r, %ninf), window={size=80 pad=79_0}, to_apply=%max
+  %y = f32[5,8,2]{2,1,0} parameter(1), sharding={replicated}
+  %s = f32[80]{0} reshape(%y)
+  %one = f32[80]{0} reduce-window(%s, %ninf), window={size=1}, to_apply=%max
+  ROOT %t = (f32[80]{0}, f32[80]{0}) tuple(%scan, %one), sharding={{devices=[8]<=[8]}, {devices=[8]<=[8]}}
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.Of("r"), "{replicated}");
+  EXPECT_EQ(p.Origin("r"), "replicated: computed whole from replicated values, which a user needs whole");
+  EXPECT_EQ(p.Of("s"), "{devices=[8]<=[8]}");
+  EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 0);
+}
+
 }  // namespace gspmd
