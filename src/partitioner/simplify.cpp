@@ -332,6 +332,21 @@ class Simplifier {
       }
       case Opcode::kCompare:
         return FoldedCompare(instruction);
+      case Opcode::kSubtract:
+      case Opcode::kXor:
+        // x - x and x ^ x of integers are zeros whatever x holds (XLA's simplifier folds them;
+        // oracle seed 112582: a gathered value only subtracted from itself, 112 B against 0).
+        if (instruction.operand(0) != instruction.operand(1) || !IsExactInt(type)) return std::nullopt;
+        return Literal(Shape(type, {}));
+      case Opcode::kDot: {
+        // An integer dot with a zero operand is zeros (exact; a float one is not: 0 x inf).
+        if (!IsExactInt(type)) return std::nullopt;
+        for (int64_t i = 0; i < 2 && i < instruction.operand_count(); ++i) {
+          std::optional<Literal> v = operand_splat(i);
+          if (v && IsExactInt(v->element_type()) && v->GetAsInt64(0) == 0) return Literal(Shape(type, {}));
+        }
+        return std::nullopt;
+      }
       case Opcode::kIota:  // along a dim of one element: all zeros
         if (instruction.iota_dimension < 0 || instruction.iota_dimension >= shape.rank() ||
             shape.dim(instruction.iota_dimension) != 1)

@@ -60,6 +60,30 @@ ENTRY %main (x: s32[6,16]) -> (pred[6], pred[16,6]) {
   ExpectSameNumbers(p);
 }
 
+// x - x and x ^ x of integers are zeros: a row gathered from a split matrix (a masked
+// all-reduce) that is only subtracted from itself moves nothing (oracle seed 112582), and nor
+// does an integer dot of such zeros over a split contracting dim (its all-reduce sums zeros;
+// seed 112216).
+TEST(SimplifyTest, IntegerSelfSubtractAndXorAreZeros) {
+  const std::string hlo = R"(HloModule m, num_partitions=8
+
+ENTRY %main (x: s32[8,8], i: s32[]) -> (s32[1,8], s32[1,8], s32[8,8]) {
+  %x = s32[8,8]{1,0} parameter(0), sharding={devices=[8,1]<=[8]}
+  %i = s32[] parameter(1), sharding={replicated}
+  %zero = s32[] constant(0)
+  %row = s32[1,8]{1,0} dynamic-slice(%x, %i, %zero), dynamic_slice_sizes={1,8}, sharding={replicated}
+  %d = s32[1,8]{1,0} subtract(%row, %row), sharding={replicated}
+  %e = s32[1,8]{1,0} xor(%row, %row), sharding={replicated}
+  %z = s32[8,8]{1,0} subtract(%x, %x), sharding={devices=[8,1]<=[8]}
+  %dot = s32[8,8]{1,0} dot(%z, %x), lhs_contracting_dims={0}, rhs_contracting_dims={0}, sharding={replicated}
+  ROOT %r = (s32[1,8]{1,0}, s32[1,8]{1,0}, s32[8,8]{1,0}) tuple(%d, %e, %dot), sharding={{replicated}, {replicated}, {replicated}}
+}
+)";
+  Partitioned p = Partition(hlo);
+  ExpectStructure(*p.module, p.text, {.collectives = 0});
+  ExpectSameNumbers(p);
+}
+
 // A dynamic-update-slice whose update is the whole operand is the update: the reduce that
 // made the operand (and its all-reduce) is dead.
 TEST(SimplifyTest, WholeDynamicUpdateSliceDropsTheOperand) {
