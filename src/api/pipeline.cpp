@@ -167,13 +167,30 @@ CompiledPartition PartitionGlobal(Module& module, const std::string& file, int64
   return PartitionGlobal(module, file, options);
 }
 
+namespace {
+
+// Whether the flags let propagation choose some parameter's or result's sharding: then it runs
+// even on a module whose every value is annotated (a StableHLO result JAX left free reads as
+// replicated, and --propagate-to-outputs true is how the user frees it).
+bool AllowsBoundaryPropagation(const BoundaryFlags& boundary) {
+  auto any_true = [](const std::string& text, const char* what) {
+    if (text.empty()) return false;
+    const std::vector<bool> flags = propagation::ParseBoundaryFlags(text, what);
+    return std::find(flags.begin(), flags.end(), true) != flags.end();
+  };
+  return any_true(boundary.to_parameters, "--propagate-to-parameters") ||
+         any_true(boundary.to_outputs, "--propagate-to-outputs");
+}
+
+}  // namespace
+
 CompiledPartition PartitionGlobal(Module& module, const std::string& file, const CompileOptions& options) {
   if (options.requested_devices > 0) CheckDevicesMatchModule(module, file, options.requested_devices);
   const bool states_device_count = !module.Attribute("num_partitions").empty();
   CompiledPartition result;
   result.num_devices = options.requested_devices > 0 ? options.requested_devices
                                                      : (states_device_count ? module.num_partitions() : 0);
-  if (options.always_propagate || NeedsPropagation(module)) {
+  if (options.always_propagate || NeedsPropagation(module) || AllowsBoundaryPropagation(options.boundary)) {
     result.propagation = Propagate(module, file, result.num_devices, options.record_origins, options.boundary);
     if (result.num_devices == 0) result.num_devices = result.propagation.num_partitions;
   }
