@@ -153,6 +153,27 @@ std::vector<PartitionCase> MoveCases() {
 
 PARTITION_CASE_TESTS(ReshardMoveTest, MoveCases());
 
+// ---- Where an elementwise op's reshard goes ----
+
+// A compare of split f32 values whose pred result is wanted whole runs split and gathers its
+// result, a quarter of the bytes of gathering both operands (oracle seed 112399: 56 B -> 14 B,
+// XLA's). A convert from pred to f32 gathers its (smaller) operand as before.
+TEST(ReshardTest, ElementwiseOpsMoveWhicheverSideIsSmaller) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+ENTRY e {
+  %x = f32[8,16] parameter(0), sharding={devices=[1,8]<=[8]}
+  %c = pred[8,16] compare(%x, %x), direction=NE, sharding={replicated}
+  %p = pred[8,16] parameter(1), sharding={devices=[1,8]<=[8]}
+  %f = f32[8,16] convert(%p), sharding={replicated}
+  ROOT %t = (pred[8,16], f32[8,16]) tuple(%c, %f), sharding={{replicated}, {replicated}}
+})");
+  std::vector<const Instruction*> gathers = InstructionsWith(*p.module, Opcode::kAllGather);
+  ASSERT_EQ(gathers.size(), 2u) << p.text;
+  for (const Instruction* gather : gathers) EXPECT_EQ(gather->shape().element_type(), ElementType::kPred) << p.text;
+  ExpectStructure(*p.module, p.text, {.collectives = 2, .comm_bytes = 2 * 8 * 16 * 7 / 8});
+  ExpectSameNumbers(p);
+}
+
 // ---- Device orders the planner cannot relate (found by the randomized test) ----
 
 TEST(ReshardTest, ShuffledSourceOrderIsPermutedIntoIotaOrderThenPlanned) {
