@@ -615,6 +615,82 @@ bool FoldTopKOfOneElementRows(Computation& computation, Instruction& topk, NameU
   return true;
 }
 
+// A variadic sort's operands that its comparator never reads and whose sorted values nobody
+// uses ride along for nothing: XLA's simplifier drops them, and so the values that made them
+// (oracle seed 112363: a second operand built from a split input, gathered for 60 B against
+// XLA's 0). The sort is rebuilt on the rest, with a comparator of their parameters only; a
+// sort left with one operand returns it as an array.
+bool DropUnreadSortOperands(Computation& computation, Instruction& sort, NameUniquer& names) {
+  if (sort.opcode() != Opcode::kSort || !sort.shape().IsTuple() || sort.sharding().has_value() ||
+      !sort.frontend_attributes.empty() || &sort == computation.root() || sort.called_computations().size() != 1)
+    return false;
+  const int64_t n = sort.operand_count();
+  const Computation* comparator = sort.called_computations()[0];
+  if (comparator->num_parameters() != 2 * n || sort.shape().tuple_size() != n) return false;
+  std::vector<bool> keep(n, false);
+  for (const Instruction* user : sort.users()) {
+    if (user->opcode() != Opcode::kGetTupleElement || user->sharding().has_value() || user == computation.root() ||
+        user->tuple_index < 0 || user->tuple_index >= n)
+      return false;
+    if (!user->users().empty()) keep[user->tuple_index] = true;  // an element read by nothing is dead
+  }
+  std::vector<int64_t> kept;
+  for (int64_t k = 0; k < n; ++k) {
+    const Instruction* a = comparator->parameter(2 * k);
+    const Instruction* b = comparator->parameter(2 * k + 1);
+    if (a == nullptr || b == nullptr) return false;
+    if (keep[k] || !a->users().empty() || !b->users().empty()) kept.push_back(k);
+  }
+  if (kept.empty() || static_cast<int64_t>(kept.size()) == n) return false;
+
+  auto compare = std::make_unique<Computation>(names.Unique(comparator->name()));
+  std::unordered_map<const Instruction*, Instruction*> value;
+  for (size_t j = 0; j < kept.size(); ++j) {
+    for (int64_t side = 0; side < 2; ++side) {
+      const Instruction* old = comparator->parameter(2 * kept[j] + side);
+      auto parameter = std::make_unique<Instruction>(Opcode::kParameter, old->shape(), names.Unique(old->name()));
+      parameter->parameter_number = static_cast<int64_t>(2 * j) + side;
+      value[old] = compare->AddInstruction(std::move(parameter));
+    }
+  }
+  for (const Instruction* original : comparator->MakePostOrder()) {
+    if (original->opcode() == Opcode::kParameter) continue;
+    std::vector<Instruction*> operands;
+    for (const Instruction* operand : original->operands()) operands.push_back(value.at(operand));
+    std::unique_ptr<Instruction> clone = original->CloneWithNewOperands(original->shape(), operands);
+    clone->set_name(names.Unique(original->name()));
+    value[original] = compare->AddInstruction(std::move(clone));
+  }
+  compare->set_root(value.at(comparator->root()));
+  Computation* rebuilt = computation.parent()->AddComputationFront(std::move(compare));
+
+  std::vector<Instruction*> operands;
+  std::vector<Shape> shapes;
+  for (int64_t k : kept) {
+    operands.push_back(sort.operand(k));
+    shapes.push_back(sort.shape().tuple_shape(k));
+  }
+  const bool single = kept.size() == 1;
+  std::unique_ptr<Instruction> clone = sort.CloneWithNewOperands(single ? shapes[0] : Shape::Tuple(shapes), operands);
+  clone->set_name(names.Unique(sort.name()));
+  clone->set_called_computations({rebuilt});
+  Instruction* narrower = computation.AddInstructionAfter(std::move(clone), &sort);
+  const std::vector<Instruction*> users = sort.users();
+  for (Instruction* element : users) {
+    const int64_t j = std::find(kept.begin(), kept.end(), element->tuple_index) - kept.begin();
+    if (j == static_cast<int64_t>(kept.size())) continue;  // a dead element of a dropped operand
+    if (single) {
+      element->ReplaceAllUsesWith(narrower);
+      continue;
+    }
+    std::unique_ptr<Instruction> moved = element->CloneWithNewOperands(element->shape(), {narrower});
+    moved->tuple_index = j;
+    moved->set_name(names.Unique(element->name()));
+    element->ReplaceAllUsesWith(computation.AddInstructionAfter(std::move(moved), narrower));
+  }
+  return true;
+}
+
 }  // namespace
 
 int64_t FoldTrivialSortsBeforePropagation(Module& module) {
@@ -623,7 +699,7 @@ int64_t FoldTrivialSortsBeforePropagation(Module& module) {
   names.ReserveAll(module);
   for (const auto& computation : module.computations()) {
     for (Instruction* sort : computation->MakePostOrder()) {
-      if (FoldTopKOfOneElementRows(*computation, *sort, names)) {
+      if (FoldTopKOfOneElementRows(*computation, *sort, names) || DropUnreadSortOperands(*computation, *sort, names)) {
         ++folded;
         continue;
       }

@@ -20,6 +20,7 @@ namespace gspmd {
 //     reduce with an and, or, max or min reducer, or summing zeros (of the init's sign);
 //     compare of integer splats
 //     -> a broadcast of one scalar constant
+//   x - x and x ^ x of integers, an integer dot with a zero operand -> zeros
 //   sort along a dim of one element (or an element of its result) -> its operand(s)
 //   all-gather or dynamic-slice of an iota that keeps its iota dim whole, or a slice of
 //     it from 0 with stride 1 along that dim -> an iota of the result's shape
@@ -50,8 +51,9 @@ int64_t InlineCallsBeforePropagation(Module& module);
 // when get-tuple-elements are all that use it). JAX's argsort over such a dim is then its iota
 // (zeros), which needs no communication however the sliced input lay (oracle seed 20115: 56 B
 // of gathers of the rows sorted, against XLA's 0). A top-k of k = 1 over rows of one element
-// folds likewise: its values are its operand, its indices zeros (40288). Returns how many
-// sorts and top-ks were folded.
+// folds likewise: its values are its operand, its indices zeros (40288). A variadic sort's
+// operands that its comparator never reads and whose sorted values nobody uses are dropped
+// (112363). Returns how many sorts and top-ks were folded.
 int64_t FoldTrivialSortsBeforePropagation(Module& module);
 
 // Removes the global program's dead instructions (and computations nothing calls) before
