@@ -129,9 +129,45 @@ PartitionedValue ComputationPartitioner::ReshardCached(const Instruction* origin
       return *splat;
     }
   }
+  // A reshape is made again from its operand in the new layout where that moves less than
+  // moving its result (oracle seed 112416: a reshape that propagation laid out by a partial
+  // guess, gathered whole to get there, then sliced for a dot; from its operand, one all-to-all).
+  if (original->opcode() == Opcode::kReshape && best) {
+    if (std::optional<PartitionedValue> again = ReshapeIn(original, sharding, *best)) {
+      reshards_[key] = *again;
+      return *again;
+    }
+  }
   PartitionedValue resharded = Reshard(spmd(), builder_, start, sharding);
   reshards_[key] = resharded;
   return resharded;
+}
+
+std::optional<PartitionedValue> ComputationPartitioner::ReshapeIn(const Instruction* original, const Sharding& sharding,
+                                                                  double moving) {
+  if (!sharding.IsTiled() || sharding.HasUnreduced() || HasManualAxes(sharding) || original->operand_count() != 1 ||
+      !original->shape().IsArray())
+    return std::nullopt;
+  const Instruction* operand = original->operand(0);
+  auto it = values_.find(operand);
+  if (it == values_.end()) return std::nullopt;
+  const Sharding& from = it->second.sharding;
+  if (!(from.IsTiled() || from.IsReplicated()) || from.HasUnreduced() || HasManualAxes(from)) return std::nullopt;
+  std::optional<double> cost = shape_ops::ReshapeCost(spmd(), operand->shape(), original->shape(), from, sharding);
+  // With one user, the reshape as first laid out is dead once made again: what it moved
+  // counts against keeping it.
+  double sunk = 0;
+  if (original->users().size() == 1) {
+    const Sharding& laid_out = ValueOf(original).sharding;
+    if (laid_out.IsTiled())
+      sunk = shape_ops::ReshapeCost(spmd(), operand->shape(), original->shape(), from, laid_out).value_or(0);
+  }
+  if (!cost || *cost >= moving + sunk) return std::nullopt;
+  OpContext op(*this, *original, sharding);
+  if (!shape_ops::PartitionReshape(op, /*fresh_operand=*/true) || !op.has_result()) return std::nullopt;
+  PartitionedValue value = op.result();
+  if (!(value.sharding == sharding)) value = Reshard(spmd(), builder_, value, sharding);
+  return value;
 }
 
 namespace {

@@ -140,6 +140,18 @@ ENTRY e {
   ROOT %s = f32[64]{0} reshape(%r), sharding={devices=[8]7,6,5,4,3,2,1,0}
 })",
      .expect = {.collectives = 0}},
+    // A reshape laid out as no local reshape reaches (propagation's partial guess: [1,4] ->
+    // [1,2,2]), whose one user wants [4,1]: made again from its operand in that layout, one
+    // all-to-all (12 B), instead of gathering the operand whole (48 B) and slicing (oracle
+    // seed 112416, a dot's operand: 54 B -> 18 B = XLA's).
+    {.name = "ReshapeMadeAgainInItsUsersLayout",
+     .hlo = R"(HloModule m, num_partitions=4
+ENTRY e {
+  %p = f32[4,4] parameter(0), sharding={devices=[1,4]<=[4]}
+  %r = f32[8,2] reshape(%p), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}
+  ROOT %c = f32[8,2] copy(%r), sharding={devices=[4,1]<=[4]}
+})",
+     .expect = {.collectives = 1, .only = Opcode::kAllToAll, .comm_bytes = 12}},
 };
 
 PARTITION_CASE_TESTS(ShapeOpsReshapeTest, kReshapeCases, kDistinctNumbers);

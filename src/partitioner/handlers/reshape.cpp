@@ -343,7 +343,65 @@ int64_t ElementCount(const std::vector<int64_t>& dims) {
 
 }  // namespace
 
-bool PartitionReshape(OpContext& op) {
+namespace {
+
+// How a reshape from an operand laid out as `current` reaches a result wanted as `target`
+// (tiled): the cheaper of its axis layouts and its block plan, if either exists.
+struct ReshapePlan {
+  std::optional<ReshapeLayouts> layouts;
+  std::optional<BlockPlan> blocks;
+  bool UseBlocks() const { return blocks && (!layouts || blocks->cost < layouts->cost); }
+  std::optional<double> Cost() const {
+    if (UseBlocks()) return blocks->cost;
+    if (layouts) return layouts->cost;
+    return std::nullopt;
+  }
+};
+
+std::optional<ReshapePlan> PlanReshape(SpmdContext& context, const Shape& operand_shape, const Shape& result_shape,
+                                       const Sharding& current, const Sharding& target) {
+  if (result_shape.element_count() == 0) return std::nullopt;
+  auto groups = GroupDims(operand_shape.dims(), result_shape.dims());
+  if (!groups) return std::nullopt;
+  ReshapePlan plan;
+  if (context.Axes(target, result_shape.rank())) {
+    plan.layouts = ChooseLayouts(context, operand_shape, result_shape, *groups, current, target);
+  } else {
+    // A device order that is not a product of digit axes (a mirrored one, say): rename the
+    // devices so that the target is in iota order, choose there, and rename back.
+    const std::vector<int64_t>& order = target.tile_assignment().Devices();
+    std::vector<int64_t> to_iota(context.num_devices(), -1), from_iota(context.num_devices(), -1);
+    for (size_t i = 0; i < order.size(); ++i) {
+      to_iota.at(order[i]) = static_cast<int64_t>(i);
+      from_iota.at(i) = order[i];
+    }
+    if (std::find(to_iota.begin(), to_iota.end(), -1) != to_iota.end()) return std::nullopt;
+    plan.layouts = ChooseLayouts(context, operand_shape, result_shape, *groups, Relabel(current, to_iota),
+                                 Relabel(target, to_iota));
+    if (plan.layouts) {
+      plan.layouts->operand = Relabel(plan.layouts->operand, from_iota);
+      plan.layouts->result = Relabel(plan.layouts->result, from_iota);
+    }
+  }
+  plan.blocks = PlanBlocks(context, operand_shape, result_shape, *groups, current, target);
+  if (plan.layouts && !plan.UseBlocks() &&
+      ElementCount(ShardDimsOf(plan.layouts->operand, operand_shape.dims())) !=
+          ElementCount(ShardDimsOf(plan.layouts->result, result_shape.dims())))
+    return std::nullopt;  // the layouts would not give every device a piece of one size
+  if (!plan.layouts && !plan.blocks) return std::nullopt;
+  return plan;
+}
+
+}  // namespace
+
+std::optional<double> ReshapeCost(SpmdContext& context, const Shape& operand_shape, const Shape& result_shape,
+                                  const Sharding& current, const Sharding& target) {
+  if (!target.IsTiled()) return std::nullopt;
+  std::optional<ReshapePlan> plan = PlanReshape(context, operand_shape, result_shape, current, target);
+  return plan ? plan->Cost() : std::nullopt;
+}
+
+bool PartitionReshape(OpContext& op, bool fresh_operand) {
   const Instruction& instruction = op.instruction();
   Sharding target = op.sharding();
   if (target.IsMaximal() || target.IsUnknown()) target = Sharding::Replicated();
@@ -354,42 +412,15 @@ bool PartitionReshape(OpContext& op) {
     op.SetResult(op.Clone(result_shape, {operand}), target);
     return true;
   }
-  if (result_shape.element_count() == 0) return false;
-  auto groups = GroupDims(operand_shape.dims(), result_shape.dims());
-  if (!groups) return false;
-  SpmdContext& context = op.spmd();
-  const Sharding& current = op.Operand(0).sharding;
-  std::optional<ReshapeLayouts> layouts;
-  if (context.Axes(target, result_shape.rank())) {
-    layouts = ChooseLayouts(context, operand_shape, result_shape, *groups, current, target);
-  } else {
-    // A device order that is not a product of digit axes (a mirrored one, say): rename the
-    // devices so that the target is in iota order, choose there, and rename back.
-    const std::vector<int64_t>& order = target.tile_assignment().Devices();
-    std::vector<int64_t> to_iota(context.num_devices(), -1), from_iota(context.num_devices(), -1);
-    for (size_t i = 0; i < order.size(); ++i) {
-      to_iota.at(order[i]) = static_cast<int64_t>(i);
-      from_iota.at(i) = order[i];
-    }
-    if (std::find(to_iota.begin(), to_iota.end(), -1) != to_iota.end()) return false;
-    layouts = ChooseLayouts(context, operand_shape, result_shape, *groups, Relabel(current, to_iota),
-                            Relabel(target, to_iota));
-    if (layouts) {
-      layouts->operand = Relabel(layouts->operand, from_iota);
-      layouts->result = Relabel(layouts->result, from_iota);
-    }
-  }
-  std::optional<BlockPlan> blocks = PlanBlocks(context, operand_shape, result_shape, *groups, current, target);
-  if (blocks && (!layouts || blocks->cost < layouts->cost)) {
-    op.SetResult(EmitBlocks(op, *blocks), blocks->result);
+  std::optional<ReshapePlan> plan = PlanReshape(op.spmd(), operand_shape, result_shape, op.Operand(0).sharding, target);
+  if (!plan) return false;
+  if (plan->UseBlocks()) {
+    op.SetResult(EmitBlocks(op, *plan->blocks), plan->blocks->result);
     return true;
   }
-  if (!layouts) return false;
-  if (ElementCount(ShardDimsOf(layouts->operand, operand_shape.dims())) !=
-      ElementCount(ShardDimsOf(layouts->result, result_shape.dims())))
-    return false;
-  Instruction* operand = op.OperandWith(0, layouts->operand);
-  op.SetResult(op.Clone(ShardShapeOf(layouts->result, result_shape), {operand}), layouts->result);
+  Instruction* operand = fresh_operand ? Reshard(op.spmd(), op.builder(), op.Operand(0), plan->layouts->operand).hlo
+                                       : op.OperandWith(0, plan->layouts->operand);
+  op.SetResult(op.Clone(ShardShapeOf(plan->layouts->result, result_shape), {operand}), plan->layouts->result);
   return true;
 }
 

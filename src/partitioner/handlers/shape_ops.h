@@ -15,7 +15,13 @@ bool PartitionBroadcast(OpContext& op);
 bool PartitionIota(OpContext& op);
 bool PartitionTranspose(OpContext& op);
 bool PartitionReverse(OpContext& op);
-bool PartitionReshape(OpContext& op);
+// `fresh_operand`: the operand is resharded from its own value, not from a form cached for
+// another user (ComputationPartitioner::ReshapeIn replaces a route whose moves then go dead).
+bool PartitionReshape(OpContext& op, bool fresh_operand = false);
+// Bytes per device of reshaping an operand laid out as `current` into a result laid out as
+// `target` (tiled) the way PartitionReshape would; nullopt when it has no plan.
+std::optional<double> ReshapeCost(SpmdContext& context, const Shape& operand_shape, const Shape& result_shape,
+                                  const Sharding& current, const Sharding& target);
 bool PartitionSlice(OpContext& op);
 bool PartitionPad(OpContext& op);
 bool PartitionConcatenate(OpContext& op);
