@@ -50,6 +50,14 @@ bool MayLackSharding(const Instruction& instruction) {
          instruction.opcode() == Opcode::kTuple;
 }
 
+// A tuple inside a computation (not its root) without a sharding: partitioned as it stands it
+// would be replicated, so its elements would be gathered; propagation gives it its operands'
+// and users' layouts (the StableHLO reader's result tuple, read back by a get-tuple-element root:
+// oracle seed 112828, an all-gather of 8 B where XLA sends nothing).
+bool UnannotatedInnerTuple(const Instruction& instruction, const Computation& computation) {
+  return instruction.opcode() == Opcode::kTuple && computation.root() != &instruction;
+}
+
 // One more than the largest device id any sharding of the module names (1 when none does).
 int64_t DevicesNamedByShardings(const Module& module) {
   int64_t devices = 1;
@@ -92,7 +100,9 @@ void CheckDevicesMatchModule(const Module& module, const std::string& file, int6
 bool NeedsPropagation(const Module& module) {
   for (const Computation* computation : ProgramComputations(module))
     for (const auto& instruction : computation->instructions())
-      if (!instruction->sharding().has_value() && !MayLackSharding(*instruction)) return true;
+      if (!instruction->sharding().has_value() &&
+          (!MayLackSharding(*instruction) || UnannotatedInnerTuple(*instruction, *computation)))
+        return true;
   return false;
 }
 

@@ -129,6 +129,23 @@ ENTRY %main (x: f32[2,12]) -> f32[2,12] {
   EXPECT_NE(text.find("negate("), std::string::npos) << text;
 }
 
+// A module annotated everywhere but an inner tuple (the StableHLO reader's result tuple, read
+// back by a get-tuple-element root) is propagated: as it stood the tuple was replicated and its
+// element gathered (oracle seed 112828: 8 B where XLA sends nothing).
+TEST(ApiCompileTest, AnUnannotatedInnerTupleIsPropagatedNotReplicated) {
+  const char annotated[] = R"(HloModule tuple, num_partitions=4
+
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0), sharding={devices=[4]<=[4]}
+  %n = f32[8]{0} negate(%x), sharding={devices=[4]<=[4]}
+  %t = (f32[8]{0}) tuple(%n)
+  ROOT %g = f32[8]{0} get-tuple-element(%t), index=0, sharding={devices=[4]<=[4]}
+}
+)";
+  const std::string text = Partition(Program::FromText(annotated, "tuple.hlo")).per_device.Text();
+  EXPECT_EQ(text.find("all-gather("), std::string::npos) << text;
+}
+
 TEST(ApiRunTest, RunOnDevicesEqualsEval) {
   const Program program = Program::FromText(kDot, "dot.hlo");
   const std::vector<Literal> inputs = {Iota(Shape(ElementType::kF32, {8, 16})), Iota(Shape(ElementType::kF32, {16, 4}))};
