@@ -106,6 +106,12 @@ PartitionedValue ComputationPartitioner::ReshardCached(const Instruction* origin
   if (value.sharding == sharding) return value;
   auto key = std::make_pair(original, sharding.ToString());
   if (auto it = reshards_.find(key); it != reshards_.end()) return it->second;
+  // A value a later user takes whole (a result returned replicated) is gathered once, first,
+  // and other layouts are sliced from it (oracle seed 112834: a reshape of a parameter that is
+  // also returned whole moved its own 16 B besides the 64 B gather, XLA only the gather).
+  if (!sharding.IsReplicated() && original->shape().IsArray() && !value.sharding.IsReplicated() &&
+      WholeWantedLater(original))
+    ReshardCached(original, Sharding::Replicated());
   // Start from whichever form already computed (the value itself, an earlier reshard, the
   // wider form its handler produced) is cheapest to turn into `sharding`.
   PartitionedValue start = value;
@@ -141,6 +147,17 @@ PartitionedValue ComputationPartitioner::ReshardCached(const Instruction* origin
   PartitionedValue resharded = Reshard(spmd(), builder_, start, sharding);
   reshards_[key] = resharded;
   return resharded;
+}
+
+bool ComputationPartitioner::WholeWantedLater(const Instruction* original) const {
+  for (const Instruction* user : original->users()) {
+    if (user->opcode() != Opcode::kTuple || user->parent() != &source_ || values_.count(user) != 0) continue;
+    const Sharding layout = module_partitioner_.ShardingOf(*user);
+    if (!layout.IsTuple() || static_cast<int64_t>(layout.tuple_elements().size()) != user->operand_count()) continue;
+    for (int64_t i = 0; i < user->operand_count(); ++i)
+      if (user->operand(i) == original && layout.tuple_elements()[i].IsReplicated()) return true;
+  }
+  return false;
 }
 
 std::optional<PartitionedValue> ComputationPartitioner::ReshapeIn(const Instruction* original, const Sharding& sharding,

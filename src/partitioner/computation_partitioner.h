@@ -36,6 +36,9 @@ class ComputationPartitioner {
   // `original`, a reshape, made again from its operand in `sharding` when that moves fewer
   // bytes than `moving` (what moving its result there costs).
   std::optional<PartitionedValue> ReshapeIn(const Instruction* original, const Sharding& sharding, double moving);
+  // Whether a user not partitioned yet takes `original` whole anyway (a tuple, such as the
+  // result, that holds it replicated).
+  bool WholeWantedLater(const Instruction* original) const;
 
  private:
   void PartitionInstruction(const Instruction& instruction);

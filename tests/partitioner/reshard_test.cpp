@@ -174,6 +174,20 @@ ENTRY e {
   ExpectSameNumbers(p);
 }
 
+// A parameter that the result returns whole is gathered once, and a reshape of it is sliced
+// from the gathered form rather than moving its own piece (oracle seed 112834: 80 B -> 64 B,
+// XLA's).
+TEST(ReshardTest, AValueReturnedWholeIsGatheredOnceForItsOtherUsers) {
+  Partitioned p = Partition(R"(HloModule m, num_partitions=8
+ENTRY e {
+  %x = f32[16,2] parameter(0), sharding={devices=[1,2,4]<=[4,2]T(1,0) last_tile_dim_replicate}
+  %r = f32[32] reshape(%x), sharding={devices=[4,2]<=[8] last_tile_dim_replicate}
+  ROOT %t = (f32[16,2], f32[32]) tuple(%x, %r), sharding={{replicated}, {devices=[4,2]<=[8] last_tile_dim_replicate}}
+})");
+  ExpectStructure(*p.module, p.text, {.collectives = 1, .only = Opcode::kAllGather, .comm_bytes = 16 * 2 * 4 / 2});
+  ExpectSameNumbers(p);
+}
+
 // ---- Device orders the planner cannot relate (found by the randomized test) ----
 
 TEST(ReshardTest, ShuffledSourceOrderIsPermutedIntoIotaOrderThenPlanned) {
