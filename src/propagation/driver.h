@@ -251,6 +251,10 @@ class Driver {
   // the gather out of the loop likewise. Where the trip count is known and the trips read less
   // than half the value, the sums stay (oracle seed 40165).
   void GatherLoopInvariantsOnce();
+  // The one layout every dynamic-slice of `reads` (a loop invariant's get-tuple-elements in
+  // the body) has, when it splits none of the `sliced` dims; nullopt otherwise.
+  std::optional<Sharding> CommonReadLayout(const std::vector<const Instruction*>& reads, const Instruction* root,
+                                           const std::vector<int64_t>& sliced) const;
 
   // shard_as members end with one sharding: the most specific one a member has (a user's
   // annotation first; a ShardBarrierFrom member's only when no other member has one). A
