@@ -171,10 +171,11 @@ std::optional<PartitionedValue> ComputationPartitioner::ReshapeIn(const Instruct
   const Sharding& from = it->second.sharding;
   if (!(from.IsTiled() || from.IsReplicated()) || from.HasUnreduced() || HasManualAxes(from)) return std::nullopt;
   std::optional<double> cost = shape_ops::ReshapeCost(spmd(), operand->shape(), original->shape(), from, sharding);
-  // With one user, the reshape as first laid out is dead once made again: what it moved
-  // counts against keeping it.
+  // With one user, and an operand only it reads, the reshape as first laid out is dead once
+  // made again: what it moved counts against keeping it. (Where the operand has other users,
+  // its moves may serve them too: oracle seed 112695.)
   double sunk = 0;
-  if (original->users().size() == 1) {
+  if (original->users().size() == 1 && operand->users().size() == 1) {
     const Sharding& laid_out = ValueOf(original).sharding;
     if (laid_out.IsTiled())
       sunk = shape_ops::ReshapeCost(spmd(), operand->shape(), original->shape(), from, laid_out).value_or(0);
