@@ -697,7 +697,10 @@ int64_t FoldTrivialSortsBeforePropagation(Module& module) {
   int64_t folded = 0;
   NameUniquer names;
   names.ReserveAll(module);
-  for (const auto& computation : module.computations()) {
+  // DropUnreadSortOperands adds comparators to the module: walk a copy of its list.
+  std::vector<Computation*> computations;
+  for (const auto& computation : module.computations()) computations.push_back(computation.get());
+  for (Computation* computation : computations) {
     for (Instruction* sort : computation->MakePostOrder()) {
       if (FoldTopKOfOneElementRows(*computation, *sort, names) || DropUnreadSortOperands(*computation, *sort, names)) {
         ++folded;
