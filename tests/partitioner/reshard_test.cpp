@@ -2,6 +2,7 @@
 // axes between dims, collective-permutes in the middle of a plan, 2x3 against 3x2 digits on 6
 // devices), what they emit (collective kinds, groups, bytes sent per device) and that the
 // partitioned programs give the interpreter's numbers on simulated devices.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -165,12 +166,21 @@ ENTRY e {
   %c = pred[8,16] compare(%x, %x), direction=NE, sharding={replicated}
   %p = pred[8,16] parameter(1), sharding={devices=[1,8]<=[8]}
   %f = f32[8,16] convert(%p), sharding={replicated}
-  ROOT %t = (pred[8,16], f32[8,16]) tuple(%c, %f), sharding={{replicated}, {replicated}}
+  %y = f32[8,16] parameter(2), sharding={devices=[1,8]<=[8]}
+  %s = f32[8,16] add(%y, %y), sharding={replicated}
+  ROOT %t = (pred[8,16], f32[8,16], f32[8,16]) tuple(%c, %f, %s), sharding={{replicated}, {replicated}, {replicated}}
 })");
+  // x + x of one operand moves as much either way: its operand is gathered (counted once).
+  const Instruction* sum = nullptr;
+  for (const Instruction* add : InstructionsWith(*p.module, Opcode::kAdd))
+    if (add->shape().element_type() == ElementType::kF32) sum = add;
+  ASSERT_NE(sum, nullptr) << p.text;
+  EXPECT_EQ(sum->operand(0)->opcode(), Opcode::kAllGather) << p.text;
   std::vector<const Instruction*> gathers = InstructionsWith(*p.module, Opcode::kAllGather);
-  ASSERT_EQ(gathers.size(), 2u) << p.text;
+  ASSERT_EQ(gathers.size(), 3u) << p.text;
+  gathers.erase(std::find(gathers.begin(), gathers.end(), sum->operand(0)));
   for (const Instruction* gather : gathers) EXPECT_EQ(gather->shape().element_type(), ElementType::kPred) << p.text;
-  ExpectStructure(*p.module, p.text, {.collectives = 2, .comm_bytes = 2 * 8 * 16 * 7 / 8});
+  ExpectStructure(*p.module, p.text, {.collectives = 3, .comm_bytes = 2 * 8 * 16 * 7 / 8 + 8 * 16 * 4 * 7 / 8});
   ExpectSameNumbers(p);
 }
 

@@ -2,6 +2,9 @@
 // to the result's sharding and the op runs on each device's piece, with no communication
 // beyond those reshards; or, where the operands share a layout and moving the result moves
 // less than moving them, the op runs in their layout and its result is moved.
+#include <algorithm>
+#include <vector>
+
 #include "partitioner/handlers/shape_ops.h"
 #include "partitioner/manual.h"
 #include "partitioner/op_context.h"
@@ -43,9 +46,14 @@ std::optional<Sharding> CheaperToMoveTheResult(OpContext& op, const Sharding& ta
     return std::nullopt;
   SpmdContext& context = op.spmd();
   double operands = 0;
+  std::vector<const Instruction*> counted;  // an operand used twice (x + x) moves once
   for (int64_t i = 0; i < instruction.operand_count(); ++i) {
-    if (IsScalar(*instruction.operand(i)) && !IsScalar(instruction)) continue;
-    std::optional<double> cost = shape_ops::ReshardCost(context, instruction.operand(i)->shape(), *shared, target);
+    const Instruction* operand = instruction.operand(i);
+    if ((IsScalar(*operand) && !IsScalar(instruction)) ||
+        std::find(counted.begin(), counted.end(), operand) != counted.end())
+      continue;
+    counted.push_back(operand);
+    std::optional<double> cost = shape_ops::ReshardCost(context, operand->shape(), *shared, target);
     if (!cost) return std::nullopt;
     operands += *cost;
   }
