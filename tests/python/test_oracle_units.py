@@ -145,3 +145,65 @@ def test_output_propagation_flags_of_xla_header():
     assert hlo_text.output_propagation(header) == [False, True, False]
     assert hlo_text.output_propagation("HloModule m, num_partitions=8") is None
     assert hlo_text.output_propagation("allow_spmd_sharding_propagation_to_output={maybe}") is None
+
+
+_OURS = """HloModule ours, num_partitions=4
+
+%body (p: (s32[], f32[2,4])) -> (s32[], f32[2,4]) {
+  %p = (s32[], f32[2,4]) parameter(0)
+  %x = f32[2,4] get-tuple-element(%p), index=1
+  %ag = f32[8,4] all-gather(%x), replica_groups=[1,4]<=[4], dimensions={0}
+  %s = f32[2,4] slice(%ag), slice={[0:2], [0:4]}
+  %i = s32[] get-tuple-element(%p), index=0
+  ROOT %t = (s32[], f32[2,4]) tuple(%i, %s)
+}
+
+%cond (p: (s32[], f32[2,4])) -> pred[] {
+  %p = (s32[], f32[2,4]) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %n = s32[] constant(3)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+ENTRY %main (a: f32[2,4], b: f32[4,3]) -> f32[8,3] {
+  %a = f32[2,4] parameter(0)
+  %b = f32[4,3] parameter(1)
+  %e = f32[2,4] exponential(%a)
+  %c = f32[2,4] copy(%e)
+  %g = f32[8,4] all-gather(%c), replica_groups=[1,4]<=[4], dimensions={0}
+  %d = f32[8,3] dot(%g, %b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %z = s32[] constant(0)
+  %t = (s32[], f32[2,4]) tuple(%z, %a)
+  %w = (s32[], f32[2,4]) while(%t), condition=%cond, body=%body
+  ROOT %r = f32[8,3] all-reduce(%d), replica_groups=[1,4]<=[4], to_apply=%sum
+}
+"""
+
+_XLA = """HloModule xla, num_partitions=4
+
+ENTRY %main.1_spmd (a: f32[2,4], b: f32[4,3]) -> f32[8,3] {
+  %a = f32[2,4] parameter(0)
+  %r = (f32[8,3], f32[]) all-reduce(%a, %a), replica_groups=[1,4]<=[4], to_apply=%sum
+  ROOT %x = f32[2,3] all-reduce(%a), replica_groups=[1,4]<=[4], to_apply=%sum
+}
+"""
+
+
+def test_excess_names_our_unpaired_collectives_with_place_producer_and_reader():
+    excess = oracle("excess")
+    reason = excess.explain_excess(_OURS, _XLA, 4)
+    # XLA's tuple all-reduce pays for our f32[8,3] one; what is left is our two gathers.
+    assert reason.startswith("gathers-not-reduces: ours all-gather f32[8,4] 96 B in loop body body, of the loop carry "
+                             "for slice; all-gather f32[8,4] 96 B at entry, of exponential for dot;"), reason
+    assert reason.endswith("XLA instead: all-reduce f32[2,3] 36 B, all-reduce f32[] 6 B"), reason
+    assert excess.explain_excess(_OURS, "HloModule none\n", 4).startswith("xla-moves-nothing: ")
+    same = excess.explain_excess(_OURS, _OURS.replace("f32[8,3] all-reduce", "f32[8,3] all-reduce"), 4)
+    assert same.startswith("larger-same-kinds: ours the same collectives"), same
+
+
+def test_tally_lists_the_reason_under_a_program_above_xla():
+    tally = oracle("tally").Tally()
+    export = _export("equal", 30, 20)
+    export["comm_reason"] = "in-loop: ours all-gather f32[8] 24 B in loop body b, of add for dot"
+    tally.add({"seed": 2, "status": "equal", "comm_ok": False, "exports": [export]})
+    assert "1.50x; all-gather +10)\n      reason: in-loop: ours all-gather f32[8] 24 B" in tally.summary()

@@ -34,6 +34,7 @@ import numpy as np
 
 from . import hlo_text, xla_f64
 from .backend import load_npy
+from .excess import explain_excess
 from .generate import ProgramSpec, build
 
 __all__ = ["Reference", "ExportCheck", "ProgramCheck", "InvalidProgram", "reference_from_jax",
@@ -126,6 +127,7 @@ class ExportCheck:
     comm_xla: Optional[float] = None
     kinds_ours: dict = field(default_factory=dict)      # bytes by collective kind
     kinds_xla: dict = field(default_factory=dict)
+    comm_reason: str = ""                   # where ours exceeds XLA's (excess.explain_excess)
     notes: list = field(default_factory=list)
     reference: Optional[Reference] = None   # kept for a reproducer
     outputs: Optional[list] = None          # ours
@@ -171,6 +173,7 @@ class ProgramCheck:
                 "summary": self.spec.summary() if self.spec else "",
                 "exports": [{"export": e.export, "status": e.status, "reason": e.reason, "comm_ours": e.comm_ours,
                              "comm_xla": e.comm_xla, "kinds_ours": e.kinds_ours, "kinds_xla": e.kinds_xla,
+                             "comm_reason": e.comm_reason,
                              "notes": list(e.notes), "line": e.line(),
                              "kind": failure_kind(e)} for e in self.exports]}
 
@@ -305,6 +308,8 @@ def check_reference(ref: Reference, backend: Any, f64_tie_break: bool = True) ->
     if xla.ok:
         result.comm_xla = _comm(xla.value)
         result.kinds_xla = dict(xla.value.get("comm_bytes_by_kind", {}))
+        if result.comm_ours > result.comm_xla:
+            result.comm_reason = explain_excess(part.value, xla_text, ref.devices)
     else:
         result.notes.append(f"XLA's program unreadable: {xla.message}")
 

@@ -27,98 +27,7 @@ if __package__ in (None, ""):                     # run as a script: import this
     __package__ = "oracle"
 
 from . import hlo_text  # noqa: E402
-
-COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
-               "collective-broadcast")
-_BYTES = {"pred": 1, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "f16": 2, "bf16": 2, "s32": 4, "u32": 4, "f32": 4,
-          "s64": 8, "u64": 8, "f64": 8, "c64": 8, "c128": 16}
-_ARRAY = re.compile(r"\b(pred|[sufc]\d+|bf16)\[([0-9,]*)\]")
-_INSTR = re.compile(r"^\s*(ROOT\s+)?%?([\w.\-]+)\s*=\s*(.*?)\s+(" + "|".join(COLLECTIVES) + r")(-start)?\(")
-_COMP = re.compile(r"^(ENTRY\s+)?%?([\w.\-]+)\s.*\{\s*$")
-
-
-@dataclass
-class Collective:
-    computation: str
-    name: str
-    kind: str
-    shape: str
-    group: int
-    bytes: float
-    in_loop: bool
-
-    def line(self) -> str:
-        loop = " (loop body)" if self.in_loop else ""
-        return f"{self.kind:20s} {self.bytes:10.0f} B  n={self.group:<2d} {self.shape:28s} {self.computation}/{self.name}{loop}"
-
-
-def _array_bytes(text: str) -> int:
-    total = 0
-    for m in _ARRAY.finditer(text):
-        count = 1
-        for d in m.group(2).split(","):
-            if d:
-                count *= int(d)
-        total += count * _BYTES.get(m.group(1), 4)
-    return total
-
-
-def _group_size(line: str, devices: int) -> int:
-    m = re.search(r"replica_groups=\[(\d+),(\d+)\]<=", line)
-    if m:
-        return int(m.group(2))
-    m = re.search(r"replica_groups=mesh\[([^\]]*)\][^{]*\{([^}]*)\}", line)
-    if m:                                          # XLA's mesh['a'=2,'b'=4] {'b'}: the chosen axes
-        sizes = {a: int(n) for a, n in re.findall(r"'([^']+)'=(\d+)", m.group(1))}
-        size = 1
-        for axis in re.findall(r"'([^']+)'", m.group(2)):
-            size *= sizes.get(axis, 1)
-        return size
-    m = re.search(r"replica_groups=\{(\{[^}]*\})", line)
-    if m:
-        return len([x for x in m.group(1).strip("{}").split(",") if x.strip()])
-    if "source_target_pairs" in line:
-        return 2
-    return devices
-
-
-def _called_by_loops(text: str) -> set:
-    """Computations that are while bodies or conditions (and what they call, one level)."""
-    names = set()
-    for m in re.finditer(r"\bwhile\(.*?(?:condition|body)=%?([\w.\-]+).*?(?:condition|body)=%?([\w.\-]+)", text):
-        names.update(m.groups())
-    return names
-
-
-def collectives(text: str, devices: int) -> list[Collective]:
-    """Every collective instruction of a per-device HLO module, in text order."""
-    loops = _called_by_loops(text)
-    out, computation = [], ""
-    for line in text.splitlines():
-        c = _COMP.match(line)
-        if c and "=" not in line.split("{")[0]:
-            computation = c.group(2)
-            continue
-        m = _INSTR.match(line)
-        if not m:
-            continue
-        kind, shape = m.group(4), m.group(3)
-        operands = line[m.end():]
-        n = _group_size(line, devices)
-        result_bytes = _array_bytes(shape)
-        operand_text = operands.split(")")[0]
-        operand_bytes = _array_bytes(operand_text) or result_bytes
-        if kind == "all-reduce":
-            b = 2 * (n - 1) / n * operand_bytes if n > 1 else 0
-        elif kind in ("all-gather", "all-to-all"):
-            b = (n - 1) / n * result_bytes if n > 1 else 0
-        elif kind in ("reduce-scatter", "collective-broadcast"):
-            b = (n - 1) / n * operand_bytes if n > 1 else 0
-        else:
-            b = operand_bytes if "source_target_pairs={}" not in line else 0
-        out.append(Collective(computation, m.group(2), kind, shape.split("{")[0] if "(" not in shape else shape,
-                              n, b, computation in loops))
-    return out
+from .excess import collectives, explain_excess  # noqa: E402
 
 
 def _root_operands(text: str) -> list[str]:
@@ -212,7 +121,8 @@ def gap_of(spec, export: str, backend, jax, out: Optional[str]) -> str:
     ro, rx = _report(backend, ours), _report(backend, xla)
     co, cx = ro["comm_bytes_per_device"] if ro else -1, rx["comm_bytes_per_device"] if rx else -1
     lines = [f"seed {spec.seed} {export}: comm {co:.0f}/{cx:.0f}  {spec.summary()}",
-             "  hints: " + (", ".join(hints(ours, xla, ref.mlir, ref.devices)) or "-")]
+             "  hints: " + (", ".join(hints(ours, xla, ref.mlir, ref.devices)) or "-"),
+             "  reason: " + explain_excess(ours, xla, ref.devices)]
     for who, text, report in (("ours", ours, ro), ("xla", xla, rx)):
         kinds = report.get("comm_bytes_by_kind", {}) if report else {}
         lines.append(f"  {who}: " + ", ".join(f"{k} {v:.0f}" for k, v in sorted(kinds.items())))

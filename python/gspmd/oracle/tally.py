@@ -63,7 +63,8 @@ class Tally:
         if known and ours > xla:
             ratio = f"{ours / xla:.2f}x" if xla else "XLA sends nothing"
             self.above.append(f"seed {seed} {e['export']}: {ours:.0f} vs XLA's {xla:.0f} bytes ({ratio}; "
-                              f"{_kind_deltas(e.get('kinds_ours', {}), e.get('kinds_xla', {}))})")
+                              f"{_kind_deltas(e.get('kinds_ours', {}), e.get('kinds_xla', {}))})"
+                              + (f"\n      reason: {e['comm_reason']}" if e.get("comm_reason") else ""))
         elif status == "equal" and not known:
             why = next((n for n in e["notes"] if "unreadable" in n), "comm not counted")
             self.unknown_comm[re.sub(r"\S+\.hlo:", "FILE:", why)[:160]] += 1
