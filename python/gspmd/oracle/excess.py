@@ -21,7 +21,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-
 __all__ = ["Collective", "collectives", "explain_excess"]
 
 COLLECTIVES = ("all-reduce", "all-gather", "reduce-scatter", "all-to-all", "collective-permute",
@@ -117,7 +116,6 @@ def collectives(text: str, devices: int) -> list[Collective]:
     return out
 
 _LINE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(?:\([^=]*?\)|\S+)\s+([\w\-]+)\((.*)$")
-_COMPUTATION = re.compile(r"^(?:ENTRY\s+)?%?([\w.\-]+)\s.*\{\s*$")
 _PASS_THROUGH = {"get-tuple-element", "bitcast", "copy", "reshape", "convert", "tuple"}
 
 
@@ -131,9 +129,9 @@ def _instructions(text: str) -> dict:
     """(computation, name) -> opcode and operand names, for every instruction of the module."""
     out, computation = {}, ""
     for line in text.splitlines():
-        c = _COMPUTATION.match(line)
+        c = _COMP.match(line)
         if c and "=" not in line.split("{")[0]:
-            computation = c.group(1)
+            computation = c.group(2)
             continue
         m = _LINE.match(line)
         if m:
