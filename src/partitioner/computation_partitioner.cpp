@@ -129,10 +129,14 @@ PartitionedValue ComputationPartitioner::ReshardCached(const Instruction* origin
   }
   // A broadcast of a scalar is made again in the new layout where moving it would communicate
   // (a gradient of ones under a sharding constraint, returned otherwise: oracle seed 20213).
+  // So is a value that is an iota of its own shape (an argmax's index iota reshaped and laid
+  // out for another op: oracle seed 114445, a 1024 B all-to-all of one, XLA none).
   if (original->shape().IsArray() && (!best || *best > 0)) {
-    if (std::optional<PartitionedValue> splat = SplatIn(original, sharding)) {
-      reshards_[key] = *splat;
-      return *splat;
+    std::optional<PartitionedValue> again = SplatIn(original, sharding);
+    if (!again) again = IotaIn(original, sharding);
+    if (again) {
+      reshards_[key] = *again;
+      return *again;
     }
   }
   // A reshape is made again from its operand in the new layout where that moves less than
@@ -206,7 +210,86 @@ const Instruction* SplatSource(const Instruction* original) {
   return nullptr;
 }
 
+// The dim along which `value` counts 0, 1, 2, ... (equal elsewhere), where its value is an
+// iota of its own shape: an iota through copies, sharding constraints, reshapes that keep that
+// dim's size and stride, transposes, broadcasts and exact integer converts.
+std::optional<int64_t> IotaDimOf(const Instruction* value) {
+  std::vector<const Instruction*> chain;
+  const Instruction* at = value;
+  for (; at != nullptr && at->opcode() != Opcode::kIota && chain.size() < 16; at = at->operand(0)) {
+    const Opcode opcode = at->opcode();
+    const bool moves = opcode == Opcode::kCopy || opcode == Opcode::kReshape || opcode == Opcode::kTranspose ||
+                       opcode == Opcode::kBroadcast || opcode == Opcode::kConvert ||
+                       (opcode == Opcode::kCustomCall && at->custom_call_target == "Sharding");
+    if (!moves || at->operand_count() != 1 || !at->shape().IsArray() || !at->operand(0)->shape().IsArray())
+      return std::nullopt;
+    chain.push_back(at);
+  }
+  if (at == nullptr || at->opcode() != Opcode::kIota || !at->shape().IsArray()) return std::nullopt;
+  int64_t dim = at->iota_dimension;
+  if (dim < 0 || dim >= at->shape().rank() || at->shape().dims()[dim] <= 1) return std::nullopt;
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
+    const Instruction& op = **it;
+    const std::vector<int64_t>& in = op.operand(0)->shape().dims();
+    const std::vector<int64_t>& out = op.shape().dims();
+    switch (op.opcode()) {
+      case Opcode::kTranspose: {
+        auto found = std::find(op.dimensions.begin(), op.dimensions.end(), dim);
+        if (found == op.dimensions.end()) return std::nullopt;
+        dim = found - op.dimensions.begin();
+        break;
+      }
+      case Opcode::kBroadcast:
+        if (dim >= static_cast<int64_t>(op.dimensions.size())) return std::nullopt;
+        dim = op.dimensions[dim];
+        break;
+      case Opcode::kReshape: {
+        int64_t stride = 1;
+        for (size_t k = dim + 1; k < in.size(); ++k) stride *= in[k];
+        std::optional<int64_t> same;
+        int64_t out_stride = 1;
+        for (int64_t k = static_cast<int64_t>(out.size()) - 1; k >= 0 && !same; --k) {
+          if (out[k] == in[dim] && out_stride == stride) same = k;
+          out_stride *= out[k];
+        }
+        if (!same) return std::nullopt;
+        dim = *same;
+        break;
+      }
+      case Opcode::kConvert: {
+        // Exact: integer to integer no narrower, or integers small enough for the float type.
+        const ElementType from = op.operand(0)->shape().element_type();
+        const ElementType to = op.shape().element_type();
+        const bool ints = IsInteger(from) && IsInteger(to) && ElementByteSize(to) >= ElementByteSize(from);
+        const bool floats = IsInteger(from) && (to == ElementType::kF32 ? in[dim] <= (int64_t{1} << 24)
+                                                : to == ElementType::kF64);
+        if (!ints && !floats) return std::nullopt;
+        break;
+      }
+      default: break;  // copies and constraints keep the value
+    }
+    if (dim < 0 || dim >= static_cast<int64_t>(out.size()) || out[dim] <= 1) return std::nullopt;
+  }
+  return dim;
+}
+
 }  // namespace
+
+std::optional<PartitionedValue> ComputationPartitioner::IotaIn(const Instruction* original, const Sharding& sharding) {
+  if (!original->shape().IsArray() || sharding.IsManual() || sharding.HasUnreduced() ||
+      !(sharding.IsReplicated() || sharding.IsTiled()) || HasManualAxes(sharding))
+    return std::nullopt;
+  std::optional<int64_t> dim = IotaDimOf(original);
+  if (!dim) return std::nullopt;
+  const Shape& shape = original->shape();
+  Instruction* iota = builder_.Iota(ShardShapeOf(sharding, shape), *dim);
+  if (shape_ops::TileCountOf(sharding, *dim) > 1) {
+    Instruction* offset = ShardOffset(builder_, spmd(), sharding, shape.dims(), *dim);
+    if (shape.element_type() != ElementType::kS32) offset = builder_.Convert(offset, shape.element_type());
+    iota = builder_.Binary(Opcode::kAdd, iota, builder_.BroadcastScalar(offset, iota->shape().dims()));
+  }
+  return PartitionedValue{iota, shape, sharding};
+}
 
 std::optional<PartitionedValue> ComputationPartitioner::SplatIn(const Instruction* original, const Sharding& sharding) {
   const Instruction* broadcast = SplatSource(original);

@@ -33,6 +33,9 @@ class ComputationPartitioner {
   // `original` made again in `sharding` from its scalar, where it is a broadcast of a
   // replicated scalar (through sharding constraints and copies); nullopt otherwise.
   std::optional<PartitionedValue> SplatIn(const Instruction* original, const Sharding& sharding);
+  // `original` made again in `sharding` as an iota, where its value is one (an iota through
+  // reshapes, transposes, broadcasts, copies and widening converts); nullopt otherwise.
+  std::optional<PartitionedValue> IotaIn(const Instruction* original, const Sharding& sharding);
   // `original`, a reshape, made again from its operand in `sharding` when that moves fewer
   // bytes than `moving` (what moving its result there costs).
   std::optional<PartitionedValue> ReshapeIn(const Instruction* original, const Sharding& sharding, double moving);

@@ -107,6 +107,36 @@ ENTRY e {
   ROOT %i = s32[8,6]{1,0} iota(), iota_dimension=1, sharding={devices=[4,1]<=[4]}
 })",
      .expect = {.counts = {{Opcode::kPartitionId, 0}}}},
+    // An iota reshaped, transposed and converted is still one along some dim: a user wanting
+    // it in another layout gets it made again there, not moved (oracle seed 114445: an
+    // argmax's index iota, a 1024 B all-to-all; XLA none).
+    {.name = "IotaThroughReshapeTransposeAndConvertIsMadeAgainNotMoved",
+     .hlo = R"(HloModule m, num_partitions=4
+ENTRY e {
+  %i = s32[16,8,4]{2,1,0} iota(), iota_dimension=0, sharding={devices=[1,1,4]<=[4]}
+  %r = s32[16,32]{1,0} reshape(%i), sharding={devices=[1,4]<=[4]}
+  %t = s32[32,16]{1,0} transpose(%r), dimensions={1,0}, sharding={devices=[4,1]<=[4]}
+  %c = f32[32,16]{1,0} convert(%t), sharding={devices=[4,1]<=[4]}
+  ROOT %n = f32[32,16]{1,0} negate(%c), sharding={devices=[1,4]<=[4]}
+})",
+     .expect = {.collectives = 0}},
+    {.name = "UnevenIotaMadeAgainAlongItsSplitDim",
+     .hlo = R"(HloModule m, num_partitions=4
+ENTRY e {
+  %i = s32[10,6]{1,0} iota(), iota_dimension=1, sharding={devices=[4,1]<=[4]}
+  %b = s32[3,10,6]{2,1,0} broadcast(%i), dimensions={1,2}, sharding={devices=[1,4,1]<=[4]}
+  ROOT %n = s32[3,10,6]{2,1,0} negate(%b), sharding={devices=[1,1,4]<=[4]}
+})",
+     .expect = {.collectives = 0}},
+    // A reshape that merges the counting dim with another is no iota of its shape: moved.
+    {.name = "IotaMergedWithAnotherDimIsMoved",
+     .hlo = R"(HloModule m, num_partitions=4
+ENTRY e {
+  %i = s32[4,4]{1,0} iota(), iota_dimension=1, sharding={devices=[4,1]<=[4]}
+  %r = s32[16]{0} reshape(%i), sharding={devices=[4]<=[4]}
+  ROOT %n = s32[16]{0} negate(%r), sharding={devices=[4]3,2,1,0}
+})",
+     .expect = {.only = Opcode::kCollectivePermute}},
 };
 
 PARTITION_CASE_TESTS(ShapeOpsIotaTest, kIotaCases, kDistinctNumbers);
