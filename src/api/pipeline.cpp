@@ -8,6 +8,7 @@
 
 #include "ir/opcode.h"
 #include "ir/sdy_custom_calls.h"
+#include "partitioner/constant_starts.h"
 #include "partitioner/simplify.h"
 #include "propagation/boundary.h"
 #include "support/diagnostic.h"
@@ -147,6 +148,7 @@ PropagationResult Propagate(Module& module, const std::string& file, int64_t dev
   // What XLA's pipeline does before its propagation, so that `partition --propagate-only
   // --explain` shows the shardings partitioning uses.
   InlineCallsBeforePropagation(module);       // shardings flow through JAX's helper calls, as in XLA
+  FoldConstantDynamicSlicesBeforePropagation(module);  // x[2:6] written as a dynamic-slice, as XLA folds it
   FoldReshapesBeforePropagation(module);      // reshape round trips, as XLA's simplifier folds them
   FoldTrivialSortsBeforePropagation(module);  // sorts along a dim of one element
   RemoveDeadCodeBeforePropagation(module);    // dead values must not steer live shardings

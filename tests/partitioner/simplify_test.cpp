@@ -5,6 +5,7 @@
 
 #include "api/pipeline.h"
 #include "partitioner/partition_test_harness.h"
+#include "partitioner/constant_starts.h"
 #include "partitioner/simplify.h"
 
 namespace gspmd::partition_test {
@@ -17,12 +18,14 @@ constexpr const char* kOrPred = R"(%or (a: pred[], b: pred[]) -> pred[] {
 }
 )";
 
-// Propagates and partitions a global program as `gspmd partition` does, then expects a
-// per-device program without collectives that computes the same numbers.
-void ExpectNoCommunicationWhenPartitioned(const std::string& hlo, int64_t devices) {
+// Propagates and partitions a global program as `gspmd partition` does (with
+// `--propagate-to-outputs to_outputs`), then expects a per-device program without collectives
+// that computes the same numbers.
+void ExpectNoCommunicationWhenPartitioned(const std::string& hlo, int64_t devices, const std::string& to_outputs = "") {
   std::unique_ptr<Module> module = ParseModule(hlo);
   api::CompileOptions options;
   options.requested_devices = devices;
+  options.boundary.to_outputs = to_outputs;
   api::CompiledPartition compiled = api::PartitionGlobal(*module, "global.hlo", options);
   Partitioned p;
   p.original = ParseModule(hlo);
@@ -569,7 +572,6 @@ ENTRY %main (x: f32[16,1], i: s32[5,1]) -> s32[5,1] {
 )", 4);
 }
 
-}  // namespace
 // A sort operand its comparator never reads, whose sorted values nobody uses, is dropped
 // before propagation, as XLA's simplifier drops it: moving it to the sort's layout cost an
 // all-to-all (oracle seed 112363: a second operand built from a split input, 60 B, XLA 0). The
@@ -606,4 +608,80 @@ ENTRY %main (x: f32[8,4], y: f32[8,4]) -> (f32[8,4], s32[8,4]) {
   ExpectNoCommunicationWhenPartitioned(hlo, 4);
 }
 
+// JAX writes x[2:6, 1:5] with constant bounds as a dynamic-slice whose starts are constant
+// expressions (a select of a compare of constants, for negative indices). Folded into a slice
+// before propagation, as XLA's simplifier folds it, its split dim stays split, and each shard
+// cuts its part locally, and the result the user left free stays split (oracle seed 114644:
+// 384 B of all-reduce, XLA 0).
+constexpr const char* kConstantStarts = R"(HloModule m, num_partitions=2
+ENTRY %main (x: f32[8,6]) -> f32[4,4] {
+  %x = f32[8,6]{1,0} parameter(0), sharding={devices=[1,2]<=[2]}
+  %two = s32[] constant(2)
+  %zero = s32[] constant(0)
+  %eight = s32[] constant(8)
+  %negative = pred[] compare(%two, %zero), direction=LT
+  %wrapped = s32[] add(%two, %eight)
+  %row = s32[] select(%negative, %wrapped, %two)
+  %one = s32[] constant(1)
+  %ds = f32[4,4]{1,0} dynamic-slice(%x, %row, %one), dynamic_slice_sizes={4,4}
+  ROOT %n = f32[4,4]{1,0} negate(%ds)
+}
+)";
+
+TEST(SimplifyTest, ConstantStartsMakeADynamicSliceASliceBeforePropagation) {
+  std::unique_ptr<Module> module = ParseModule(kConstantStarts);
+  EXPECT_EQ(FoldConstantDynamicSlicesBeforePropagation(*module), 1);
+  const Instruction* slice = module->entry()->root()->operand(0);
+  ASSERT_EQ(slice->opcode(), Opcode::kSlice);
+  EXPECT_EQ(slice->slice(), (std::vector<SliceDim>{{2, 6, 1}, {1, 5, 1}}));
+  ExpectNoCommunicationWhenPartitioned(kConstantStarts, 2, /*to_outputs=*/"true");
+}
+
+TEST(SimplifyTest, DynamicSliceStartsAreClampedAndOnlyConstantsFold) {
+  std::unique_ptr<Module> module = ParseModule(R"(HloModule m, num_partitions=2
+ENTRY %main (x: f32[8,6], i: s32[]) -> (f32[4,4], f32[4,4], f32[4,4]) {
+  %x = f32[8,6]{1,0} parameter(0)
+  %i = s32[] parameter(1)
+  %big = s32[] constant(7)
+  %minus = s32[] constant(-3)
+  %clamped = f32[4,4]{1,0} dynamic-slice(%x, %big, %minus), dynamic_slice_sizes={4,4}
+  %dynamic = f32[4,4]{1,0} dynamic-slice(%x, %i, %big), dynamic_slice_sizes={4,4}
+  %annotated = f32[4,4]{1,0} dynamic-slice(%x, %big, %big), dynamic_slice_sizes={4,4}, sharding={replicated}
+  ROOT %t = (f32[4,4]{1,0}, f32[4,4]{1,0}, f32[4,4]{1,0}) tuple(%clamped, %dynamic, %annotated)
+}
+)");
+  EXPECT_EQ(FoldConstantDynamicSlicesBeforePropagation(*module), 1);
+  const Instruction* root = module->entry()->root();
+  ASSERT_EQ(root->operand(0)->opcode(), Opcode::kSlice);
+  EXPECT_EQ(root->operand(0)->slice(), (std::vector<SliceDim>{{4, 8, 1}, {0, 4, 1}}));
+  EXPECT_EQ(root->operand(1)->opcode(), Opcode::kDynamicSlice);  // a parameter start
+  EXPECT_EQ(root->operand(2)->opcode(), Opcode::kDynamicSlice);  // annotated by the user
+}
+
+TEST(SimplifyTest, ConstantScalarValueEvaluatesOnlyWhatFitsItsType) {
+  std::unique_ptr<Module> module = ParseModule(R"(HloModule m
+ENTRY %main (p: s32[]) -> (s32[], s8[], s32[], pred[], s32[]) {
+  %p = s32[] parameter(0)
+  %a = s32[] constant(100)
+  %b = s32[] constant(-7)
+  %lo = s32[] constant(0)
+  %hi = s32[] constant(50)
+  %c = s32[] clamp(%lo, %a, %hi)
+  %d = s32[] divide(%b, %c)
+  %m = s32[] multiply(%a, %a)
+  %n = s8[] convert(%m)
+  %f = pred[] compare(%d, %lo), direction=LT
+  %q = s32[] add(%p, %a)
+  ROOT %t = (s32[], s8[], s32[], pred[], s32[]) tuple(%c, %n, %d, %f, %q)
+}
+)");
+  const Instruction* root = module->entry()->root();
+  EXPECT_EQ(ConstantScalarValue(*root->operand(0)), 50);
+  EXPECT_EQ(ConstantScalarValue(*root->operand(1)), std::nullopt);  // 10000 does not fit s8
+  EXPECT_EQ(ConstantScalarValue(*root->operand(2)), 0);             // -7 / 50 truncates to 0
+  EXPECT_EQ(ConstantScalarValue(*root->operand(3)), 0);
+  EXPECT_EQ(ConstantScalarValue(*root->operand(4)), std::nullopt);  // reads a parameter
+}
+
+}  // namespace
 }  // namespace gspmd::partition_test

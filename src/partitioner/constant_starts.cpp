@@ -1,0 +1,131 @@
+// Dynamic slices whose starts are constants, folded into slices before sharding propagation.
+#include "partitioner/constant_starts.h"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "ir/computation.h"
+#include "ir/element_type.h"
+#include "ir/hlo_builder.h"
+
+namespace gspmd {
+namespace {
+
+// Whether `value` fits elements of `type` (integers of up to 64 bits, or pred).
+bool Fits(int64_t value, ElementType type) {
+  if (type == ElementType::kPred) return value == 0 || value == 1;
+  const int64_t bits = ElementByteSize(type) * 8;
+  if (bits >= 64) return !IsUnsignedInteger(type) || value >= 0;
+  if (IsUnsignedInteger(type)) return value >= 0 && value < (int64_t{1} << bits);
+  return value >= -(int64_t{1} << (bits - 1)) && value < (int64_t{1} << (bits - 1));
+}
+
+bool ScalarOfExactType(const Instruction& value) {
+  const Shape& shape = value.shape();
+  return shape.IsArray() && shape.rank() == 0 &&
+         (shape.element_type() == ElementType::kPred || IsInteger(shape.element_type()));
+}
+
+std::optional<int64_t> Evaluate(const Instruction& value, int depth) {
+  if (depth > 32 || !ScalarOfExactType(value)) return std::nullopt;
+  const Opcode opcode = value.opcode();
+  if (opcode == Opcode::kConstant) {
+    if (!value.literal().has_value()) return std::nullopt;
+    const int64_t v = value.literal()->GetAsInt64(0);
+    return Fits(v, value.shape().element_type()) ? std::optional<int64_t>(v) : std::nullopt;
+  }
+  std::vector<int64_t> in;
+  for (const Instruction* operand : value.operands()) {
+    std::optional<int64_t> v = Evaluate(*operand, depth + 1);
+    if (!v) return std::nullopt;
+    in.push_back(*v);
+  }
+  // Operands are 32-bit or narrower in practice; the arithmetic below is checked against the
+  // result type, and 64-bit products that could overflow are refused.
+  constexpr int64_t kSmall = int64_t{1} << 31;
+  auto small = [&] { return std::all_of(in.begin(), in.end(), [&](int64_t v) { return v > -kSmall && v < kSmall; }); };
+  std::optional<int64_t> out;
+  switch (opcode) {
+    case Opcode::kCopy:
+    case Opcode::kConvert:
+      if (in.size() == 1) out = value.shape().element_type() == ElementType::kPred ? int64_t{in[0] != 0} : in[0];
+      break;
+    case Opcode::kNegate: if (in.size() == 1 && small()) out = -in[0]; break;
+    case Opcode::kAdd: if (in.size() == 2 && small()) out = in[0] + in[1]; break;
+    case Opcode::kSubtract: if (in.size() == 2 && small()) out = in[0] - in[1]; break;
+    case Opcode::kMultiply: if (in.size() == 2 && small()) out = in[0] * in[1]; break;
+    case Opcode::kDivide:
+      if (in.size() == 2 && in[1] != 0 && small()) out = in[0] / in[1];  // truncates, as HLO's
+      break;
+    case Opcode::kRemainder:
+      if (in.size() == 2 && in[1] != 0 && small()) out = in[0] % in[1];
+      break;
+    case Opcode::kMaximum: if (in.size() == 2) out = std::max(in[0], in[1]); break;
+    case Opcode::kMinimum: if (in.size() == 2) out = std::min(in[0], in[1]); break;
+    case Opcode::kClamp: if (in.size() == 3) out = std::min(std::max(in[1], in[0]), in[2]); break;
+    case Opcode::kSelect: if (in.size() == 3) out = in[0] != 0 ? in[1] : in[2]; break;
+    case Opcode::kAnd: if (in.size() == 2) out = in[0] & in[1]; break;
+    case Opcode::kOr: if (in.size() == 2) out = in[0] | in[1]; break;
+    case Opcode::kNot:
+      if (in.size() == 1 && value.shape().element_type() == ElementType::kPred) out = int64_t{in[0] == 0};
+      break;
+    case Opcode::kCompare: {
+      if (in.size() != 2) break;
+      if (value.comparison_type == ComparisonType::kUnsigned && (in[0] < 0 || in[1] < 0)) break;
+      const int64_t a = in[0], b = in[1];
+      switch (value.comparison_direction) {
+        case ComparisonDirection::kEq: out = a == b; break;
+        case ComparisonDirection::kNe: out = a != b; break;
+        case ComparisonDirection::kLt: out = a < b; break;
+        case ComparisonDirection::kLe: out = a <= b; break;
+        case ComparisonDirection::kGt: out = a > b; break;
+        case ComparisonDirection::kGe: out = a >= b; break;
+      }
+      break;
+    }
+    default: break;
+  }
+  if (!out || !Fits(*out, value.shape().element_type())) return std::nullopt;
+  return out;
+}
+
+}  // namespace
+
+std::optional<int64_t> ConstantScalarValue(const Instruction& value) { return Evaluate(value, 0); }
+
+int64_t FoldConstantDynamicSlicesBeforePropagation(Module& module) {
+  int64_t folded = 0;
+  NameUniquer names;
+  names.ReserveAll(module);
+  for (const auto& computation : module.computations()) {
+    for (Instruction* slice : computation->MakePostOrder()) {
+      if (slice->opcode() != Opcode::kDynamicSlice || slice->sharding().has_value() ||
+          !slice->frontend_attributes.empty() || slice == computation->root() || !slice->shape().IsArray())
+        continue;
+      const Shape& operand = slice->operand(0)->shape();
+      const std::vector<int64_t>& sizes = slice->dynamic_slice_sizes();
+      const int64_t rank = operand.IsArray() ? operand.rank() : -1;
+      if (rank < 0 || slice->operand_count() != rank + 1 || static_cast<int64_t>(sizes.size()) != rank) continue;
+      std::vector<SliceDim> window;
+      for (int64_t d = 0; d < rank; ++d) {
+        std::optional<int64_t> start = ConstantScalarValue(*slice->operand(d + 1));
+        if (!start || sizes[d] > operand.dims()[d]) break;
+        const int64_t clamped = std::clamp<int64_t>(*start, 0, operand.dims()[d] - sizes[d]);
+        window.push_back({clamped, clamped + sizes[d], 1});
+      }
+      if (static_cast<int64_t>(window.size()) != rank) continue;
+      auto replacement = std::make_unique<Instruction>(Opcode::kSlice, slice->shape(), names.Unique("slice"));
+      replacement->AppendOperand(slice->operand(0));
+      replacement->mutable_slice() = std::move(window);
+      replacement->metadata = slice->metadata;
+      replacement->CopySourceFrom(*slice);
+      slice->ReplaceAllUsesWith(computation->AddInstructionAfter(std::move(replacement), slice));
+      ++folded;
+    }
+  }
+  return folded;
+}
+
+}  // namespace gspmd

@@ -1,0 +1,28 @@
+// Dynamic slices whose starts are constants, folded into slices before sharding propagation.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "ir/instruction.h"
+#include "ir/module.h"
+
+namespace gspmd {
+
+// The value of an integer or pred scalar computed from constants alone (constants, converts,
+// copies, arithmetic, min/max/clamp, compares, logic and selects of them); nullopt when any
+// input is not constant, an op is of another kind, or a value would not fit its type. Preds
+// are 0 or 1.
+std::optional<int64_t> ConstantScalarValue(const Instruction& value);
+
+// Replaces each dynamic-slice of the global program whose start indices are constants (as
+// ConstantScalarValue reads them) by a slice at the clamped starts, before sharding
+// propagation, as XLA's simplifier does before its partitioner. Exact: a dynamic-slice clamps
+// its starts so that the window fits, and so does this. Propagation then reads it as a slice,
+// whose split dims stay split where the window keeps them (oracle seed 114644: JAX's
+// x[2:6, 0:2, 1:5] of an array split along its third dim, sliced inside each shard by XLA
+// for 0 B, gathered whole by us for 384 B). Dynamic-slices carrying a sharding or frontend
+// attributes stay, and so does a computation's root. Returns how many were folded.
+int64_t FoldConstantDynamicSlicesBeforePropagation(Module& module);
+
+}  // namespace gspmd
