@@ -392,7 +392,14 @@ class Planner {
           Offer(use.to, color, false, queue);
           continue;
         }
-        if (user.color == color) continue;
+        if (user.color == color) {
+          // Colored through another operand first: with this one partial too it may no longer
+          // run on the pieces (a dot of two values of one partial sum is no partial of their
+          // product: oracle seed 114392, a dot of a partial vector and its broadcast, planned
+          // partial and reduced at the end, which needed both operands reduced, 1344 B).
+          if (!user.producer && use.kind == UseKind::kOperand && !CanRunOnPieces(use.to, color)) Block(use.to, queue);
+          continue;
+        }
         if (user.color >= 0 || user.color == kBlocked) {
           if (user.color >= 0 && !user.producer) Block(use.to, queue);
           continue;

@@ -211,6 +211,16 @@ const std::vector<PartitionCase> kPlaces = {
      .hlo = Program(PendingDot("a", {8, 32}, 0) + PendingDot("b", {8, 32}, 2) +
                     "  ROOT %r = f32[8,32]{1,0} multiply(%a, %b), sharding={replicated}\n"),
      .check = ExpectReductions<2>},
+    // A dot of a pending sum with a broadcast of itself is no partial of their product: the
+    // sum is reduced once, before the broadcast, and the dot runs on whole values (oracle
+    // seed 114392: planned partial through the broadcast, both operands were reduced).
+    {.name = "ADotOfAPendingSumWithItsOwnBroadcastReducesItOnceFirst",
+     .hlo = Program(PendingDot("a", {16}, 0) + R"(  %b = f32[12,16]{1,0} broadcast(%a), dimensions={1}, sharding={replicated}
+  %flat = f32[192]{0} reshape(%b), sharding={replicated}
+  %r = f32[16,3,4]{2,1,0} reshape(%flat), sharding={replicated}
+  ROOT %d = f32[3,4]{1,0} dot(%a, %r), lhs_contracting_dims={0}, rhs_contracting_dims={0}, sharding={replicated}
+)"),
+     .check = ExpectOneReductionOfAtMost<16>},
     {.name = "CompareNeedsTheWholeValue",
      .hlo = Program(PendingDot("a", {8, 32}, 0) + PendingDot("b", {8, 32}, 2) +
                     "  ROOT %r = pred[8,32]{1,0} compare(%a, %b), direction=LT, sharding={replicated}\n"),
