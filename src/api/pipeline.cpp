@@ -8,7 +8,7 @@
 
 #include "ir/opcode.h"
 #include "ir/sdy_custom_calls.h"
-#include "partitioner/constant_starts.h"
+#include "partitioner/slice_folds.h"
 #include "partitioner/simplify.h"
 #include "propagation/boundary.h"
 #include "support/diagnostic.h"
@@ -149,6 +149,7 @@ PropagationResult Propagate(Module& module, const std::string& file, int64_t dev
   // --explain` shows the shardings partitioning uses.
   InlineCallsBeforePropagation(module);       // shardings flow through JAX's helper calls, as in XLA
   FoldConstantDynamicSlicesBeforePropagation(module);  // x[2:6] written as a dynamic-slice, as XLA folds it
+  FoldFlatSlicesBeforePropagation(module);    // whole rows cut from a flattened array
   FoldReshapesBeforePropagation(module);      // reshape round trips, as XLA's simplifier folds them
   FoldTrivialSortsBeforePropagation(module);  // sorts along a dim of one element
   RemoveDeadCodeBeforePropagation(module);    // dead values must not steer live shardings

@@ -5,7 +5,7 @@
 
 #include "api/pipeline.h"
 #include "partitioner/partition_test_harness.h"
-#include "partitioner/constant_starts.h"
+#include "partitioner/slice_folds.h"
 #include "partitioner/simplify.h"
 
 namespace gspmd::partition_test {
@@ -681,6 +681,48 @@ ENTRY %main (p: s32[]) -> (s32[], s8[], s32[], pred[], s32[]) {
   EXPECT_EQ(ConstantScalarValue(*root->operand(2)), 0);             // -7 / 50 truncates to 0
   EXPECT_EQ(ConstantScalarValue(*root->operand(3)), 0);
   EXPECT_EQ(ConstantScalarValue(*root->operand(4)), std::nullopt);  // reads a parameter
+}
+
+
+// The first rows of a concatenate taken back through a flatten (JAX's ravel, a slice, a
+// reshape) are its first operand: folded, the concatenate of a whole and a split array stays
+// split, and nothing is gathered (oracle seed 114951: 320 B, XLA none).
+constexpr const char* kFlatSlices = R"(HloModule m, num_partitions=2
+ENTRY %main (w: s32[5,4,8], s: s32[5,4,8]) -> (s32[10,4,8], s32[5,4,8], s32[2,4,8]) {
+  %w = s32[5,4,8]{2,1,0} parameter(0), sharding={replicated}
+  %s = s32[5,4,8]{2,1,0} parameter(1), sharding={devices=[1,1,2]<=[2]}
+  %c = s32[10,4,8]{2,1,0} concatenate(%w, %s), dimensions={0}
+  %flat = s32[320]{0} reshape(%c)
+  %first = s32[160]{0} slice(%flat), slice={[0:160]}
+  %back = s32[5,4,8]{2,1,0} reshape(%first)
+  %middle = s32[64]{0} slice(%flat), slice={[128:192]}
+  %rows = s32[2,4,8]{2,1,0} reshape(%middle)
+  %n = s32[5,4,8]{2,1,0} negate(%back)
+  ROOT %t = (s32[10,4,8]{2,1,0}, s32[5,4,8]{2,1,0}, s32[2,4,8]{2,1,0}) tuple(%c, %n, %rows), sharding={{devices=[1,1,2]<=[2]}, {devices=[1,1,2]<=[2]}, {devices=[1,1,2]<=[2]}}
+}
+)";
+
+TEST(SimplifyTest, WholeRowsCutFromAFlattenedArrayAreASliceOfIt) {
+  std::unique_ptr<Module> module = ParseModule(kFlatSlices);
+  EXPECT_EQ(FoldFlatSlicesBeforePropagation(*module), 2);
+  const Instruction* root = module->entry()->root();
+  EXPECT_EQ(root->operand(1)->operand(0)->name(), "w");  // the concatenate's first operand
+  const Instruction* rows = root->operand(2);
+  ASSERT_EQ(rows->opcode(), Opcode::kSlice);              // rows 4 and 5, across both operands
+  EXPECT_EQ(rows->slice(), (std::vector<SliceDim>{{4, 6, 1}, {0, 4, 1}, {0, 8, 1}}));
+  ExpectNoCommunicationWhenPartitioned(kFlatSlices, 2);
+}
+
+TEST(SimplifyTest, FlatSlicesThatCutARowStay) {
+  std::unique_ptr<Module> module = ParseModule(R"(HloModule m
+ENTRY %main (x: f32[4,6]) -> f32[2,6] {
+  %x = f32[4,6]{1,0} parameter(0)
+  %flat = f32[24]{0} reshape(%x)
+  %cut = f32[12]{0} slice(%flat), slice={[3:15]}
+  ROOT %r = f32[2,6]{1,0} reshape(%cut)
+}
+)");
+  EXPECT_EQ(FoldFlatSlicesBeforePropagation(*module), 0);
 }
 
 }  // namespace

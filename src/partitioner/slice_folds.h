@@ -1,4 +1,4 @@
-// Dynamic slices whose starts are constants, folded into slices before sharding propagation.
+// Slices written the long way, folded into slices before sharding propagation, as XLA's simplifier folds them.
 #pragma once
 
 #include <cstdint>
@@ -24,5 +24,16 @@ std::optional<int64_t> ConstantScalarValue(const Instruction& value);
 // for 0 B, gathered whole by us for 384 B). Dynamic-slices carrying a sharding or frontend
 // attributes stay, and so does a computation's root. Returns how many were folded.
 int64_t FoldConstantDynamicSlicesBeforePropagation(Module& module);
+
+// Replaces each reshape(slice(reshape(x))) of the global program that flattens x, cuts whole
+// rows of it (a range of x's first dim) and shapes them as x's rows again by a slice of x along
+// its first dim, before sharding propagation; where x is a concatenate along that dim and the
+// rows are one of its operands, by that operand. Exact: the same elements in the same order.
+// Through the flat middle shape propagation cannot keep x's other dims split (oracle seed
+// 114951: the first half of a concatenate of a whole and a split array, taken back through
+// a flatten, made the concatenate whole and cost a 320 B gather, XLA none). Reshapes and
+// slices carrying a sharding or frontend attributes stay, and so does a computation's root.
+// Returns how many were folded.
+int64_t FoldFlatSlicesBeforePropagation(Module& module);
 
 }  // namespace gspmd

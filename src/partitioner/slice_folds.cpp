@@ -1,5 +1,5 @@
-// Dynamic slices whose starts are constants, folded into slices before sharding propagation.
-#include "partitioner/constant_starts.h"
+// Slices written the long way, folded into slices before sharding propagation, as XLA's simplifier folds them.
+#include "partitioner/slice_folds.h"
 
 #include <algorithm>
 #include <limits>
@@ -91,7 +91,66 @@ std::optional<int64_t> Evaluate(const Instruction& value, int depth) {
   return out;
 }
 
+bool Plain(const Instruction& instruction) {
+  return !instruction.sharding().has_value() && instruction.frontend_attributes.empty() && instruction.shape().IsArray();
+}
+
+// What the rows [first, last) of `x` (along dim 0) are: the operand of a concatenate along dim
+// 0 that spans exactly them, or nullptr.
+Instruction* ConcatenatedOperand(const Instruction& x, int64_t first, int64_t last) {
+  if (x.opcode() != Opcode::kConcatenate || x.dimensions.size() != 1 || x.dimensions[0] != 0) return nullptr;
+  int64_t at = 0;
+  for (Instruction* operand : x.operands()) {
+    const int64_t rows = operand->shape().dims()[0];
+    if (at == first && at + rows == last) return operand;
+    at += rows;
+  }
+  return nullptr;
+}
+
 }  // namespace
+
+int64_t FoldFlatSlicesBeforePropagation(Module& module) {
+  int64_t folded = 0;
+  NameUniquer names;
+  names.ReserveAll(module);
+  for (const auto& computation : module.computations()) {
+    for (Instruction* reshape : computation->MakePostOrder()) {
+      if (reshape->opcode() != Opcode::kReshape || !Plain(*reshape) || reshape == computation->root()) continue;
+      const Instruction* slice = reshape->operand(0);
+      if (slice->opcode() != Opcode::kSlice || !Plain(*slice) || slice->shape().rank() != 1 || slice->slice().size() != 1 ||
+          slice->slice()[0].stride != 1)
+        continue;
+      const Instruction* flat = slice->operand(0);
+      if (flat->opcode() != Opcode::kReshape || !Plain(*flat) || flat->shape().rank() != 1) continue;
+      Instruction* x = flat->operand(0);
+      const Shape& whole = x->shape();
+      if (!whole.IsArray() || whole.rank() < 1 || whole.element_type() != reshape->shape().element_type()) continue;
+      int64_t row = 1;
+      for (int64_t d = 1; d < whole.rank(); ++d) row *= whole.dims()[d];
+      const int64_t start = slice->slice()[0].start, limit = slice->slice()[0].limit;
+      if (row <= 0 || start % row != 0 || limit % row != 0 || limit <= start) continue;
+      std::vector<int64_t> rows = whole.dims();
+      rows[0] = (limit - start) / row;
+      if (reshape->shape().dims() != rows) continue;
+      Instruction* replacement = ConcatenatedOperand(*x, start / row, limit / row);
+      if (replacement == nullptr) {
+        std::vector<SliceDim> window;
+        for (int64_t d = 0; d < whole.rank(); ++d)
+          window.push_back(d == 0 ? SliceDim{start / row, limit / row, 1} : SliceDim{0, whole.dims()[d], 1});
+        auto cut = std::make_unique<Instruction>(Opcode::kSlice, reshape->shape(), names.Unique("slice"));
+        cut->AppendOperand(x);
+        cut->mutable_slice() = std::move(window);
+        cut->metadata = reshape->metadata;
+        cut->CopySourceFrom(*reshape);
+        replacement = computation->AddInstructionAfter(std::move(cut), reshape);
+      }
+      reshape->ReplaceAllUsesWith(replacement);
+      ++folded;
+    }
+  }
+  return folded;
+}
 
 std::optional<int64_t> ConstantScalarValue(const Instruction& value) { return Evaluate(value, 0); }
 
