@@ -67,6 +67,18 @@ ENTRY e {
   %v = s32[8,12]{1,0} parameter(1), sharding={devices=[2,4]<=[8]}
   ROOT %s = (f32[8,12]{1,0}, s32[8,12]{1,0}) sort(%k, %v), dimensions={1}, is_stable=true, to_apply=%less_kv, sharding={{devices=[2,1,4]<=[8] last_tile_dim_replicate}, {devices=[2,1,4]<=[8] last_tile_dim_replicate}}
 })")},
+    // An argsort reads only the indices: moving the sort dim's axis to dim 1 costs both
+    // operands in and the indices back (3 x 128 B), less than gathering both (2 x 256 B);
+    // counting the unread values back made the two tie (oracle seed 115229).
+    {.name = "ArgsortMovesBackOnlyTheIndices",
+     .hlo = Module(R"(
+ENTRY e {
+  %k = f32[8,16]{1,0} parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  %v = s32[8,16]{1,0} parameter(1), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  %s = (f32[8,16]{1,0}, s32[8,16]{1,0}) sort(%k, %v), dimensions={0}, is_stable=true, to_apply=%less_kv, sharding={{devices=[2,1,4]<=[8] last_tile_dim_replicate}, {devices=[2,1,4]<=[8] last_tile_dim_replicate}}
+  ROOT %i = s32[8,16]{1,0} get-tuple-element(%s), index=1, sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 0}, {Opcode::kAllToAll, 3}}, .max_comm_bytes = 3 * 128.0}},
     {.name = "UnevenSortDim",
      .hlo = Module(R"(
 ENTRY e {
