@@ -126,6 +126,26 @@ PartitionedValue ComputationPartitioner::ReshardCached(const Instruction* origin
         start = it->second;
       }
     }
+    // An element of a tuple also computed in another layout (a top-k run whole, then sliced
+    // into its own layout): that form's element is a start too (oracle seed 114503: the
+    // indices, whole on every device, were sliced and then gathered back, 112 B; XLA none).
+    if (original->opcode() == Opcode::kGetTupleElement) {
+      const Instruction* tuple = original->operand(0);
+      const PartitionedValue* wider = nullptr;
+      for (auto it = reshards_.lower_bound(std::make_pair(tuple, std::string()));
+           it != reshards_.end() && it->first.first == tuple; ++it) {
+        const Sharding& layout = it->second.sharding;
+        if (!layout.IsTuple() || original->tuple_index >= static_cast<int64_t>(layout.tuple_elements().size())) continue;
+        std::optional<double> cost = shape_ops::ReshardCost(spmd(), original->shape(), layout.tuple_elements()[original->tuple_index], sharding);
+        if (cost && (!best || *cost < *best)) {
+          best = cost;
+          wider = &it->second;
+        }
+      }
+      if (wider != nullptr)
+        start = PartitionedValue{builder_.GetTupleElement(wider->hlo, original->tuple_index), original->shape(),
+                                 wider->sharding.tuple_elements()[original->tuple_index]};
+    }
   }
   // A broadcast of a scalar is made again in the new layout where moving it would communicate
   // (a gradient of ones under a sharding constraint, returned otherwise: oracle seed 20213).

@@ -167,7 +167,19 @@ ENTRY e {
   %x = f32[4,16]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
   ROOT %t = (f32[4,12]{1,0}, s32[4,12]{1,0}) topk(%x), k=12, largest=true, sharding={{replicated}, {replicated}}
 })")},
-
+    // A top-k of a whole operand runs whole and is sliced into its split layout; a user that
+    // wants the indices whole again takes them from that whole form (oracle seed 114503:
+    // sliced, then gathered back, 112 B; XLA none).
+    {.name = "AnElementWantedWholeComesFromTheWholeTopK",
+     .hlo = Module(R"(
+ENTRY e {
+  %x = f32[8,12]{1,0} parameter(0), sharding={replicated}
+  %t = (f32[8,7]{1,0}, s32[8,7]{1,0}) topk(%x), k=7, largest=true, is_stable=true, sharding={{devices=[8,1]<=[8]}, {devices=[8,1]<=[8]}}
+  %i = s32[8,7]{1,0} get-tuple-element(%t), index=1, sharding={devices=[8,1]<=[8]}
+  %flat = s32[56]{0} reshape(%i), sharding={replicated}
+  ROOT %n = s32[56]{0} negate(%flat), sharding={replicated}
+})"),
+     .expect = {.collectives = 0}},
 };
 
 PARTITION_CASE_TESTS(TopKPartitionTest, kTopKCases);
