@@ -79,6 +79,19 @@ ENTRY e {
   ROOT %i = s32[8,16]{1,0} get-tuple-element(%s), index=1, sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
 })"),
      .expect = {.counts = {{Opcode::kAllGather, 0}, {Opcode::kAllToAll, 3}}, .max_comm_bytes = 3 * 128.0}},
+    // The keys are also returned whole: gathering them is paid anyway, so the sort counts
+    // only what its layout adds to that gather (oracle seed 114778).
+    {.name = "ASortOperandGatheredForAnotherUserIsSortedWhole",
+     .hlo = Module(R"(
+ENTRY e {
+  %k = f32[8,16]{1,0} parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  %v = s32[8,16]{1,0} parameter(1), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  %s = (f32[8,16]{1,0}, s32[8,16]{1,0}) sort(%k, %v), dimensions={0}, is_stable=true, to_apply=%less_kv, sharding={{devices=[2,1,4]<=[8] last_tile_dim_replicate}, {devices=[2,1,4]<=[8] last_tile_dim_replicate}}
+  %i = s32[8,16]{1,0} get-tuple-element(%s), index=1, sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  %w = f32[8,16]{1,0} negate(%k), sharding={replicated}
+  ROOT %t = (s32[8,16]{1,0}, f32[8,16]{1,0}) tuple(%i, %w), sharding={{devices=[2,1,4]<=[8] last_tile_dim_replicate}, {replicated}}
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 2}, {Opcode::kAllToAll, 0}}, .max_comm_bytes = 2 * 256.0}},
     {.name = "UnevenSortDim",
      .hlo = Module(R"(
 ENTRY e {

@@ -177,13 +177,38 @@ class SortPartitioner {
     const Sharding* best = nullptr;
     for (const Sharding& candidate : candidates) {
       double cost = ResultCost(candidate);
-      for (int64_t i = 0; i < count_; ++i) cost += CostOf(context_, OperandShape(i), op_.Operand(i).sharding, candidate);
+      for (int64_t i = 0; i < count_; ++i) cost += OperandCost(i, candidate);
       if (best == nullptr || cost < *best_cost) {
         *best_cost = cost;
         best = &candidate;
       }
     }
     return *best;
+  }
+
+  // Bytes of bringing operand i into `layout`. Where another user takes the operand whole
+  // anyway, only what this adds to that gather counts: a layout on the way to replicated is
+  // free (oracle seed 114778: an argsort moved its operand by all-to-all while a reshape
+  // gathered the same operand whole; sorting in the gathered form moves nothing more).
+  double OperandCost(int64_t i, const Sharding& layout) {
+    const Sharding& from = op_.Operand(i).sharding;
+    const double cost = CostOf(context_, OperandShape(i), from, layout);
+    if (cost <= 0 || !WantedWholeElsewhere(i)) return cost;
+    const Sharding whole = Sharding::Replicated();
+    const double shared = CostOf(context_, OperandShape(i), from, whole);
+    return std::max(0.0, cost + CostOf(context_, OperandShape(i), layout, whole) - shared);
+  }
+
+  // Whether a user of operand i other than the sort reads all of it replicated.
+  bool WantedWholeElsewhere(int64_t i) const {
+    const Instruction* operand = sort_.operand(i);
+    for (const Instruction* user : operand->users()) {
+      if (user == &sort_ || user->parent() != sort_.parent() || !user->shape().IsArray()) continue;
+      const Opcode opcode = user->opcode();
+      if (opcode == Opcode::kSlice || opcode == Opcode::kDynamicSlice || opcode == Opcode::kGather) continue;
+      if (op_.ShardingOf(*user).IsReplicated()) return true;
+    }
+    return false;
   }
 
   bool RunWhole(const Sharding& layout) {
