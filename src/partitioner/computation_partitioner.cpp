@@ -2,6 +2,7 @@
 #include "partitioner/computation_partitioner.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "ir/instruction_error.h"
@@ -126,25 +127,16 @@ PartitionedValue ComputationPartitioner::ReshardCached(const Instruction* origin
         start = it->second;
       }
     }
-    // An element of a tuple also computed in another layout (a top-k run whole, then sliced
-    // into its own layout): that form's element is a start too (oracle seed 114503: the
-    // indices, whole on every device, were sliced and then gathered back, 112 B; XLA none).
-    if (original->opcode() == Opcode::kGetTupleElement) {
-      const Instruction* tuple = original->operand(0);
-      const PartitionedValue* wider = nullptr;
-      for (auto it = reshards_.lower_bound(std::make_pair(tuple, std::string()));
-           it != reshards_.end() && it->first.first == tuple; ++it) {
-        const Sharding& layout = it->second.sharding;
-        if (!layout.IsTuple() || original->tuple_index >= static_cast<int64_t>(layout.tuple_elements().size())) continue;
-        std::optional<double> cost = shape_ops::ReshardCost(spmd(), original->shape(), layout.tuple_elements()[original->tuple_index], sharding);
-        if (cost && (!best || *cost < *best)) {
-          best = cost;
-          wider = &it->second;
-        }
-      }
-      if (wider != nullptr)
-        start = PartitionedValue{builder_.GetTupleElement(wider->hlo, original->tuple_index), original->shape(),
-                                 wider->sharding.tuple_elements()[original->tuple_index]};
+    // The same value in other forms: through copies and sharding constraints, their operand's
+    // forms; for an element of a tuple, the elements of that tuple's forms (a top-k run whole
+    // and sliced into its own layout, then wanted whole: oracle seed 114503, 112 B; an argsort's
+    // indices under a split constraint, returned whole as well: 114436, 32 B; XLA none).
+    if (std::optional<SameValueForm> other = CheapestSameValueForm(original, sharding, best)) {
+      best = other->cost;
+      start = other->element < 0 ? other->value
+                                 : PartitionedValue{builder_.GetTupleElement(other->value.hlo, other->element),
+                                                    original->shape(),
+                                                    other->value.sharding.tuple_elements()[other->element]};
     }
   }
   // A broadcast of a scalar is made again in the new layout where moving it would communicate
@@ -182,6 +174,43 @@ bool ComputationPartitioner::WholeWantedLater(const Instruction* original) const
       if (user->operand(i) == original && layout.tuple_elements()[i].IsReplicated()) return true;
   }
   return false;
+}
+
+std::optional<ComputationPartitioner::SameValueForm> ComputationPartitioner::CheapestSameValueForm(
+    const Instruction* original, const Sharding& sharding, std::optional<double> below) {
+  std::optional<SameValueForm> found;
+  auto consider = [&](const PartitionedValue& value, int64_t element) {
+    const Sharding& layout = element < 0 ? value.sharding : value.sharding.tuple_elements()[element];
+    if (layout.IsTuple() || layout.HasUnreduced() || layout.IsManual() || HasManualAxes(layout)) return;
+    std::optional<double> cost = shape_ops::ReshardCost(spmd(), original->shape(), layout, sharding);
+    if (cost && (!below || *cost < *below)) {
+      below = cost;
+      found = SameValueForm{value, element, *cost};
+    }
+  };
+  auto forms = [&](const Instruction* at, const std::function<void(const PartitionedValue&)>& visit) {
+    if (auto it = values_.find(at); it != values_.end()) visit(it->second);
+    for (auto it = reshards_.lower_bound(std::make_pair(at, std::string())); it != reshards_.end() && it->first.first == at;
+         ++it)
+      visit(it->second);
+  };
+  const Instruction* at = original;
+  for (int depth = 0; depth < 8; ++depth) {
+    if (at != original) forms(at, [&](const PartitionedValue& value) { consider(value, -1); });
+    if (at->opcode() == Opcode::kGetTupleElement) {
+      const int64_t index = at->tuple_index;
+      forms(at->operand(0), [&](const PartitionedValue& value) {
+        if (value.sharding.IsTuple() && index >= 0 && index < static_cast<int64_t>(value.sharding.tuple_elements().size()))
+          consider(value, index);
+      });
+      break;
+    }
+    const bool passes = at->opcode() == Opcode::kCopy ||
+                        (at->opcode() == Opcode::kCustomCall && at->custom_call_target == "Sharding");
+    if (!passes || at->operand_count() != 1 || !(at->operand(0)->shape() == at->shape())) break;
+    at = at->operand(0);
+  }
+  return found;
 }
 
 std::optional<PartitionedValue> ComputationPartitioner::ReshapeIn(const Instruction* original, const Sharding& sharding,

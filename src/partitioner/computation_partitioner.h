@@ -42,6 +42,16 @@ class ComputationPartitioner {
   // Whether a user not partitioned yet takes `original` whole anyway (a tuple, such as the
   // result, that holds it replicated).
   bool WholeWantedLater(const Instruction* original) const;
+  // A form of `original`'s value computed for another instruction (through copies and sharding
+  // constraints, their operand; for a tuple element, the tuple's forms, element `element`)
+  // that reshards into `sharding` for less than `below`; nullopt when there is none.
+  struct SameValueForm {
+    PartitionedValue value;
+    int64_t element = -1;  // >= 0: that element of the tuple `value`
+    double cost = 0;
+  };
+  std::optional<SameValueForm> CheapestSameValueForm(const Instruction* original, const Sharding& sharding,
+                                                     std::optional<double> below);
 
  private:
   void PartitionInstruction(const Instruction& instruction);

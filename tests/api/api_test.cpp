@@ -114,7 +114,7 @@ TEST(ApiCompileTest, OutputsFreedByTheFlagArePropagatedInAnAnnotatedModule) {
   const char annotated[] = R"(HloModule annotated, num_partitions=2
 
 ENTRY %main (x: f32[2,12]) -> f32[2,12] {
-  %x = f32[2,12]{1,0} parameter(0), sharding={replicated}
+  %x = f32[2,12]{1,0} parameter(0), sharding={devices=[2,1]<=[2]}
   %c = f32[2,12]{1,0} custom-call(%x), custom_call_target="Sharding", sharding={devices=[1,2]<=[2]}
   ROOT %n = f32[2,12]{1,0} negate(%c), sharding={replicated}
 }

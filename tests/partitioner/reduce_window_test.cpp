@@ -244,7 +244,7 @@ ENTRY e {
     {.name = "UnevenCumsumOnTwoAxesGathersEachAxisOnce",
      .hlo = Module(R"(
 ENTRY e {
-  %x = f32[5,9]{1,0} parameter(0), sharding={replicated}
+  %x = f32[5,9]{1,0} parameter(0), sharding={devices=[2,4]<=[8]}
   %c = f32[5,9]{1,0} copy(%x), sharding={devices=[2,4]<=[8]}
   %zero = f32[] constant(0), sharding={replicated}
   %cs = f32[5,9]{1,0} reduce-window(%c, %zero), window={size=5x1 pad=4_0x0_0}, to_apply=%add, sharding={devices=[2,4]<=[8]}

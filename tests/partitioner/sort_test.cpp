@@ -92,6 +92,19 @@ ENTRY e {
   ROOT %t = (s32[8,16]{1,0}, f32[8,16]{1,0}) tuple(%i, %w), sharding={{devices=[2,1,4]<=[8] last_tile_dim_replicate}, {replicated}}
 })"),
      .expect = {.counts = {{Opcode::kAllGather, 2}, {Opcode::kAllToAll, 0}}, .max_comm_bytes = 2 * 256.0}},
+    // A sort run whole has its indices sliced into a split constraint; the same indices are
+    // also returned whole, and come from the whole sort, not gathered back (oracle seed 114436).
+    {.name = "IndicesUnderASplitConstraintReturnedWholeAreNotGatheredBack",
+     .hlo = Module(R"(
+ENTRY e {
+  %x = f32[4,16]{1,0} parameter(0), sharding={replicated}
+  %v = s32[4,16]{1,0} parameter(1), sharding={replicated}
+  %s = (f32[4,16]{1,0}, s32[4,16]{1,0}) sort(%x, %v), dimensions={1}, is_stable=true, to_apply=%less_kv, sharding={{replicated}, {devices=[1,8]<=[8]}}
+  %i = s32[4,16]{1,0} get-tuple-element(%s), index=1, sharding={devices=[1,8]<=[8]}
+  %c = s32[4,16]{1,0} custom-call(%i), custom_call_target="Sharding", sharding={devices=[1,8]<=[8]}
+  ROOT %t = (s32[4,16]{1,0}, s32[4,16]{1,0}) tuple(%c, %c), sharding={{devices=[1,8]<=[8]}, {replicated}}
+})"),
+     .expect = {.collectives = 0}},
     {.name = "UnevenSortDim",
      .hlo = Module(R"(
 ENTRY e {
