@@ -243,14 +243,15 @@ std::optional<PartitionedValue> ComputationPartitioner::ReshapeIn(const Instruct
 
 namespace {
 
-// The broadcast of a scalar that `original` is, looking through sharding constraints and
-// copies; nullptr when it is none.
+// The broadcast of a scalar that `original` is, looking through sharding constraints, copies,
+// transposes and reshapes (every element is the scalar still); nullptr when it is none.
 const Instruction* SplatSource(const Instruction* original) {
   for (int depth = 0; depth < 16 && original != nullptr; ++depth) {
     const Opcode opcode = original->opcode();
     if (opcode == Opcode::kBroadcast)
       return original->operand(0)->shape().IsArray() && original->operand(0)->shape().rank() == 0 ? original : nullptr;
-    const bool passes = opcode == Opcode::kCopy ||
+    // (oracle seed 114892: a gradient's splat, transposed twice, was gathered for 240 B.)
+    const bool passes = opcode == Opcode::kCopy || opcode == Opcode::kTranspose || opcode == Opcode::kReshape ||
                         (opcode == Opcode::kCustomCall && original->custom_call_target == "Sharding" &&
                          original->operand_count() == 1);
     if (!passes || !original->shape().IsArray()) return nullptr;

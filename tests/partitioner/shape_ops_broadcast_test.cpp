@@ -21,6 +21,18 @@ ENTRY e {
   ROOT %n = f32[16,2]{1,0} negate(%c), sharding={devices=[1,2,2]<=[2,2]T(1,0) last_tile_dim_replicate}
 })",
      .expect = {.collectives = 0}},
+    // Transposed and reshaped, a broadcast scalar is still one: made again, not gathered
+    // (oracle seed 114892: a gradient's splat, transposed twice, gathered for 240 B).
+    {.name = "TransposedAndReshapedScalarBroadcastIsMadeAgain",
+     .hlo = R"(HloModule m, num_partitions=4
+ENTRY e {
+  %s = f32[] parameter(0), sharding={replicated}
+  %b = f32[2,12,5]{2,1,0} broadcast(%s), dimensions={}, sharding={devices=[1,4,1]<=[4]}
+  %t = f32[12,5,2]{2,1,0} transpose(%b), dimensions={1,2,0}, sharding={devices=[4,1,1]<=[4]}
+  %r = f32[12,10]{1,0} reshape(%t), sharding={devices=[4,1]<=[4]}
+  ROOT %n = f32[12,10]{1,0} negate(%r), sharding={replicated}
+})",
+     .expect = {.collectives = 0}},
     {.name = "MappedDimKeepsItsShardingLocally",
      .hlo = R"(HloModule m, num_partitions=8
 ENTRY e {
