@@ -725,5 +725,29 @@ ENTRY %main (x: f32[4,6]) -> f32[2,6] {
   EXPECT_EQ(FoldFlatSlicesBeforePropagation(*module), 0);
 }
 
+
+// A collective-permute of a splat is that splat where every device receives one, and a splat
+// of zeros whatever the pairs (a device no pair targets gets zeros): oracle seed 114611, a
+// zero index moved for 4 B. A non-zero splat some device does not receive stays moved.
+TEST(SimplifyTest, PermutesOfSplatsFoldWhereEveryDeviceGetsTheSplat) {
+  std::unique_ptr<Module> module = ParseModule(R"(HloModule m, num_partitions=4
+ENTRY %main_spmd () -> (s32[2], s32[2], s32[2]) {
+  %zero = s32[] constant(0)
+  %zeros = s32[2]{0} broadcast(%zero), dimensions={}
+  %seven = s32[] constant(7)
+  %sevens = s32[2]{0} broadcast(%seven), dimensions={}
+  %a = s32[2]{0} collective-permute(%zeros), channel_id=1, source_target_pairs={{0,1},{1,0}}
+  %b = s32[2]{0} collective-permute(%sevens), channel_id=2, source_target_pairs={{0,1},{1,2},{2,3},{3,0}}
+  %c = s32[2]{0} collective-permute(%sevens), channel_id=3, source_target_pairs={{0,1},{1,0}}
+  ROOT %t = (s32[2]{0}, s32[2]{0}, s32[2]{0}) tuple(%a, %b, %c)
+}
+)");
+  EXPECT_EQ(SimplifyPartitionedModule(*module), 2);
+  for (const auto& computation : module->computations()) computation->RemoveDeadInstructions();
+  const std::string text = PrintModule(*module);
+  ExpectStructure(*module, text, {.counts = {{Opcode::kCollectivePermute, 1}}});
+  EXPECT_NE(text.find("channel_id=3"), std::string::npos) << text;
+}
+
 }  // namespace
 }  // namespace gspmd::partition_test
