@@ -112,8 +112,6 @@ Instruction* ConcatenatedOperand(const Instruction& x, int64_t first, int64_t la
 
 int64_t FoldFlatSlicesBeforePropagation(Module& module) {
   int64_t folded = 0;
-  NameUniquer names;
-  names.ReserveAll(module);
   for (const auto& computation : module.computations()) {
     for (Instruction* reshape : computation->MakePostOrder()) {
       if (reshape->opcode() != Opcode::kReshape || !Plain(*reshape) || reshape == computation->root()) continue;
@@ -133,18 +131,11 @@ int64_t FoldFlatSlicesBeforePropagation(Module& module) {
       std::vector<int64_t> rows = whole.dims();
       rows[0] = (limit - start) / row;
       if (reshape->shape().dims() != rows) continue;
+      // Only rows that are an operand of a concatenate: other row ranges, folded into slices,
+      // steered propagation into splits that moved more (oracle seeds 114255: 92 B -> 210 B,
+      // 114569, 115313), where through the flat shape the values stayed whole.
       Instruction* replacement = ConcatenatedOperand(*x, start / row, limit / row);
-      if (replacement == nullptr) {
-        std::vector<SliceDim> window;
-        for (int64_t d = 0; d < whole.rank(); ++d)
-          window.push_back(d == 0 ? SliceDim{start / row, limit / row, 1} : SliceDim{0, whole.dims()[d], 1});
-        auto cut = std::make_unique<Instruction>(Opcode::kSlice, reshape->shape(), names.Unique("slice"));
-        cut->AppendOperand(x);
-        cut->mutable_slice() = std::move(window);
-        cut->metadata = reshape->metadata;
-        cut->CopySourceFrom(*reshape);
-        replacement = computation->AddInstructionAfter(std::move(cut), reshape);
-      }
+      if (replacement == nullptr) continue;
       reshape->ReplaceAllUsesWith(replacement);
       ++folded;
     }

@@ -25,15 +25,14 @@ std::optional<int64_t> ConstantScalarValue(const Instruction& value);
 // attributes stay, and so does a computation's root. Returns how many were folded.
 int64_t FoldConstantDynamicSlicesBeforePropagation(Module& module);
 
-// Replaces each reshape(slice(reshape(x))) of the global program that flattens x, cuts whole
-// rows of it (a range of x's first dim) and shapes them as x's rows again by a slice of x along
-// its first dim, before sharding propagation; where x is a concatenate along that dim and the
-// rows are one of its operands, by that operand. Exact: the same elements in the same order.
-// Through the flat middle shape propagation cannot keep x's other dims split (oracle seed
-// 114951: the first half of a concatenate of a whole and a split array, taken back through
-// a flatten, made the concatenate whole and cost a 320 B gather, XLA none). Reshapes and
-// slices carrying a sharding or frontend attributes stay, and so does a computation's root.
-// Returns how many were folded.
+// Replaces each reshape(slice(reshape(x))) of the global program that flattens x, a
+// concatenate along its first dim, cuts the rows of one of its operands and shapes them as
+// they were, by that operand, before sharding propagation. Exact: the same elements in the
+// same order. Through the flat middle shape propagation cannot keep the concatenate's other
+// dims split (oracle seed 114951: the first half of a concatenate of a whole and a split
+// array, taken back through a flatten, made the concatenate whole and cost a 320 B gather,
+// XLA none). Other row ranges stay (see the .cpp). Reshapes and slices carrying a sharding or
+// frontend attributes stay, and so does a computation's root. Returns how many were folded.
 int64_t FoldFlatSlicesBeforePropagation(Module& module);
 
 }  // namespace gspmd
