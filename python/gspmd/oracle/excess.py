@@ -85,15 +85,22 @@ def _called_by_loops(text: str) -> set:
     return names
 
 
-def collectives(text: str, devices: int) -> list[Collective]:
-    """Every collective instruction of a per-device HLO module, in text order."""
-    loops = _called_by_loops(text)
-    out, computation = [], ""
+def _instruction_lines(text: str):
+    """(computation name, line) for every line of the module's computations but their headers."""
+    computation = ""
     for line in text.splitlines():
         c = _COMP.match(line)
         if c and "=" not in line.split("{")[0]:
             computation = c.group(2)
             continue
+        yield computation, line
+
+
+def collectives(text: str, devices: int) -> list[Collective]:
+    """Every collective instruction of a per-device HLO module, in text order."""
+    loops = _called_by_loops(text)
+    out = []
+    for computation, line in _instruction_lines(text):
         m = _INSTR.match(line)
         if not m:
             continue
@@ -115,6 +122,7 @@ def collectives(text: str, devices: int) -> list[Collective]:
                               n, b, computation in loops))
     return out
 
+
 _LINE = re.compile(r"^\s*(?:ROOT\s+)?%?([\w.\-]+)\s*=\s*(?:\([^=]*?\)|\S+)\s+([\w\-]+)\((.*)$")
 _PASS_THROUGH = {"get-tuple-element", "bitcast", "copy", "reshape", "convert", "tuple"}
 
@@ -127,12 +135,8 @@ class _Instr:
 
 def _instructions(text: str) -> dict:
     """(computation, name) -> opcode and operand names, for every instruction of the module."""
-    out, computation = {}, ""
-    for line in text.splitlines():
-        c = _COMP.match(line)
-        if c and "=" not in line.split("{")[0]:
-            computation = c.group(2)
-            continue
+    out = {}
+    for computation, line in _instruction_lines(text):
         m = _LINE.match(line)
         if m:
             args = m.group(3).split(")")[0]
