@@ -16,6 +16,8 @@ Sharding OpContext::ShardingOf(const Instruction& instruction) const {
   return partitioner_.module_partitioner().ShardingOf(instruction);
 }
 
+bool OpContext::WholeWantedLater(const Instruction& original) const { return partitioner_.WholeWantedLater(&original); }
+
 SpmdContext& OpContext::spmd() { return partitioner_.spmd(); }
 HloBuilder& OpContext::builder() { return partitioner_.builder(); }
 

@@ -30,6 +30,9 @@ class OpContext {
   HloBuilder& builder();
   // The sharding another instruction is partitioned to (its own, or the partial-sum plan's).
   Sharding ShardingOf(const Instruction& instruction) const;
+  // Whether a user of `original` not partitioned yet takes it whole anyway (the result holds it
+  // replicated): ComputationPartitioner::WholeWantedLater.
+  bool WholeWantedLater(const Instruction& original) const;
 
   const PartitionedValue& Operand(int64_t i) const;
   // The partitioned value of any instruction of the computation already visited (e.g. an

@@ -196,6 +196,19 @@ ENTRY e {
     // A top-k of a whole operand runs whole and is sliced into its split layout; a user that
     // wants the indices whole again takes them from that whole form (oracle seed 114503:
     // sliced, then gathered back, 112 B; XLA none).
+    // Values and indices returned whole, of a top-k over a split batch dim with k near the
+    // dim's size: gathering the operand once (and running the top-k whole) moves less than
+    // gathering both results (oracle seed 114866: 560 B, XLA 336 B).
+    {.name = "ResultsReturnedWholeGatherTheSmallerOperandOnce",
+     .hlo = Module(R"(
+ENTRY e {
+  %x = f32[8,12]{1,0} parameter(0), sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  %t = (f32[8,10]{1,0}, s32[8,10]{1,0}) topk(%x), k=10, largest=true, is_stable=true, sharding={{devices=[2,1,4]<=[8] last_tile_dim_replicate}, {devices=[2,1,4]<=[8] last_tile_dim_replicate}}
+  %v = f32[8,10]{1,0} get-tuple-element(%t), index=0, sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  %i = s32[8,10]{1,0} get-tuple-element(%t), index=1, sharding={devices=[2,1,4]<=[8] last_tile_dim_replicate}
+  ROOT %r = (f32[8,10]{1,0}, s32[8,10]{1,0}) tuple(%v, %i), sharding={{replicated}, {replicated}}
+})"),
+     .expect = {.counts = {{Opcode::kAllGather, 1}}, .max_comm_bytes = 192}},
     {.name = "AnElementWantedWholeComesFromTheWholeTopK",
      .hlo = Module(R"(
 ENTRY e {
