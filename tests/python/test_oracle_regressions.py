@@ -31,3 +31,22 @@ def test_reproducer_agrees_with_xla(case, cli):
     assert result.status == "equal", result.line()
     if result.comm_known:
         assert result.comm_ours <= result.comm_xla, result.line()
+
+
+def test_xla_with_its_inputs_replicated_sides_with_ours_where_its_partitioning_is_wrong(jax, cli):
+    """The oracle's fourth tie-breaker on a kept XLA bug: XLA's partitioned result of the
+    max-pool gradient is wrong; XLA's run of the same program with its inputs replicated gives
+    ours, so a soak counts the program equal, with a note."""
+    check, generate = oracle("check"), oracle("generate")
+    case = REPO / "tests" / "data" / "oracle" / "maxpool_grad_xla_partitioned_rows"
+    spec = generate.ProgramSpec.from_json((case / "spec.json").read_text())
+    ref = check.Reference.load(str(case))
+    ours = oracle("backend").CliBackend(binary=cli)
+    result = check.check_reference(ref, ours, f64_tie_break=False)
+    assert result.status == "mismatch" and result.outputs is not None, result.line()
+    whole = check.xla_on_mesh_inputs_whole(spec, jax)
+    assert whole is not None
+    assert check.compare_arrays(result.outputs[1], whole[1]) == ""
+    assert check.compare_arrays(ref.outputs[1], whole[1]) != ""
+    check._check_against_one_device(spec, [result], jax)
+    assert result.status == "equal" and any("inputs replicated" in n for n in result.notes), result.notes
