@@ -266,7 +266,7 @@ class Simplifier {
     return iota.shape().dims()[d] == instruction.shape().dims()[d];
   }
 
-  // The splat value `instruction` computes, when its operands make it one.
+  // Whether every device of the module is the target of one of the permute's pairs.
   bool EveryDeviceTargeted(const Instruction& permute) const {
     const int64_t devices = module_.num_partitions();
     std::vector<bool> targeted(static_cast<size_t>(std::max<int64_t>(devices, 0)), false);
@@ -275,6 +275,7 @@ class Simplifier {
     return devices > 0 && std::all_of(targeted.begin(), targeted.end(), [](bool t) { return t; });
   }
 
+  // The splat value `instruction` computes, when its operands make it one.
   std::optional<Literal> FoldedSplat(const Instruction& instruction) const {
     const Shape& shape = instruction.shape();
     if (!shape.IsArray() || shape.element_count() == 0) return std::nullopt;
