@@ -2,7 +2,6 @@
 #include "partitioner/computation_partitioner.h"
 
 #include <algorithm>
-#include <functional>
 #include <optional>
 
 #include "ir/instruction_error.h"
@@ -13,6 +12,14 @@
 
 namespace gspmd {
 namespace {
+
+// Whether `instruction` passes its one operand's value on unchanged: a copy or a sharding
+// constraint.
+bool PassesValueOn(const Instruction& instruction) {
+  return instruction.operand_count() == 1 &&
+         (instruction.opcode() == Opcode::kCopy ||
+          (instruction.opcode() == Opcode::kCustomCall && instruction.custom_call_target == "Sharding"));
+}
 
 Sharding TupleOfReplicated(const Shape& shape) {
   std::vector<Sharding> elements;
@@ -188,7 +195,7 @@ std::optional<ComputationPartitioner::SameValueForm> ComputationPartitioner::Che
       found = SameValueForm{value, element, *cost};
     }
   };
-  auto forms = [&](const Instruction* at, const std::function<void(const PartitionedValue&)>& visit) {
+  auto forms = [&](const Instruction* at, const auto& visit) {
     if (auto it = values_.find(at); it != values_.end()) visit(it->second);
     for (auto it = reshards_.lower_bound(std::make_pair(at, std::string())); it != reshards_.end() && it->first.first == at;
          ++it)
@@ -205,9 +212,7 @@ std::optional<ComputationPartitioner::SameValueForm> ComputationPartitioner::Che
       });
       break;
     }
-    const bool passes = at->opcode() == Opcode::kCopy ||
-                        (at->opcode() == Opcode::kCustomCall && at->custom_call_target == "Sharding");
-    if (!passes || at->operand_count() != 1 || !(at->operand(0)->shape() == at->shape())) break;
+    if (!PassesValueOn(*at) || !(at->operand(0)->shape() == at->shape())) break;
     at = at->operand(0);
   }
   return found;
@@ -251,9 +256,7 @@ const Instruction* SplatSource(const Instruction* original) {
     if (opcode == Opcode::kBroadcast)
       return original->operand(0)->shape().IsArray() && original->operand(0)->shape().rank() == 0 ? original : nullptr;
     // (oracle seed 114892: a gradient's splat, transposed twice, was gathered for 240 B.)
-    const bool passes = opcode == Opcode::kCopy || opcode == Opcode::kTranspose || opcode == Opcode::kReshape ||
-                        (opcode == Opcode::kCustomCall && original->custom_call_target == "Sharding" &&
-                         original->operand_count() == 1);
+    const bool passes = PassesValueOn(*original) || opcode == Opcode::kTranspose || opcode == Opcode::kReshape;
     if (!passes || !original->shape().IsArray()) return nullptr;
     original = original->operand(0);
   }
@@ -268,9 +271,8 @@ std::optional<int64_t> IotaDimOf(const Instruction* value) {
   const Instruction* at = value;
   for (; at != nullptr && at->opcode() != Opcode::kIota && chain.size() < 16; at = at->operand(0)) {
     const Opcode opcode = at->opcode();
-    const bool moves = opcode == Opcode::kCopy || opcode == Opcode::kReshape || opcode == Opcode::kTranspose ||
-                       opcode == Opcode::kBroadcast || opcode == Opcode::kConvert ||
-                       (opcode == Opcode::kCustomCall && at->custom_call_target == "Sharding");
+    const bool moves = PassesValueOn(*at) || opcode == Opcode::kReshape || opcode == Opcode::kTranspose ||
+                       opcode == Opcode::kBroadcast || opcode == Opcode::kConvert;
     if (!moves || at->operand_count() != 1 || !at->shape().IsArray() || !at->operand(0)->shape().IsArray())
       return std::nullopt;
     chain.push_back(at);
@@ -333,12 +335,7 @@ std::optional<PartitionedValue> ComputationPartitioner::IotaIn(const Instruction
   if (!dim) return std::nullopt;
   const Shape& shape = original->shape();
   Instruction* iota = builder_.Iota(ShardShapeOf(sharding, shape), *dim);
-  if (shape_ops::TileCountOf(sharding, *dim) > 1) {
-    Instruction* offset = ShardOffset(builder_, spmd(), sharding, shape.dims(), *dim);
-    if (shape.element_type() != ElementType::kS32) offset = builder_.Convert(offset, shape.element_type());
-    iota = builder_.Binary(Opcode::kAdd, iota, builder_.BroadcastScalar(offset, iota->shape().dims()));
-  }
-  return PartitionedValue{iota, shape, sharding};
+  return PartitionedValue{shape_ops::IotaPiece(builder_, spmd(), iota, sharding, shape, *dim), shape, sharding};
 }
 
 std::optional<PartitionedValue> ComputationPartitioner::SplatIn(const Instruction* original, const Sharding& sharding) {

@@ -32,22 +32,20 @@ bool PartitionTranspose(OpContext& op) {
   return true;
 }
 
+Instruction* IotaPiece(HloBuilder& b, SpmdContext& context, Instruction* local, const Sharding& sharding,
+                       const Shape& global, int64_t dim) {
+  if (TileCountOf(sharding, dim) == 1) return local;
+  Instruction* offset = ShardOffset(b, context, sharding, global.dims(), dim);
+  if (global.element_type() != ElementType::kS32) offset = b.Convert(offset, global.element_type());
+  return b.Binary(Opcode::kAdd, local, b.BroadcastScalar(offset, local->shape().dims()));
+}
+
 bool PartitionIota(OpContext& op) {
   const Instruction& instruction = op.instruction();
   Sharding target = LocalTarget(op.sharding());
   const Shape& shape = instruction.shape();
-  Shape local = ShardShapeOf(target, shape);
-  Instruction* iota = op.Clone(local, {});
-  int64_t dim = instruction.iota_dimension;
-  if (TileCountOf(target, dim) == 1) {
-    op.SetResult(iota, target);
-    return true;
-  }
-  HloBuilder& b = op.builder();
-  Instruction* offset = ShardOffset(b, op.spmd(), target, shape.dims(), dim);
-  if (shape.element_type() != ElementType::kS32) offset = b.Convert(offset, shape.element_type());
-  Instruction* shifted = b.Binary(Opcode::kAdd, iota, b.BroadcastScalar(offset, local.dims()));
-  op.SetResult(shifted, target);
+  Instruction* iota = op.Clone(ShardShapeOf(target, shape), {});
+  op.SetResult(IotaPiece(op.builder(), op.spmd(), iota, target, shape, instruction.iota_dimension), target);
   return true;
 }
 

@@ -13,6 +13,10 @@ namespace gspmd::shape_ops {
 // Family handlers (each returns false for configurations it leaves to the fallback).
 bool PartitionBroadcast(OpContext& op);
 bool PartitionIota(OpContext& op);
+// `local`, an iota along `dim` of a shard of `global` laid out as `sharding`, shifted by the
+// shard's offset along that dim where it is split: that shard's piece of the global iota.
+Instruction* IotaPiece(HloBuilder& b, SpmdContext& context, Instruction* local, const Sharding& sharding,
+                       const Shape& global, int64_t dim);
 bool PartitionTranspose(OpContext& op);
 bool PartitionReverse(OpContext& op);
 // `fresh_operand`: the operand is resharded from its own value, not from a form cached for
