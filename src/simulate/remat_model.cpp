@@ -2,6 +2,9 @@
 #include "simulate/remat_model.h"
 
 #include <algorithm>
+#include <iterator>
+#include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
@@ -68,11 +71,12 @@ class Planner {
   RematPlan Run(int64_t budget) {
     plan_ = NoRematerialization(ranges_);
     for (int iteration = 0; iteration < kMaxIterations; ++iteration) {
-      const std::vector<int64_t> live = LiveBytesByPosition(ranges_, plan_);
-      if (live.empty()) break;
-      const size_t peak = static_cast<size_t>(std::max_element(live.begin(), live.end()) - live.begin());
-      if (live[peak] <= budget) break;
-      if (!DropAt(peak, live[peak] - budget)) break;
+      live_ = LiveBytesByPosition(ranges_, plan_);
+      if (live_.empty()) break;
+      const size_t peak = static_cast<size_t>(std::max_element(live_.begin(), live_.end()) - live_.begin());
+      if (live_[peak] <= budget) break;
+      ceiling_ = live_[peak];
+      if (!DropAt(peak, live_[peak] - budget)) break;
     }
     return std::move(plan_);
   }
@@ -93,6 +97,50 @@ class Planner {
     double score = 0;
   };
 
+  // The transient copy of `value` an earlier chain recomputed that a chain at `position` may
+  // read instead of computing it again (as XLA's rematerialization rewires every later use to
+  // its one clone): one that can be kept live until `position` without raising any position
+  // it is added at above the peak being cut (so it never makes a new peak; later rounds cut
+  // what it adds like any other value). Copies by value: the position each is made at -> the
+  // last position it is live at.
+  std::optional<std::pair<size_t, size_t>> RecomputedCopy(size_t value, size_t position) const {
+    const auto found = recomputed_at_.find(value);
+    if (found == recomputed_at_.end()) return std::nullopt;
+    const int64_t bytes = ranges_.values[value].bytes;
+    for (const auto& [begin, end] : found->second) {
+      bool fits = true;
+      for (size_t p = std::min(position, begin); p < begin && fits; ++p) fits = live_[p] + bytes <= ceiling_;
+      for (size_t p = end + 1; p <= position && fits; ++p) fits = live_[p] + bytes <= ceiling_;
+      if (fits) return std::make_pair(begin, end);
+    }
+    return std::nullopt;
+  }
+
+  // Keeps the copies a chain at `position` reads (through aliases) live until it.
+  void KeepCopiesUntil(size_t value, size_t position) {
+    if (graph_.parameter[value] || LiveAt(value, position)) return;
+    if (const auto copy = RecomputedCopy(value, position)) {
+      const auto [begin, end] = *copy;
+      const int64_t bytes = ranges_.values[value].bytes;
+      if (position < begin) AddTransient(position, begin - 1, bytes);
+      if (position > end) AddTransient(end + 1, position, bytes);
+      auto& copies = recomputed_at_[value];
+      copies.erase(begin);
+      copies[std::min(begin, position)] = std::max(end, position);
+      return;
+    }
+    for (size_t operand : graph_.operands[value]) KeepCopiesUntil(operand, position);
+  }
+
+  void AddLive(size_t first, size_t last, int64_t bytes) {
+    for (size_t p = first; p <= last && p < live_.size(); ++p) live_[p] += bytes;
+  }
+
+  void AddTransient(size_t first, size_t last, int64_t bytes) {
+    for (size_t p = first; p <= last; ++p) plan_.transient_bytes[p] += bytes;
+    AddLive(first, last, bytes);
+  }
+
   bool LiveAt(size_t value, size_t position) const {
     for (const auto& [begin, end] : plan_.segments[value])
       if (begin <= position && position <= end) return true;
@@ -102,7 +150,7 @@ class Planner {
   // Whether `value` holds its data at `position` without recomputing: parameters, values
   // live there, and aliases (tuples, get-tuple-element) of such values.
   bool Available(size_t value, size_t position) const {
-    if (graph_.parameter[value] || LiveAt(value, position)) return true;
+    if (graph_.parameter[value] || LiveAt(value, position) || RecomputedCopy(value, position)) return true;
     if (ranges_.values[value].bytes != 0 || graph_.operands[value].empty() || graph_.recomputable[value]) return false;
     for (size_t operand : graph_.operands[value])
       if (!Available(operand, position)) return false;
@@ -176,13 +224,17 @@ class Planner {
     auto& segments = plan_.segments[candidate.value];
     const auto [begin, end] = segments[candidate.segment];
     segments[candidate.segment] = {begin, candidate.gap_begin};
+    AddLive(candidate.gap_begin + 1, candidate.gap_end - 1, -ranges_.values[candidate.value].bytes);
     segments.insert(segments.begin() + static_cast<std::ptrdiff_t>(candidate.segment) + 1, {candidate.gap_end, end});
     for (size_t member : chain.members) {
       const Instruction& recomputed = *ranges_.values[member].value;
       const OpCounts counts = counts_ ? counts_(recomputed) : CountOp(recomputed);
       plan_.flops += counts.matrix_flops + counts.vector_flops;
       plan_.matrix_flops += counts.matrix_flops;
-      if (member != candidate.value) plan_.transient_bytes[candidate.gap_end] += ranges_.values[member].bytes;
+      if (member != candidate.value) {
+        AddTransient(candidate.gap_end, candidate.gap_end, ranges_.values[member].bytes);
+        recomputed_at_[member].emplace(candidate.gap_end, candidate.gap_end);
+      }
     }
     for (size_t operand : chain.extended) {
       // Live from its last segment on to the recomputation.
@@ -190,9 +242,15 @@ class Planner {
       auto last = kept.end();
       for (auto it = kept.begin(); it != kept.end(); ++it)
         if (it->first <= candidate.gap_end && (last == kept.end() || it->first > last->first)) last = it;
-      if (last != kept.end()) last->second = std::max(last->second, candidate.gap_end);
+      if (last != kept.end() && last->second < candidate.gap_end) {
+        AddLive(last->second + 1, candidate.gap_end, ranges_.values[operand].bytes);
+        last->second = candidate.gap_end;
+      }
     }
-    for (size_t operand : chain.relied_on) pins_[operand].push_back(candidate.gap_end);
+    for (size_t operand : chain.relied_on) {
+      pins_[operand].push_back(candidate.gap_end);
+      KeepCopiesUntil(operand, candidate.gap_end);
+    }
     plan_.seconds += chain.seconds;
     ++plan_.recomputations;
   }
@@ -232,7 +290,11 @@ class Planner {
   const RecomputeSeconds& cost_;
   const RecomputeCounts& counts_;
   std::vector<std::vector<size_t>> pins_;
+  // Chain members' transient copies (see RecomputedCopy).
+  std::unordered_map<size_t, std::map<size_t, size_t>> recomputed_at_;
   RematPlan plan_;
+  std::vector<int64_t> live_;  // live bytes by position under plan_
+  int64_t ceiling_ = 0;        // live bytes at the peak being cut
 };
 
 }  // namespace

@@ -15,6 +15,9 @@
 // loop again); other collectives, control flow, gathers, sorts, custom-calls and parameters
 // are never recomputed. Operands a recomputation reads are pinned there: a pin counts as a use,
 // so a later drop of the operand recomputes it by then. Values recomputed only to rebuild another one are live just at that use.
+// A later recomputation that needs such a value reads that copy instead of computing it again
+// (XLA's rematerialization rewires every later use to its one clone), kept live until then
+// where that raises no position above the peak being cut.
 #pragma once
 
 #include <cstdint>

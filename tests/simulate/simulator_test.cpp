@@ -433,6 +433,42 @@ TEST(SimulatorTest, ProgramsThatDoNotFitAreRematerialized) {
   EXPECT_FALSE(plain.fits);
 }
 
+// Three slices of one product (q, k and v of one dot in a transformer) are read in the
+// forward pass and again, one after another, late. Dropping them recomputes the product
+// once: the second and third slices read the copy the first one's recomputation made, kept
+// live for them, as XLA's rematerialization reuses its one clone; they do not compute it again.
+TEST(SimulatorTest, SlicesOfOneValueShareItsRecomputation) {
+  auto module = PerDevice(1, R"(  %x = f32[1,1048576]{1,0} parameter(0)
+  %zero = f32[] constant(0)
+  %cat = f32[3,1048576]{1,0} concatenate(%x, %x, %x), dimensions={0}
+  %p = f32[3,1048576]{1,0} multiply(%cat, %cat)
+  %q = f32[1,1048576]{1,0} slice(%p), slice={[0:1], [0:1048576]}
+  %k = f32[1,1048576]{1,0} slice(%p), slice={[1:2], [0:1048576]}
+  %v = f32[1,1048576]{1,0} slice(%p), slice={[2:3], [0:1048576]}
+  %s = f32[1,1048576]{1,0} add(%q, %k)
+  %t = f32[1,1048576]{1,0} add(%s, %v)
+  %c = f32[1,1048576]{1,0} negate(%t)
+  %x1 = f32[1048576]{0} reshape(%x)
+  %big = f32[6,1048576]{1,0} broadcast(%x1), dimensions={1}
+  %d = f32[] reduce(%big, %zero), dimensions={0,1}, to_apply=%add
+  %dc = f32[] reduce(%c, %zero), dimensions={0,1}, to_apply=%add
+  %lq = f32[] reduce(%q, %zero), dimensions={0,1}, to_apply=%add
+  %lk = f32[] reduce(%k, %zero), dimensions={0,1}, to_apply=%add
+  %lv = f32[] reduce(%v, %zero), dimensions={0,1}, to_apply=%add
+  ROOT %r = (f32[], f32[], f32[], f32[], f32[]) tuple(%d, %dc, %lq, %lk, %lv)
+)");
+  const int64_t mib4 = 4 << 20;
+  MemoryOptions options{true, [](const Instruction&) { return 1e-6; }, {}};
+  // At %big: x, x1, q, k, v and c (4 MiB each) and big (24 MiB): 48 MiB. In 36 MiB, q, k
+  // and v must go; the copy of p made for %lq (x, cat, p and q: 32 MiB) is kept for %lk and %lv.
+  const MemoryEstimate fitted = EstimateMemory(*module, 9 * mib4 + 100, options);
+  ASSERT_TRUE(fitted.fits);
+  EXPECT_EQ(fitted.recomputations, 3);
+  // cat and p once, and the three slices: five instructions, not nine.
+  EXPECT_DOUBLE_EQ(fitted.remat_seconds, 5e-6);
+  EXPECT_EQ(fitted.remat_flops, 3 * 1048576);
+}
+
 TEST(SimulatorTest, BreakdownGroupsByLayer) {
   auto module = PerDevice(1, R"(  %x = f32[128,128]{1,0} parameter(0)
   %a = f32[128,128]{1,0} dot(%x, %x), lhs_contracting_dims={1}, rhs_contracting_dims={0}, metadata={op_name="jit(step)/layer_0/mlp/dot"}
