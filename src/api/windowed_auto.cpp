@@ -27,17 +27,38 @@ int64_t WindowedLoopCount(const Module& per_device) {
   return loops;
 }
 
+// The dot part of a kind's name: its shape and its operands' shapes.
+std::string DotKey(const Instruction& dot) {
+  std::string key = " for " + dot.shape().ToString(false) + " dot(";
+  for (const Instruction* operand : dot.operands()) key += operand->shape().ToString(false) + ",";
+  return key + ")";
+}
+
+// The collective part of a kind's name.
+std::string CollectiveKey(const WindowedEinsumCandidate& candidate) {
+  std::string key = candidate.kind == WindowedEinsumCandidate::Kind::kAllGather ? "all-gather" : "reduce-scatter";
+  return key + StrCat(" of ", candidate.collective_bytes, " bytes over ", candidate.devices * candidate.group);
+}
+
 // A kind of loop: one collective of one dot shape (a model's layers share it), whatever the
 // direction and grouping.
 std::string KindOf(const WindowedEinsumCandidate& candidate) {
-  std::string key = candidate.kind == WindowedEinsumCandidate::Kind::kAllGather ? "all-gather" : "reduce-scatter";
-  key += StrCat(" of ", candidate.collective_bytes, " bytes over ", candidate.devices * candidate.group);
-  if (candidate.dot != nullptr) {
-    key += " for " + candidate.dot->shape().ToString(false) + " dot(";
-    for (const Instruction* operand : candidate.dot->operands()) key += operand->shape().ToString(false) + ",";
-    key += ")";
+  return CollectiveKey(candidate) + (candidate.dot != nullptr ? DotKey(*candidate.dot) : "");
+}
+
+// An all-gather whose operand other dots read too (an activation read by its layer's dot and,
+// in the backward pass, by the weight gradient's) stays for them when one dot's loop replaces
+// it: the kinds of those other dots' loops of the same gather, which taken together with this
+// one leave nothing to gather. Empty when the operand has a user that is not such a dot.
+std::set<std::string> PartnerKinds(const WindowedEinsumCandidate& candidate) {
+  std::set<std::string> partners;
+  if (!candidate.collective_shared || candidate.gathered_operand == nullptr || candidate.dot == nullptr) return partners;
+  for (const Instruction* user : candidate.gathered_operand->users()) {
+    if (user == candidate.dot) continue;
+    if (user->opcode() != Opcode::kDot) return {};
+    partners.insert(CollectiveKey(candidate) + DotKey(*user));
   }
-  return key;
+  return partners;
 }
 
 struct Offer {
@@ -45,7 +66,53 @@ struct Offer {
   int64_t dots = 0;     // offers of its plain (ungrouped) loops
   bool priced = false;  // the per-dot price keeps it
   bool seen = false;
+  // Its gather's other readers' kinds (PartnerKinds), and whether the price keeps it when they
+  // are windowed too (the gather then goes, so the loop competes with gather and dot).
+  std::set<std::string> partners;
+  bool shared = false;
+  bool priced_together = false;
 };
+
+// The candidate priced as if no other dot kept its gather.
+WindowedEinsumCandidate Unshared(WindowedEinsumCandidate candidate) {
+  candidate.collective_shared = false;
+  for (WindowedEinsumCandidate& alternative : candidate.alternatives) alternative.collective_shared = false;
+  return candidate;
+}
+
+// Kinds whose loops must be taken together to save a shared gather: the connected groups of
+// PartnerKinds, each of whose members was offered with all its partners.
+std::vector<std::set<std::string>> TogetherGroups(const std::map<std::string, Offer>& offers) {
+  std::map<std::string, std::string> parent;
+  auto find = [&](std::string kind) {
+    while (parent.at(kind) != kind) kind = parent.at(kind) = parent.at(parent.at(kind));
+    return kind;
+  };
+  std::set<std::string> incomplete;
+  for (const auto& [kind, offer] : offers)
+    if (offer.shared) parent[kind] = kind;
+  for (const auto& [kind, offer] : offers) {
+    if (!offer.shared) continue;
+    if (offer.partners.empty()) incomplete.insert(kind);
+    for (const std::string& partner : offer.partners) {
+      if (!parent.count(partner)) {
+        incomplete.insert(kind);
+        continue;
+      }
+      parent[find(kind)] = find(partner);
+    }
+  }
+  std::map<std::string, std::set<std::string>> by_root;
+  for (const auto& [kind, unused] : parent) by_root[find(kind)].insert(kind);
+  std::vector<std::set<std::string>> groups;
+  for (auto& [root, kinds] : by_root) {
+    const bool complete = kinds.size() > 1 && std::none_of(kinds.begin(), kinds.end(), [&](const std::string& kind) {
+                            return incomplete.count(kind) != 0;
+                          });
+    if (complete) groups.push_back(std::move(kinds));
+  }
+  return groups;
+}
 
 }  // namespace
 
@@ -71,12 +138,18 @@ WindowedAutoChoice ChooseWindowedLoops(Program program, const SimulateOptions& o
     // Offers (a dot's directions and unrolling; its groupings count once, so the search's
     // order of kinds is the plain loops' order).
     if (candidate.group == 1) ++offer.dots;
+    const bool shared = candidate.collective_shared;
+    const bool together = shared && priced(Unshared(candidate));
     if (!offer.seen) {
       offer.seen = true;
       offer.bytes = candidate.collective_bytes;
       offer.priced = priced(candidate);
+      offer.shared = shared;
+      if (shared) offer.partners = PartnerKinds(candidate);
+      offer.priced_together = together;
     } else {
       offer.priced = offer.priced || priced(candidate);  // e.g. the other direction, a grouping
+      offer.priced_together = offer.priced_together || together;
     }
     return false;
   };
@@ -89,19 +162,24 @@ WindowedAutoChoice ChooseWindowedLoops(Program program, const SimulateOptions& o
       StrCat("without loops ", FormatSeconds(best.step_time_s), ", peak ", FormatBytes(best.memory.peak_bytes));
 
   // The loops of `kinds` (the price decides between a dot's candidates of one kind, e.g. its
-  // directions).
-  auto check_of = [shared_offers, priced](std::set<std::string> kinds) -> WindowedEinsumCostCheck {
-    return [shared_offers, priced, kinds = std::move(kinds)](const WindowedEinsumCandidate& candidate) {
+  // directions; for kinds in `together`, priced as if their gather went).
+  auto check_of = [shared_offers, priced](std::set<std::string> kinds,
+                                          std::set<std::string> together) -> WindowedEinsumCostCheck {
+    return [shared_offers, priced, kinds = std::move(kinds),
+            together = std::move(together)](const WindowedEinsumCandidate& candidate) {
       const std::string kind = KindOf(candidate);
       if (kinds.count(kind) == 0) return false;
       auto offer = shared_offers->find(kind);
-      return priced(candidate) || offer == shared_offers->end() || !offer->second.priced;
+      if (offer == shared_offers->end()) return true;
+      if (together.count(kind)) return !offer->second.priced_together || priced(Unshared(candidate));
+      return priced(candidate) || !offer->second.priced;
     };
   };
   // The step with them: true when it is kept as the best so far.
   int64_t programs = 1, best_loops = 0;
+  std::set<std::string> together;  // kinds taken in TogetherGroups
   auto try_kinds = [&](const std::set<std::string>& kinds) {
-    const WindowedEinsumCostCheck check = check_of(kinds);
+    const WindowedEinsumCostCheck check = check_of(kinds, together);
     std::unique_ptr<Module> windowed =
         std::move(Partition(program, PartitionOptions{options.devices, boundary, "auto", check, ""}).per_device).TakeModule();
     const int64_t loops = WindowedLoopCount(*windowed);
@@ -142,6 +220,18 @@ WindowedAutoChoice ChooseWindowedLoops(Program program, const SimulateOptions& o
       if (try_kinds(changed)) kept = std::move(changed);
     }
   }
+  // Then each group of kinds that must go together to save a shared gather (the activation a
+  // layer's dot and its weight gradient both gather): added, whole, to what is kept.
+  for (const std::set<std::string>& group : TogetherGroups(offers)) {
+    if (options.windowed_search_steps <= 0) break;
+    std::set<std::string> changed = kept;
+    changed.insert(group.begin(), group.end());
+    if (changed.size() == kept.size()) continue;
+    const std::set<std::string> before = together;
+    together.insert(group.begin(), group.end());
+    if (try_kinds(changed)) kept = std::move(changed);
+    else together = before;
+  }
   best.windowed_einsum =
       kept.empty() ? StrCat("auto (", chip.name, "): no loops kept (", without, "; ", programs, " programs simulated, ",
                             offers.size(), " kinds of loop offered, ", all_priced.size(), " priced faster alone)")
@@ -150,7 +240,7 @@ WindowedAutoChoice ChooseWindowedLoops(Program program, const SimulateOptions& o
                             FormatSeconds(best.step_time_s), ", peak ", FormatBytes(best.memory.peak_bytes), " (", without,
                             "; ", programs, " programs simulated, ", offers.size(), " kinds of loop offered, ",
                             all_priced.size(), " priced faster alone)");
-  return {std::move(best), check_of(kept)};
+  return {std::move(best), check_of(kept, together)};
 }
 
 }  // namespace gspmd::api

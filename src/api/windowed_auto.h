@@ -6,8 +6,11 @@
 // so the step is then simulated as a whole: without loops, with the loops the price keeps,
 // and (searching) with each kind of loop (one dot shape, one collective) added or dropped in
 // turn, largest first, keeping a change when the step gets faster and its peak memory still
-// fits (when it did without loops) within 5% of the peak without loops. The result is never
-// slower than `off`, and says what it tried.
+// fits (when it did without loops) within 5% of the peak without loops. Last, kinds whose dots
+// read one gathered operand (a layer's activation, gathered for its dot and for its weight
+// gradient) are added together: alone each keeps the gather for the other and cannot pay,
+// together they leave nothing to gather, and they are priced so. The result is never slower
+// than `off`, and says what it tried.
 #pragma once
 
 #include <functional>

@@ -93,6 +93,9 @@ struct WindowedEinsumCandidate {
   // gathers of it the partitioner may share with this one: the loop may then not save the
   // collective, only add its permutes.
   bool collective_shared = false;
+  // All-gather: the operand it gathers (of the global program). Its other users are the dots
+  // whose loops, taken together with this one, would leave nothing to gather it for.
+  const Instruction* gathered_operand = nullptr;
   // Outside the loop (bidirectional, and unrolled for odd N): the peeled partial dots' FLOPs,
   // and the bytes sent alongside them (the all-gather's first two windows, the reduce-scatter's
   // last two accumulators; none for the unrolled loop's one step left over).

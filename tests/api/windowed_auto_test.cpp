@@ -78,6 +78,34 @@ TEST(WindowedAuto, DenseLmAt128CoresKeepsTheLoopsThatPay) {
   EXPECT_GE(priced.step_time_s, automatic.step_time_s) << priced.windowed_einsum;
 }
 
+// At 2048 cores (x=32, y=64) each layer's normalized activation is all-gathered over the 64
+// devices of y once and read by two dots: the QKV projection and, in the backward pass, its
+// weight gradient. A loop for either dot alone keeps the gather for the other and only adds
+// its permutes, so neither pays alone; the two loops together leave nothing to gather, and
+// the search takes them as one move.
+TEST(WindowedAuto, DotsSharingAGatherAreWindowedTogether) {
+  const Program program = Model({"", "dense-1t", {"layers=2", "batch=256"}, "x=32,y=64"});
+  const simulate::SimulationReport off = SimulateWith(program, "off");
+  const simulate::SimulationReport automatic = SimulateWith(program, "auto");
+  EXPECT_LT(automatic.step_time_s, off.step_time_s) << automatic.windowed_einsum;
+  EXPECT_TRUE(automatic.memory.fits);
+  EXPECT_LE(static_cast<double>(automatic.memory.peak_bytes), 1.05 * static_cast<double>(off.memory.peak_bytes));
+  EXPECT_NE(automatic.windowed_einsum.find("kept 4 loops of 2 kinds"), std::string::npos) << automatic.windowed_einsum;
+  // The shared gathers are gone: per layer, 512 MiB gathered from 64 shards (504 MiB sent)
+  // becomes the loop's gather among pairs before it (8 MiB sent) and its permutes.
+  ASSERT_TRUE(automatic.comm_by_kind.count("all-gather"));
+  const double mib = 1 << 20;
+  EXPECT_NEAR(off.comm_by_kind.at("all-gather").bytes - automatic.comm_by_kind.at("all-gather").bytes,
+              2 * (504 - 8) * mib, 1 * mib);
+  EXPECT_GT(automatic.comm_by_kind.count("collective-permute"), 0u);
+  // Without the search (each loop priced alone) nothing is kept.
+  SimulateOptions quick;
+  quick.chip = "tpu-v3";
+  quick.windowed_search_steps = 0;
+  const simulate::SimulationReport priced = Simulate(program, quick);
+  EXPECT_GE(priced.step_time_s, automatic.step_time_s) << priced.windowed_einsum;
+}
+
 TEST(WindowedAuto, NeverSlowerOnTheCorpus) {
   const fs::path corpus = fs::path(GSPMD_TEST_DATA_DIR) / "corpus" / "gspmd";
   std::vector<fs::path> cases;

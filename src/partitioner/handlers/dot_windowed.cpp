@@ -252,6 +252,7 @@ WindowedEinsumCandidate Describe(OpContext& op, const DotPlacement& placement, c
   c.collective_bytes = r.collective_bytes;
   c.native_dot_hbm_bytes = r.native_dot_hbm_bytes;
   c.collective_shared = r.kind == WindowedChoice::Kind::kGather && op.instruction().operand(r.operand)->users().size() > 1;
+  if (r.kind == WindowedChoice::Kind::kGather) c.gathered_operand = op.instruction().operand(r.operand);
   // The local dot's FLOPs, the all-gathered operand's or the unscattered result's, split evenly
   // over the N windows.
   const double flops_per_window = 2 * placement.local_flops / static_cast<double>(r.devices);
