@@ -8,6 +8,7 @@
 
 #include "ir/opcode.h"
 #include "ir/sdy_custom_calls.h"
+#include "partitioner/reshape_folds.h"
 #include "partitioner/slice_folds.h"
 #include "partitioner/simplify.h"
 #include "propagation/boundary.h"
@@ -150,7 +151,9 @@ PropagationResult Propagate(Module& module, const std::string& file, int64_t dev
   InlineCallsBeforePropagation(module);       // shardings flow through JAX's helper calls, as in XLA
   FoldConstantDynamicSlicesBeforePropagation(module);  // x[2:6] written as a dynamic-slice, as XLA folds it
   FoldFlatSlicesBeforePropagation(module);    // whole rows cut from a flattened array
+  FoldPlainSlicesBeforePropagation(module);   // a slice of all of a value, or within one concatenated operand
   FoldReshapesBeforePropagation(module);      // reshape round trips, as XLA's simplifier folds them
+  FoldReshapedBroadcastsBeforePropagation(module);  // a broadcast reshaped without touching its operand's dims
   FoldTrivialSortsBeforePropagation(module);  // sorts along a dim of one element
   RemoveDeadCodeBeforePropagation(module);    // dead values must not steer live shardings
   return WithFileContext(file, [&] { return PropagateShardings(module, options); });

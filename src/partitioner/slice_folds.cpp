@@ -143,6 +143,60 @@ int64_t FoldFlatSlicesBeforePropagation(Module& module) {
   return folded;
 }
 
+int64_t FoldPlainSlicesBeforePropagation(Module& module) {
+  int64_t folded = 0;
+  NameUniquer names;
+  names.ReserveAll(module);
+  for (const auto& computation : module.computations()) {
+    for (Instruction* slice : computation->MakePostOrder()) {
+      if (slice->opcode() != Opcode::kSlice || !Plain(*slice) || slice == computation->root()) continue;
+      Instruction* operand = slice->operand(0);
+      if (operand->shape() == slice->shape() && std::all_of(slice->slice().begin(), slice->slice().end(), [](const SliceDim& d) {
+            return d.start == 0 && d.stride == 1;
+          })) {
+        slice->ReplaceAllUsesWith(operand);  // all of it
+        ++folded;
+        continue;
+      }
+      const Instruction* concatenate = operand;
+      if (concatenate->opcode() != Opcode::kConcatenate || concatenate->dimensions.size() != 1 ||
+          !concatenate->shape().IsArray())
+        continue;
+      const int64_t dim = concatenate->dimensions[0];
+      if (dim < 0 || dim >= static_cast<int64_t>(slice->slice().size())) continue;
+      const SliceDim along = slice->slice()[dim];
+      if (along.stride < 1 || along.limit <= along.start) continue;
+      const int64_t last = along.start + (along.limit - 1 - along.start) / along.stride * along.stride;
+      int64_t at = 0;
+      for (Instruction* part : concatenate->operands()) {
+        const int64_t size = part->shape().dims()[dim];
+        if (along.start >= at && last < at + size) {
+          std::vector<SliceDim> window = slice->slice();
+          window[dim] = {along.start - at, last - at + 1, along.stride};
+          bool whole = true;
+          for (size_t d = 0; d < window.size(); ++d)
+            whole = whole && window[d].start == 0 && window[d].stride == 1 &&
+                    window[d].limit == part->shape().dims()[d];
+          Instruction* replacement = part;
+          if (!whole) {
+            auto made = std::make_unique<Instruction>(Opcode::kSlice, slice->shape(), names.Unique("slice"));
+            made->AppendOperand(part);
+            made->mutable_slice() = std::move(window);
+            made->metadata = slice->metadata;
+            made->CopySourceFrom(*slice);
+            replacement = computation->AddInstructionAfter(std::move(made), slice);
+          }
+          slice->ReplaceAllUsesWith(replacement);
+          ++folded;
+          break;
+        }
+        at += size;
+      }
+    }
+  }
+  return folded;
+}
+
 std::optional<int64_t> ConstantScalarValue(const Instruction& value) { return Evaluate(value, 0); }
 
 int64_t FoldConstantDynamicSlicesBeforePropagation(Module& module) {

@@ -5,6 +5,7 @@
 
 #include "api/pipeline.h"
 #include "partitioner/partition_test_harness.h"
+#include "partitioner/pipeline_test_harness.h"
 #include "partitioner/slice_folds.h"
 #include "partitioner/simplify.h"
 
@@ -17,23 +18,6 @@ constexpr const char* kOrPred = R"(%or (a: pred[], b: pred[]) -> pred[] {
   ROOT %r = pred[] or(%a, %b)
 }
 )";
-
-// Propagates and partitions a global program as `gspmd partition` does (with
-// `--propagate-to-outputs to_outputs`), then expects a per-device program without collectives
-// that computes the same numbers.
-void ExpectNoCommunicationWhenPartitioned(const std::string& hlo, int64_t devices, const std::string& to_outputs = "") {
-  std::unique_ptr<Module> module = ParseModule(hlo);
-  api::CompileOptions options;
-  options.requested_devices = devices;
-  options.boundary.to_outputs = to_outputs;
-  api::CompiledPartition compiled = api::PartitionGlobal(*module, "global.hlo", options);
-  Partitioned p;
-  p.original = ParseModule(hlo);
-  p.text = PrintModule(*compiled.partitioned.module);
-  p.module = ParseModule(p.text);
-  ExpectStructure(*p.module, p.text, {.collectives = 0});
-  ExpectSameNumbers(p);
-}
 
 // jnp.where(p, v, v) lowers to a call of a select; p comes from a reduce over a sharded dim
 // (an all-reduce) and a compare of a value with itself (true whatever the value): the

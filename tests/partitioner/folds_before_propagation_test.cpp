@@ -1,0 +1,136 @@
+// The folds before sharding propagation that read a value written the long way as XLA's simplifier does (slice_folds, reshape_folds): what they fold, and that the folded program moves nothing.
+#include <memory>
+#include <string>
+
+#include "partitioner/pipeline_test_harness.h"
+#include "partitioner/reshape_folds.h"
+#include "partitioner/slice_folds.h"
+
+namespace gspmd::partition_test {
+namespace {
+
+// A slice that takes its elements from one concatenated operand is a slice of that operand
+// (or the operand), as XLA's simplifier folds it: oracle seed 117491, the first 3 elements of
+// concatenate(y, x, y) are y's, and x, split, was gathered for 288 B where XLA moves nothing.
+constexpr const char* kSliceOfConcatenate = R"(HloModule m, num_partitions=4
+ENTRY %main (x: f32[8,2], y: f32[4,2]) -> (f32[3,2], f32[8,2], f32[2,2], f32[4,2], f32[8,2]) {
+  %x = f32[8,2]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %y = f32[4,2]{1,0} parameter(1), sharding={replicated}
+  %c = f32[16,2]{1,0} concatenate(%y, %x, %y), dimensions={0}
+  %first = f32[3,2]{1,0} slice(%c), slice={[0:3], [0:2]}
+  %middle = f32[8,2]{1,0} slice(%c), slice={[4:12], [0:2]}
+  %strided = f32[2,2]{1,0} slice(%c), slice={[12:16:2], [0:2]}
+  %across = f32[4,2]{1,0} slice(%c), slice={[2:6], [0:2]}
+  %all = f32[8,2]{1,0} slice(%x), slice={[0:8], [0:2]}
+  ROOT %t = (f32[3,2]{1,0}, f32[8,2]{1,0}, f32[2,2]{1,0}, f32[4,2]{1,0}, f32[8,2]{1,0}) tuple(%first, %middle, %strided, %across, %all)
+}
+)";
+
+TEST(FoldsBeforePropagation, ASliceWithinOneConcatenatedOperandSlicesThatOperand) {
+  std::unique_ptr<Module> module = ParseModule(kSliceOfConcatenate);
+  EXPECT_EQ(FoldPlainSlicesBeforePropagation(*module), 4);  // not the slice across y and x
+  const Instruction* root = module->entry()->root();
+  const Instruction* first = root->operand(0);
+  ASSERT_EQ(first->opcode(), Opcode::kSlice);
+  EXPECT_EQ(first->operand(0)->name(), "y");
+  EXPECT_EQ(first->slice()[0].start, 0);
+  EXPECT_EQ(first->slice()[0].limit, 3);
+  EXPECT_EQ(root->operand(1)->name(), "x");  // all of x: x itself
+  const Instruction* strided = root->operand(2);
+  ASSERT_EQ(strided->opcode(), Opcode::kSlice);
+  EXPECT_EQ(strided->operand(0)->name(), "y");  // rows 12 and 14: y's rows 0 and 2
+  EXPECT_EQ(strided->slice()[0].start, 0);
+  EXPECT_EQ(strided->slice()[0].limit, 3);
+  EXPECT_EQ(strided->slice()[0].stride, 2);
+  EXPECT_EQ(root->operand(3)->operand(0)->name(), "c");
+  EXPECT_EQ(root->operand(4)->name(), "x");  // all of x
+}
+
+// Oracle seed 117233: x[0:4] of a replicated x, split for one result, and a gather from it
+// for the other. The slice is x: the gather reads x where it is whole, the split result is
+// cut from it locally.
+TEST(FoldsBeforePropagation, ASliceOfAllOfAValueIsThatValue) {
+  ExpectNoCommunicationWhenPartitioned(R"(HloModule m, num_partitions=2
+ENTRY %main (x: pred[4]) -> (pred[4], pred[6]) {
+  %x = pred[4]{0} parameter(0), sharding={replicated}
+  %all = pred[4]{0} slice(%x), slice={[0:4]}
+  %i = s32[6,1]{1,0} constant({ {3}, {2}, {2}, {3}, {1}, {1} })
+  %g = pred[6]{0} gather(%all, %i), offset_dims={}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1}
+  ROOT %t = (pred[4]{0}, pred[6]{0}) tuple(%all, %g), sharding={{devices=[2]<=[2]}, {devices=[2]<=[2]}}
+}
+)", 2);
+}
+
+TEST(FoldsBeforePropagation, ASliceOfAConcatenatedReplicatedOperandMovesNothing) {
+  ExpectNoCommunicationWhenPartitioned(R"(HloModule m, num_partitions=4
+ENTRY %main (x: f32[8,2], y: f32[4,2]) -> f32[3,2] {
+  %x = f32[8,2]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %y = f32[4,2]{1,0} parameter(1), sharding={replicated}
+  %c = f32[16,2]{1,0} concatenate(%y, %x, %y), dimensions={0}
+  %first = f32[3,2]{1,0} slice(%c), slice={[0:3], [0:2]}
+  ROOT %n = f32[3,2]{1,0} negate(%first), sharding={replicated}
+}
+)", 4);
+}
+
+// Oracle seed 118081: x[2], split, broadcast to [1,24,2], flattened and reshaped to [4,6,2] for
+// a dot contracting x's dim. The reshapes keep x's dim whole: one broadcast straight to
+// [4,6,2], through which x's split reaches the dot (which then sums partial products).
+constexpr const char* kReshapedBroadcast = R"(HloModule m, num_partitions=2
+ENTRY %main (x: f32[2]) -> (f32[4,6], f32[48], f32[2,3,4]) {
+  %x = f32[2]{0} parameter(0), sharding={devices=[2]<=[2]}
+  %x1 = f32[1,2]{1,0} reshape(%x)
+  %b = f32[1,24,2]{2,1,0} broadcast(%x1), dimensions={0,2}
+  %flat = f32[48]{0} reshape(%b)
+  %cube = f32[4,6,2]{2,1,0} reshape(%flat)
+  %d = f32[4,6]{1,0} dot(%x, %cube), lhs_contracting_dims={0}, rhs_contracting_dims={2}
+  %s = f32[] constant(3)
+  %splat = f32[6,4]{1,0} broadcast(%s), dimensions={}
+  %t = f32[2,3,4]{2,1,0} reshape(%splat)
+  ROOT %r = (f32[4,6]{1,0}, f32[48]{0}, f32[2,3,4]{2,1,0}) tuple(%d, %flat, %t), sharding={{devices=[2,1]<=[2]}, {replicated}, {replicated}}
+}
+)";
+
+TEST(FoldsBeforePropagation, ABroadcastReshapedWithItsOperandsDimsWholeIsOneBroadcast) {
+  std::unique_ptr<Module> module = ParseModule(kReshapedBroadcast);
+  // %cube and the splat's reshape; not %flat, which merges x's dim with a broadcast one.
+  EXPECT_EQ(FoldReshapedBroadcastsBeforePropagation(*module), 2);
+  const Instruction* root = module->entry()->root();
+  const Instruction* cube = root->operand(0)->operand(1);
+  ASSERT_EQ(cube->opcode(), Opcode::kBroadcast);
+  EXPECT_EQ(cube->shape().dims(), (std::vector<int64_t>{4, 6, 2}));
+  EXPECT_EQ(cube->dimensions, (std::vector<int64_t>{2}));
+  EXPECT_EQ(cube->operand(0)->shape().dims(), (std::vector<int64_t>{2}));  // x1's dim of 1 reshaped away
+  EXPECT_EQ(root->operand(1)->opcode(), Opcode::kReshape);
+  const Instruction* splat = root->operand(2);
+  ASSERT_EQ(splat->opcode(), Opcode::kBroadcast);
+  EXPECT_EQ(splat->operand(0)->name(), "s");
+}
+
+TEST(FoldsBeforePropagation, ReshapesThatMergeTheOperandsDimsStay) {
+  std::unique_ptr<Module> module = ParseModule(R"(HloModule m
+ENTRY %main (x: f32[2,3]) -> (f32[6,4], f32[3,2,4]) {
+  %x = f32[2,3]{1,0} parameter(0)
+  %b = f32[2,3,4]{2,1,0} broadcast(%x), dimensions={0,1}
+  %merged = f32[6,4]{1,0} reshape(%b)
+  %split = f32[3,2,4]{2,1,0} reshape(%b)
+  ROOT %r = (f32[6,4]{1,0}, f32[3,2,4]{2,1,0}) tuple(%merged, %split)
+}
+)");
+  EXPECT_EQ(FoldReshapedBroadcastsBeforePropagation(*module), 0);
+}
+
+TEST(FoldsBeforePropagation, AReshapedBroadcastOfASplitOperandMovesLikeTheOperand) {
+  ExpectNoCommunicationWhenPartitioned(R"(HloModule m, num_partitions=2
+ENTRY %main (x: f32[2]) -> f32[4,6,2] {
+  %x = f32[2]{0} parameter(0), sharding={devices=[2]<=[2]}
+  %b = f32[24,2]{1,0} broadcast(%x), dimensions={1}
+  %flat = f32[48]{0} reshape(%b)
+  %cube = f32[4,6,2]{2,1,0} reshape(%flat)
+  ROOT %n = f32[4,6,2]{2,1,0} negate(%cube), sharding={devices=[1,1,2]<=[2]}
+}
+)", 2);
+}
+
+}  // namespace
+}  // namespace gspmd::partition_test
