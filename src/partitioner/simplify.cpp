@@ -355,6 +355,10 @@ class Simplifier {
         // oracle seed 112582: a gathered value only subtracted from itself, 112 B against 0).
         if (instruction.operand(0) != instruction.operand(1) || !IsExactInt(type)) return std::nullopt;
         return Literal(Shape(type, {}));
+      case Opcode::kAnd:
+      case Opcode::kOr:
+      case Opcode::kMultiply:
+        return AbsorbedSplat(instruction);
       case Opcode::kDot: {
         // An integer dot with a zero operand is zeros (exact; a float one is not: 0 x inf).
         if (!IsExactInt(type)) return std::nullopt;
@@ -398,6 +402,24 @@ class Simplifier {
     const Instruction* out = root->operand(k);
     if (accumulator(out)) return v;
     if (out->opcode() == Opcode::kSelect && accumulator(out->operand(1)) && accumulator(out->operand(2))) return v;
+    return std::nullopt;
+  }
+
+  // x & 0, x * 0 and (pred or signed integers) x | all-ones, with either operand that splat:
+  // that splat, whatever x holds (XLA's simplifier folds them; oracle seed 118244: a mask
+  // and-ed with a self-compare that is false everywhere moved its halo and a gather, XLA
+  // nothing). Integers and preds only: a float x * 0 is NaN for inf or NaN.
+  static std::optional<Literal> AbsorbedSplat(const Instruction& instruction) {
+    const ElementType type = instruction.shape().element_type();
+    if (!IsExactInt(type) || instruction.operand_count() != 2) return std::nullopt;
+    const Opcode op = instruction.opcode();
+    for (int64_t i = 0; i < 2; ++i) {
+      std::optional<Literal> v = SplatValue(*instruction.operand(i));
+      if (!v || v->element_type() != type) continue;
+      const int64_t x = v->GetAsInt64(0);
+      const bool all_ones = type == ElementType::kPred ? x == 1 : !IsUnsignedInteger(type) && x == -1;
+      if ((op == Opcode::kOr && all_ones) || (op != Opcode::kOr && x == 0)) return v;
+    }
     return std::nullopt;
   }
 

@@ -711,6 +711,37 @@ ENTRY %main (x: f32[4,6], w: f32[2,6]) -> (f32[2,6], f32[2,6]) {
   EXPECT_EQ(FoldFlatSlicesBeforePropagation(*module), 0);  // a cut row; rows across two operands
 }
 
+// Oracle seed 118244: a windowed max over a split vector, negated, compared with zeros and
+// and-ed with its self-compare (false everywhere): the result is false whatever the window
+// held, so neither the window's halo nor a gather of the mask is needed. Likewise x | true and
+// an integer x * 0.
+TEST(SimplifyTest, AndWithFalseOrWithTrueAndTimesZeroAreTheSplat) {
+  ExpectNoCommunicationWhenPartitioned(R"(HloModule m, num_partitions=2
+%max (a: s32[], b: s32[]) -> s32[] {
+  %a = s32[] parameter(0)
+  %b = s32[] parameter(1)
+  ROOT %m = s32[] maximum(%a, %b)
+}
+
+ENTRY %main (x: s32[8]) -> (pred[3], pred[3], s32[3]) {
+  %x = s32[8]{0} parameter(0), sharding={devices=[2]<=[2]}
+  %low = s32[] constant(-2147483648)
+  %w = s32[3]{0} reduce-window(%x, %low), window={size=3 stride=3 pad=1_0}, to_apply=%max
+  %n = s32[3]{0} not(%w)
+  %self = pred[3]{0} compare(%n, %n), direction=NE
+  %zero = s32[] constant(0)
+  %zeros = s32[3]{0} broadcast(%zero), dimensions={}
+  %nz = pred[3]{0} compare(%n, %zeros), direction=NE
+  %and = pred[3]{0} and(%nz, %self)
+  %true = pred[] constant(true)
+  %trues = pred[3]{0} broadcast(%true), dimensions={}
+  %or = pred[3]{0} or(%trues, %nz)
+  %times = s32[3]{0} multiply(%n, %zeros)
+  ROOT %t = (pred[3]{0}, pred[3]{0}, s32[3]{0}) tuple(%and, %or, %times), sharding={{replicated}, {replicated}, {replicated}}
+}
+)", 2);
+}
+
 // A collective-permute of a splat is that splat where every device receives one, and a splat
 // of zeros whatever the pairs (a device no pair targets gets zeros): oracle seed 114611, a
 // zero index moved for 4 B. A non-zero splat some device does not receive stays moved.
