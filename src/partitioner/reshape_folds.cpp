@@ -8,13 +8,10 @@
 #include "ir/computation.h"
 #include "ir/hlo_builder.h"
 #include "ir/instruction.h"
+#include "partitioner/slice_folds.h"
 
 namespace gspmd {
 namespace {
-
-bool Plain(const Instruction& instruction) {
-  return !instruction.sharding().has_value() && instruction.frontend_attributes.empty() && instruction.shape().IsArray();
-}
 
 // For a reshape from `from` to `to`: for each dim of `from`, the dim of `to` it is (the same
 // size, grouped with no other dim of more than one element on either side), or -1.
@@ -51,10 +48,12 @@ int64_t FoldReshapedBroadcastsBeforePropagation(Module& module) {
   names.ReserveAll(module);
   for (const auto& computation : module.computations()) {
     for (Instruction* reshape : computation->MakePostOrder()) {
-      if (reshape->opcode() != Opcode::kReshape || !Plain(*reshape) || reshape == computation->root()) continue;
+      if (reshape->opcode() != Opcode::kReshape || !FoldableBeforePropagation(*reshape) ||
+          reshape == computation->root())
+        continue;
       const Instruction* source = reshape->operand(0);
-      while (source->opcode() == Opcode::kReshape && Plain(*source)) source = source->operand(0);
-      if (source->opcode() != Opcode::kBroadcast || !Plain(*source)) continue;
+      while (source->opcode() == Opcode::kReshape && FoldableBeforePropagation(*source)) source = source->operand(0);
+      if (source->opcode() != Opcode::kBroadcast || !FoldableBeforePropagation(*source)) continue;
       Instruction* x = source->operand(0);
       if (!x->shape().IsArray() || x->shape().element_type() != reshape->shape().element_type()) continue;
       const std::vector<int64_t>& x_dims = x->shape().dims();

@@ -91,9 +91,6 @@ std::optional<int64_t> Evaluate(const Instruction& value, int depth) {
   return out;
 }
 
-bool Plain(const Instruction& instruction) {
-  return !instruction.sharding().has_value() && instruction.frontend_attributes.empty() && instruction.shape().IsArray();
-}
 
 // What the rows [first, last) of `x` (along dim 0) are: the operand of a concatenate along dim
 // 0 that spans exactly them, or nullptr.
@@ -114,13 +111,16 @@ int64_t FoldFlatSlicesBeforePropagation(Module& module) {
   int64_t folded = 0;
   for (const auto& computation : module.computations()) {
     for (Instruction* reshape : computation->MakePostOrder()) {
-      if (reshape->opcode() != Opcode::kReshape || !Plain(*reshape) || reshape == computation->root()) continue;
+      if (reshape->opcode() != Opcode::kReshape || !FoldableBeforePropagation(*reshape) ||
+          reshape == computation->root())
+        continue;
       const Instruction* slice = reshape->operand(0);
-      if (slice->opcode() != Opcode::kSlice || !Plain(*slice) || slice->shape().rank() != 1 || slice->slice().size() != 1 ||
-          slice->slice()[0].stride != 1)
+      if (slice->opcode() != Opcode::kSlice || !FoldableBeforePropagation(*slice) || slice->shape().rank() != 1 ||
+          slice->slice().size() != 1 || slice->slice()[0].stride != 1)
         continue;
       const Instruction* flat = slice->operand(0);
-      if (flat->opcode() != Opcode::kReshape || !Plain(*flat) || flat->shape().rank() != 1) continue;
+      if (flat->opcode() != Opcode::kReshape || !FoldableBeforePropagation(*flat) || flat->shape().rank() != 1)
+        continue;
       Instruction* x = flat->operand(0);
       const Shape& whole = x->shape();
       if (!whole.IsArray() || whole.rank() < 1 || whole.element_type() != reshape->shape().element_type()) continue;
@@ -149,11 +149,12 @@ int64_t FoldPlainSlicesBeforePropagation(Module& module) {
   names.ReserveAll(module);
   for (const auto& computation : module.computations()) {
     for (Instruction* slice : computation->MakePostOrder()) {
-      if (slice->opcode() != Opcode::kSlice || !Plain(*slice) || slice == computation->root()) continue;
+      if (slice->opcode() != Opcode::kSlice || !FoldableBeforePropagation(*slice) || slice == computation->root())
+        continue;
       Instruction* operand = slice->operand(0);
-      if (operand->shape() == slice->shape() && std::all_of(slice->slice().begin(), slice->slice().end(), [](const SliceDim& d) {
-            return d.start == 0 && d.stride == 1;
-          })) {
+      const bool all = std::all_of(slice->slice().begin(), slice->slice().end(),
+                                   [](const SliceDim& d) { return d.start == 0 && d.stride == 1; });
+      if (all && operand->shape() == slice->shape()) {
         slice->ReplaceAllUsesWith(operand);  // all of it
         ++folded;
         continue;
@@ -195,6 +196,11 @@ int64_t FoldPlainSlicesBeforePropagation(Module& module) {
     }
   }
   return folded;
+}
+
+bool FoldableBeforePropagation(const Instruction& instruction) {
+  return !instruction.sharding().has_value() && instruction.frontend_attributes.empty() &&
+         instruction.shape().IsArray();
 }
 
 std::optional<int64_t> ConstantScalarValue(const Instruction& value) { return Evaluate(value, 0); }

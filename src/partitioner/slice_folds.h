@@ -9,6 +9,10 @@
 
 namespace gspmd {
 
+// Whether the folds before propagation may rewrite `instruction`: an array value with no
+// sharding and no frontend attributes (the user's annotations stay as written).
+bool FoldableBeforePropagation(const Instruction& instruction);
+
 // The value of an integer or pred scalar computed from constants alone (constants, converts,
 // copies, arithmetic, min/max/clamp, compares, logic and selects of them); nullopt when any
 // input is not constant, an op is of another kind, or a value would not fit its type. Preds
