@@ -14,6 +14,7 @@
 #include "ir/hlo_builder.h"
 #include "ir/instruction.h"
 #include "ir/sdy_custom_calls.h"
+#include "partitioner/slice_folds.h"
 
 namespace gspmd {
 namespace {
@@ -600,8 +601,7 @@ int64_t InlineCallsBeforePropagation(Module& module) {
 int64_t FoldReshapesBeforePropagation(Module& module) {
   int64_t folded = 0;
   auto plain = [](const Instruction* instruction) {
-    return instruction->opcode() == Opcode::kReshape && !instruction->sharding().has_value() &&
-           instruction->frontend_attributes.empty();
+    return instruction->opcode() == Opcode::kReshape && FoldableBeforePropagation(*instruction);
   };
   for (const auto& computation : module.computations()) {
     for (Instruction* instruction : computation->MakePostOrder()) {
