@@ -49,6 +49,12 @@ bool IsFloatConvert(const Instruction& instruction) {
          IsFloatingPoint(instruction.operand(0)->shape().element_type());
 }
 
+bool NarrowingConvert(const Instruction& convert) {
+  const ElementType to = convert.shape().element_type();
+  const ElementType from = convert.operand(0)->shape().element_type();
+  return to != from && ElementByteSize(to) <= ElementByteSize(from);
+}
+
 int64_t PartialCount(const std::vector<bool>& partial) {
   return std::count(partial.begin(), partial.end(), true);
 }
@@ -101,6 +107,10 @@ std::optional<LinearRoles> LinearRolesOf(const Instruction& instruction, const s
     case Opcode::kConvert:
       if (!IsFloatConvert(instruction) || !(sum || reduction == Reduction::kMax || reduction == Reduction::kMin))
         return std::nullopt;
+      // A max or min commutes with any float convert (it is monotonic). A sum carried through a
+      // narrowing convert would add rounded partials in the narrow type, which one device never
+      // does: it is reduced before the convert, in the wide type.
+      if (sum && NarrowingConvert(instruction)) return std::nullopt;
       return AllLinear(count);
     case Opcode::kCopy: case Opcode::kReshape: case Opcode::kBitcast: case Opcode::kTranspose:
     case Opcode::kBroadcast: case Opcode::kSlice: case Opcode::kReverse:
