@@ -50,3 +50,20 @@ def test_xla_with_its_inputs_replicated_sides_with_ours_where_its_partitioning_i
     assert check.compare_arrays(ref.outputs[1], whole[1]) != ""
     check._check_against_one_device(spec, [result], jax)
     assert result.status == "equal" and any("inputs replicated" in n for n in result.notes), result.notes
+
+
+def test_xla_op_by_op_sides_with_ours_through_a_fori_loop(jax, cli):
+    """The oracle's op-by-op tie-breaker runs programs with a fori_loop (its index is a Python
+    int there): XLA's jit updates dynamic_update_slice(x, x[0:3], ...) in place while reading
+    the rows it overwrites; XLA op by op gives ours, so a soak counts the program equal."""
+    check, generate = oracle("check"), oracle("generate")
+    case = REPO / "tests" / "data" / "oracle" / "dus_of_own_slice_xla_jit"
+    spec = generate.ProgramSpec.from_json((case / "spec.json").read_text())
+    ref = check.Reference.load(str(case))
+    result = check.check_reference(ref, oracle("backend").CliBackend(binary=cli), f64_tie_break=False)
+    assert result.status == "mismatch" and result.outputs is not None, result.line()
+    eager = check.xla_on_one_device(spec, jax, eager=True)
+    assert eager is not None
+    assert check.compare_arrays(result.outputs[0], eager[0]) == ""
+    check._check_against_one_device(spec, [result], jax)
+    assert result.status == "equal" and any("op by op" in n for n in result.notes), result.notes

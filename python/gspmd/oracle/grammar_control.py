@@ -21,7 +21,7 @@ def _step(ctx: Context, rng: np.random.Generator, x: Any, pool: Pool) -> tuple[C
             w = w * (0.5 / n)
             return (lambda v, i: jnp.tanh(lax.dot_general(v, w, (([v.ndim - 1], [0]), ([], []))) + v * 0.5)), wlowp
         y, ylowp = ctx.other(rng, pool, tuple(x.shape), x.dtype)
-        return (lambda v, i: v * 0.5 + y + i.astype(x.dtype)), ylowp
+        return (lambda v, i: v * 0.5 + y + jnp.asarray(i).astype(x.dtype)), ylowp  # i is an int when eager
     if ctx.is_int(x):
         y, _ = ctx.other(rng, pool, tuple(x.shape), x.dtype)
         return (lambda v, i: jnp.remainder(v * 3 + y + i, 101)), False
