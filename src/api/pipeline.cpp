@@ -8,6 +8,7 @@
 
 #include "ir/opcode.h"
 #include "ir/sdy_custom_calls.h"
+#include "partitioner/constant_folds.h"
 #include "partitioner/reshape_folds.h"
 #include "partitioner/slice_folds.h"
 #include "partitioner/simplify.h"
@@ -149,6 +150,7 @@ PropagationResult Propagate(Module& module, const std::string& file, int64_t dev
   // What XLA's pipeline does before its propagation, so that `partition --propagate-only
   // --explain` shows the shardings partitioning uses.
   InlineCallsBeforePropagation(module);       // shardings flow through JAX's helper calls, as in XLA
+  FoldConstantExpressionsBeforePropagation(module);  // ops of constants, as JAX folds its StableHLO
   FoldConstantDynamicSlicesBeforePropagation(module);  // x[2:6] written as a dynamic-slice, as XLA folds it
   FoldFlatSlicesBeforePropagation(module);    // whole rows cut from a flattened array
   FoldPlainSlicesBeforePropagation(module);   // a slice of all of a value, or within one concatenated operand

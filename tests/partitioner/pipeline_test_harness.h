@@ -11,10 +11,8 @@
 namespace gspmd::partition_test {
 
 // Propagates and partitions a global program as `gspmd partition` does (with
-// `--propagate-to-outputs to_outputs`), then expects a per-device program without collectives
-// that computes the same numbers.
-inline void ExpectNoCommunicationWhenPartitioned(const std::string& hlo, int64_t devices,
-                                                 const std::string& to_outputs = "") {
+// `--propagate-to-outputs to_outputs`).
+inline Partitioned PartitionThroughPipeline(const std::string& hlo, int64_t devices, const std::string& to_outputs = "") {
   std::unique_ptr<Module> module = ParseModule(hlo);
   api::CompileOptions options;
   options.requested_devices = devices;
@@ -24,6 +22,14 @@ inline void ExpectNoCommunicationWhenPartitioned(const std::string& hlo, int64_t
   p.original = ParseModule(hlo);
   p.text = PrintModule(*compiled.partitioned.module);
   p.module = ParseModule(p.text);
+  return p;
+}
+
+// PartitionThroughPipeline, then expects a per-device program without collectives that
+// computes the same numbers.
+inline void ExpectNoCommunicationWhenPartitioned(const std::string& hlo, int64_t devices,
+                                                 const std::string& to_outputs = "") {
+  Partitioned p = PartitionThroughPipeline(hlo, devices, to_outputs);
   ExpectStructure(*p.module, p.text, {.collectives = 0});
   ExpectSameNumbers(p);
 }

@@ -1,0 +1,139 @@
+// Ops of constants folded into constants before propagation (constant_folds.h).
+#include "partitioner/constant_folds.h"
+
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "ir/computation.h"
+#include "ir/element_type.h"
+#include "ir/hlo_builder.h"
+#include "ir/instruction.h"
+#include "partitioner/slice_folds.h"
+#include "runtime/interp/kernels.h"
+#include "support/diagnostic.h"
+
+namespace gspmd {
+namespace {
+
+constexpr int64_t kMaxFoldedElements = 1 << 16;
+
+bool IsScalarConstant(const Instruction& value) {
+  return value.opcode() == Opcode::kConstant && value.literal().has_value() && value.shape().IsArray() &&
+         value.shape().rank() == 0;
+}
+
+// A constant, or a scalar constant broadcast (a splat): what a folded op reads.
+const Literal* ConstantLiteral(const Instruction& value) {
+  if (value.opcode() == Opcode::kConstant && value.literal().has_value() && value.shape().IsArray())
+    return &*value.literal();
+  return nullptr;
+}
+
+bool IsSplat(const Instruction& value) {
+  return value.opcode() == Opcode::kBroadcast && value.operand_count() == 1 && IsScalarConstant(*value.operand(0));
+}
+
+enum class Kernel { kNone, kElementwise, kShape };
+
+Kernel KernelOf(const Instruction& instruction) {
+  const Opcode opcode = instruction.opcode();
+  if (IsElementwiseUnary(opcode) || IsElementwiseBinary(opcode)) return Kernel::kElementwise;
+  switch (opcode) {
+    case Opcode::kCompare: case Opcode::kSelect: case Opcode::kClamp: case Opcode::kConvert:
+      return Kernel::kElementwise;
+    case Opcode::kReshape: case Opcode::kTranspose: case Opcode::kSlice: case Opcode::kConcatenate:
+    case Opcode::kPad: case Opcode::kReverse:
+      return Kernel::kShape;
+    case Opcode::kBroadcast:  // a splat stays one; a broadcast of a non-scalar constant folds
+      return instruction.operand_count() == 1 && !IsScalarConstant(*instruction.operand(0)) ? Kernel::kShape
+                                                                                           : Kernel::kNone;
+    default:
+      return Kernel::kNone;
+  }
+}
+
+// Whether every element of `value` has the bytes of its first.
+bool AllElementsEqual(const Literal& value) {
+  const int64_t count = value.element_count();
+  const int64_t size = ElementByteSize(value.element_type());
+  if (count < 1 || size < 1 || value.byte_size() != count * size) return false;
+  for (int64_t i = 1; i < count; ++i)
+    if (std::memcmp(value.raw(), value.raw() + i * size, size) != 0) return false;
+  return true;
+}
+
+class ConstantFolder {
+ public:
+  explicit ConstantFolder(Module& module) { names_.ReserveAll(module); }
+
+  bool Fold(Computation& computation, Instruction* instruction) {
+    const Kernel kernel = KernelOf(*instruction);
+    if (kernel == Kernel::kNone || !FoldableBeforePropagation(*instruction) || instruction == computation.root() ||
+        instruction->shape().element_count() > kMaxFoldedElements || instruction->operand_count() == 0)
+      return false;
+    std::vector<Literal> splats;  // the splat operands' values, expanded
+    std::vector<const Literal*> operands;
+    splats.reserve(instruction->operand_count());
+    for (const Instruction* operand : instruction->operands()) {
+      if (const Literal* literal = ConstantLiteral(*operand)) {
+        operands.push_back(literal);
+        continue;
+      }
+      if (!IsSplat(*operand) || operand->shape().element_count() > kMaxFoldedElements) return false;
+      const Instruction& scalar = *operand->operand(0);
+      Literal expanded(operand->shape());
+      for (int64_t i = 0; i < expanded.element_count(); ++i)
+        std::memcpy(expanded.raw() + i * ElementByteSize(expanded.element_type()), scalar.literal()->raw(),
+                    ElementByteSize(expanded.element_type()));
+      splats.push_back(std::move(expanded));
+      operands.push_back(&splats.back());
+    }
+    std::optional<Literal> value;
+    try {
+      value = kernel == Kernel::kElementwise ? EvaluateElementwise(*instruction, operands)
+                                             : EvaluateShapeOp(*instruction, operands);
+    } catch (const UserError&) {
+      return false;  // left for the run to report where it happens, if it is ever run
+    }
+    instruction->ReplaceAllUsesWith(MakeConstant(computation, *instruction, std::move(*value)));
+    return true;
+  }
+
+ private:
+  // The constant `value` placed right after `like`, or a broadcast of its one element.
+  Instruction* MakeConstant(Computation& computation, const Instruction& like, Literal value) {
+    const bool splat = like.shape().rank() > 0 && AllElementsEqual(value);
+    Shape shape = splat ? Shape(like.shape().element_type(), {}) : like.shape();
+    if (splat) {
+      Literal scalar(shape);
+      std::memcpy(scalar.raw(), value.raw(), ElementByteSize(shape.element_type()));
+      value = std::move(scalar);
+    }
+    auto constant = std::make_unique<Instruction>(Opcode::kConstant, shape, names_.Unique("constant"));
+    constant->mutable_literal() = std::move(value);
+    constant->CopySourceFrom(like);
+    Instruction* result = computation.AddInstructionAfter(std::move(constant), &like);
+    if (!splat) return result;
+    auto broadcast = std::make_unique<Instruction>(Opcode::kBroadcast, like.shape(), names_.Unique("broadcast"));
+    broadcast->AppendOperand(result);
+    broadcast->CopySourceFrom(like);
+    return computation.AddInstructionAfter(std::move(broadcast), result);
+  }
+
+  NameUniquer names_;
+};
+
+}  // namespace
+
+int64_t FoldConstantExpressionsBeforePropagation(Module& module) {
+  ConstantFolder folder(module);
+  int64_t folded = 0;
+  for (const auto& computation : module.computations())
+    for (Instruction* instruction : computation->MakePostOrder())
+      folded += folder.Fold(*computation, instruction) ? 1 : 0;
+  return folded;
+}
+
+}  // namespace gspmd
