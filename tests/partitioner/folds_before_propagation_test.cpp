@@ -1,7 +1,8 @@
-// The folds before sharding propagation that read a value written the long way as XLA's simplifier does (slice_folds, reshape_folds): what they fold, and that the folded program moves nothing.
+// The folds before sharding propagation that read a value written the long way as XLA's simplifier or JAX's folder does (slice_folds, reshape_folds, constant_folds): what they fold, and what the folded program moves.
 #include <memory>
 #include <string>
 
+#include "partitioner/constant_folds.h"
 #include "partitioner/pipeline_test_harness.h"
 #include "partitioner/reshape_folds.h"
 #include "partitioner/slice_folds.h"
@@ -130,6 +131,100 @@ ENTRY %main (x: f32[2]) -> f32[4,6,2] {
   ROOT %n = f32[4,6,2]{2,1,0} negate(%cube), sharding={devices=[1,1,2]<=[2]}
 }
 )", 2);
+}
+
+// Oracle seed 123901: x[2,4], split on its columns, flattened, broadcast to [3,8] and reshaped to
+// [3,2,4]. The flatten merges x's dims and the last reshape splits them again the same way: the
+// result is a broadcast of x itself, and x's split reaches it without moving anything.
+TEST(FoldsBeforePropagation, ABroadcastOfAFlattenedValueUnflattenedTheSameWayIsOneBroadcast) {
+  const std::string hlo = R"(HloModule m, num_partitions=2
+ENTRY %main (x: f32[2,4]) -> f32[3,2,4] {
+  %x = f32[2,4]{1,0} parameter(0), sharding={devices=[1,2]<=[2]}
+  %flat = f32[8]{0} reshape(%x)
+  %b = f32[3,8]{1,0} broadcast(%flat), dimensions={1}
+  %all = f32[24]{0} reshape(%b)
+  %cube = f32[3,2,4]{2,1,0} reshape(%all)
+  ROOT %n = f32[3,2,4]{2,1,0} negate(%cube), sharding={devices=[1,1,2]<=[2]}
+}
+)";
+  std::unique_ptr<Module> module = ParseModule(hlo);
+  EXPECT_EQ(FoldReshapedBroadcastsBeforePropagation(*module), 1);
+  const Instruction* cube = module->entry()->root()->operand(0);
+  ASSERT_EQ(cube->opcode(), Opcode::kBroadcast);
+  EXPECT_EQ(cube->operand(0)->name(), "x");
+  EXPECT_EQ(cube->dimensions, (std::vector<int64_t>{1, 2}));
+  ExpectNoCommunicationWhenPartitioned(hlo, 2);
+}
+
+// Ops of constants fold into the constant they compute; an iota, a splat, a sharded value and
+// a value fed by a parameter stay. A constant result of one value is a splat.
+TEST(FoldsBeforePropagation, OpsOfConstantsAreTheConstantTheyCompute) {
+  std::unique_ptr<Module> module = ParseModule(R"(HloModule m
+ENTRY %main (x: s32[4]) -> (s32[4], s32[4], s32[2,2], s32[4], s32[4], s32[4]) {
+  %x = s32[4]{0} parameter(0)
+  %c = s32[4]{0} constant({-1, 2, -3, 4})
+  %zero = s32[] constant(0)
+  %zeros = s32[4]{0} broadcast(%zero), dimensions={}
+  %lt = pred[4]{0} compare(%c, %zeros), direction=LT
+  %eight = s32[] constant(8)
+  %eights = s32[4]{0} broadcast(%eight), dimensions={}
+  %wrapped = s32[4]{0} add(%c, %eights)
+  %index = s32[4]{0} select(%lt, %wrapped, %c)
+  %square = s32[2,2]{1,0} reshape(%index)
+  %same = s32[4]{0} multiply(%zeros, %c)
+  %iota = s32[4]{0} iota(), iota_dimension=0
+  %shifted = s32[4]{0} add(%iota, %eights)
+  %annotated = s32[4]{0} negate(%c), sharding={replicated}
+  %read = s32[4]{0} add(%x, %c)
+  ROOT %r = (s32[4]{0}, s32[4]{0}, s32[2,2]{1,0}, s32[4]{0}, s32[4]{0}, s32[4]{0}) tuple(%index, %same, %square, %shifted, %annotated, %read)
+}
+)");
+  // lt, wrapped, index, square, same; not the iota's add, the annotated negate or x's add.
+  EXPECT_EQ(FoldConstantExpressionsBeforePropagation(*module), 5);
+  const Instruction* root = module->entry()->root();
+  const Instruction* index = root->operand(0);
+  ASSERT_EQ(index->opcode(), Opcode::kConstant);
+  ASSERT_TRUE(index->literal().has_value());
+  for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(index->literal()->GetAsInt64(i), (std::vector<int64_t>{7, 2, 5, 4}[i]));
+  const Instruction* same = root->operand(1);
+  ASSERT_EQ(same->opcode(), Opcode::kBroadcast);
+  ASSERT_EQ(same->operand(0)->opcode(), Opcode::kConstant);
+  EXPECT_EQ(same->operand(0)->literal()->GetAsInt64(0), 0);
+  ASSERT_EQ(root->operand(2)->opcode(), Opcode::kConstant);
+  EXPECT_EQ(root->operand(2)->shape().dims(), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(root->operand(2)->literal()->GetAsInt64(2), 5);
+  EXPECT_EQ(root->operand(3)->opcode(), Opcode::kAdd);
+  EXPECT_EQ(root->operand(4)->opcode(), Opcode::kNegate);
+  EXPECT_EQ(root->operand(5)->opcode(), Opcode::kAdd);
+}
+
+// Oracle seed 123278: a scatter's indices computed from a constant (JAX's index wrapping). Split
+// by the updates' rows, the chain was all-gathered for the operand's split, 28 B more than
+// XLA, whose input has it folded. Folded, it is one replicated constant, and the step moves
+// what XLA's does: the updates gathered, and the result.
+TEST(FoldsBeforePropagation, ScatterIndicesComputedFromAConstantAreNotMoved) {
+  Partitioned p = PartitionThroughPipeline(R"(HloModule m, num_partitions=8
+%keep (a: f32[], b: f32[]) -> f32[] {
+  %a = f32[] parameter(0)
+  ROOT %b = f32[] parameter(1)
+}
+
+ENTRY %main (x: f32[8]) -> f32[8] {
+  %x = f32[8]{0} parameter(0), sharding={devices=[8]<=[8]}
+  %c = s32[8]{0} constant({4, 5, 0, 6, 7, 1, 3, 2})
+  %zero = s32[] constant(0)
+  %zeros = s32[8]{0} broadcast(%zero), dimensions={}
+  %lt = pred[8]{0} compare(%c, %zeros), direction=LT
+  %eight = s32[] constant(8)
+  %eights = s32[8]{0} broadcast(%eight), dimensions={}
+  %wrapped = s32[8]{0} add(%c, %eights)
+  %index = s32[8]{0} select(%lt, %wrapped, %c)
+  %indices = s32[8,1]{1,0} broadcast(%index), dimensions={0}
+  ROOT %s = f32[8]{0} scatter(%x, %indices, %x), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=%keep, sharding={replicated}
+}
+)", 8);
+  ExpectStructure(*p.module, p.text, {.collectives = 2, .only = Opcode::kAllGather, .comm_bytes = 56});
+  ExpectSameNumbers(p);
 }
 
 }  // namespace
