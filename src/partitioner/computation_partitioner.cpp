@@ -2,9 +2,11 @@
 #include "partitioner/computation_partitioner.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 
 #include "ir/instruction_error.h"
+#include "partitioner/constant_folds.h"
 #include "partitioner/handlers/shape_ops.h"
 #include "partitioner/manual.h"
 #include "partitioner/partial_sums.h"
@@ -153,6 +155,7 @@ PartitionedValue ComputationPartitioner::ReshardCached(const Instruction* origin
   if (original->shape().IsArray() && (!best || *best > 0)) {
     std::optional<PartitionedValue> again = SplatIn(original, sharding);
     if (!again) again = IotaIn(original, sharding);
+    if (!again) again = ConstantExpressionIn(original, sharding);
     if (again) {
       reshards_[key] = *again;
       return *again;
@@ -336,6 +339,34 @@ std::optional<PartitionedValue> ComputationPartitioner::IotaIn(const Instruction
   const Shape& shape = original->shape();
   Instruction* iota = builder_.Iota(ShardShapeOf(sharding, shape), *dim);
   return PartitionedValue{shape_ops::IotaPiece(builder_, spmd(), iota, sharding, shape, *dim), shape, sharding};
+}
+
+std::optional<PartitionedValue> ComputationPartitioner::ConstantExpressionIn(const Instruction* original,
+                                                                            const Sharding& sharding) {
+  if (!original->shape().IsArray() || sharding.IsManual() || sharding.HasUnreduced() ||
+      !(sharding.IsReplicated() || sharding.IsTiled()) || HasManualAxes(sharding))
+    return std::nullopt;
+  const std::vector<const Instruction*> expression = ConstantExpressionOf(*original);
+  if (expression.empty()) return std::nullopt;
+  const auto key = std::make_pair(original, Sharding::Replicated().ToString());
+  auto whole = reshards_.find(key);
+  if (whole == reshards_.end()) {
+    std::map<const Instruction*, Instruction*> made;
+    for (const Instruction* member : expression) {
+      std::vector<Instruction*> operands;
+      for (const Instruction* operand : member->operands()) operands.push_back(made.at(operand));
+      auto clone = member->CloneWithNewOperands(member->shape(), operands);
+      clone->set_sharding(std::nullopt);
+      std::vector<Computation*> called;
+      for (const Computation* computation : member->called_computations())
+        called.push_back(module_partitioner_.Clone(computation));
+      clone->set_called_computations(called);
+      made[member] = builder_.Add(std::move(clone));
+    }
+    whole = reshards_.emplace(key, PartitionedValue{made.at(original), original->shape(), Sharding::Replicated()}).first;
+  }
+  if (sharding.IsReplicated()) return whole->second;
+  return Reshard(spmd(), builder_, whole->second, sharding);
 }
 
 std::optional<PartitionedValue> ComputationPartitioner::SplatIn(const Instruction* original, const Sharding& sharding) {

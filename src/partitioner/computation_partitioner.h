@@ -36,6 +36,9 @@ class ComputationPartitioner {
   // `original` made again in `sharding` as an iota, where its value is one (an iota through
   // reshapes, transposes, broadcasts, copies and widening converts); nullopt otherwise.
   std::optional<PartitionedValue> IotaIn(const Instruction* original, const Sharding& sharding);
+  // `original` computed again whole on every device and cut to `sharding` there, where it is
+  // computed from constants and iotas alone (ConstantExpressionOf); nullopt otherwise.
+  std::optional<PartitionedValue> ConstantExpressionIn(const Instruction* original, const Sharding& sharding);
   // `original`, a reshape, made again from its operand in `sharding` when that moves fewer
   // bytes than `moving` (what moving its result there costs).
   std::optional<PartitionedValue> ReshapeIn(const Instruction* original, const Sharding& sharding, double moving);

@@ -3,6 +3,7 @@
 
 #include <cstring>
 #include <memory>
+#include <set>
 #include <optional>
 #include <vector>
 
@@ -125,7 +126,43 @@ class ConstantFolder {
   NameUniquer names_;
 };
 
+bool ComputedFromItsOperands(const Instruction& instruction) {
+  const Opcode opcode = instruction.opcode();
+  if (IsElementwiseUnary(opcode) || IsElementwiseBinary(opcode)) return true;
+  switch (opcode) {
+    case Opcode::kConstant: case Opcode::kIota: case Opcode::kCompare: case Opcode::kSelect: case Opcode::kClamp:
+    case Opcode::kConvert: case Opcode::kCopy: case Opcode::kBroadcast: case Opcode::kReshape:
+    case Opcode::kTranspose: case Opcode::kSlice: case Opcode::kConcatenate: case Opcode::kPad:
+    case Opcode::kReverse: case Opcode::kGather: case Opcode::kScatter: case Opcode::kDynamicSlice:
+    case Opcode::kDynamicUpdateSlice: case Opcode::kReduce:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool CollectConstantExpression(const Instruction& value, std::set<const Instruction*>& seen,
+                               std::vector<const Instruction*>& order) {
+  if (seen.count(&value) != 0) return true;
+  if (!ComputedFromItsOperands(value) || !value.shape().IsArray() ||
+      value.shape().element_count() > kMaxFoldedElements || seen.size() >= 64)
+    return false;
+  if (value.opcode() == Opcode::kConstant && !value.literal().has_value()) return false;
+  seen.insert(&value);
+  for (const Instruction* operand : value.operands())
+    if (!CollectConstantExpression(*operand, seen, order)) return false;
+  order.push_back(&value);
+  return true;
+}
+
 }  // namespace
+
+std::vector<const Instruction*> ConstantExpressionOf(const Instruction& value) {
+  std::set<const Instruction*> seen;
+  std::vector<const Instruction*> order;
+  if (!CollectConstantExpression(value, seen, order)) order.clear();
+  return order;
+}
 
 int64_t FoldConstantExpressionsBeforePropagation(Module& module) {
   ConstantFolder folder(module);

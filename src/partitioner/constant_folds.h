@@ -1,7 +1,8 @@
-// Ops of constants folded into constants before sharding propagation, as JAX's StableHLO folder does before XLA sees the program.
+// Values computed from constants alone: folded into constants before sharding propagation (as JAX's StableHLO folder does before XLA sees the program), and found for the partitioner to compute again whole.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ir/module.h"
 
@@ -20,5 +21,11 @@ namespace gspmd {
 // and so do values of more than 65,536 elements, values carrying a sharding or frontend
 // attributes, and a computation's root. Returns how many were folded.
 int64_t FoldConstantExpressionsBeforePropagation(Module& module);
+
+// The instructions that compute `value` from constants and iotas alone, operands first and
+// `value` last: element-wise ops, data movement, gathers, scatters, dynamic slices and
+// reduces, each an array of at most 65,536 elements, at most 64 of them. Empty when `value`
+// reads anything else (a parameter, a random number, the device's id, a loop, a call).
+std::vector<const Instruction*> ConstantExpressionOf(const Instruction& value);
 
 }  // namespace gspmd

@@ -227,5 +227,24 @@ ENTRY %main (x: f32[8]) -> f32[8] {
   ExpectSameNumbers(p);
 }
 
+// A value computed from an iota and constants (not folded: iotas stay) that a constraint
+// splits and the result wants whole is computed again whole on every device, not gathered
+// (oracle seed 120449: a scatter's update ids, iota + 1, gathered for 12 B; XLA none).
+TEST(FoldsBeforePropagation, AValueComputedFromConstantsIsComputedAgainWholeNotGathered) {
+  ExpectNoCommunicationWhenPartitioned(R"(HloModule m, num_partitions=4
+ENTRY %main (x: f32[8]) -> (f32[8], s32[8]) {
+  %x = f32[8]{0} parameter(0), sharding={devices=[4]<=[4]}
+  %iota = s32[8]{0} iota(), iota_dimension=0
+  %one = s32[] constant(1)
+  %ones = s32[8]{0} broadcast(%one), dimensions={}
+  %ids = s32[8]{0} add(%iota, %ones), sharding={devices=[4]<=[4]}
+  %f = f32[8]{0} convert(%ids)
+  %a = f32[8]{0} multiply(%x, %f)
+  %twice = s32[8]{0} multiply(%ids, %ids)
+  ROOT %t = (f32[8]{0}, s32[8]{0}) tuple(%a, %twice), sharding={{devices=[4]<=[4]}, {replicated}}
+}
+)", 4);
+}
+
 }  // namespace
 }  // namespace gspmd::partition_test
