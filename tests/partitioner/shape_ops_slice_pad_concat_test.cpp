@@ -146,6 +146,24 @@ ENTRY e {
   ROOT %p = f32[10,3,7]{2,1,0} pad(%a, %v), padding=1_1x-1_0x1_1_1, sharding={devices=[4,1,1]<=[4]}
 })",
      .expect = {.only = Opcode::kCollectivePermute, .max_comm_bytes = 72.0}},
+    // A replicated operand is padded whole and cut to the split result: nothing moves (oracle
+    // seed 120891: a 64 B halo permute; XLA none). Uneven too: 8 rows over 3 devices.
+    {.name = "ReplicatedOperandPadsWholeAndIsCut",
+     .hlo = R"(HloModule m, num_partitions=8
+ENTRY e {
+  %a = f32[4,2,4]{2,1,0} parameter(0), sharding={replicated}
+  %v = f32[] constant(1.5)
+  ROOT %p = f32[6,8,6]{2,1,0} pad(%a, %v), padding=1_1x3_3x0_2, sharding={devices=[1,8,1]<=[8]}
+})",
+     .expect = {.collectives = 0}},
+    {.name = "ReplicatedOperandPadsWholeAndIsCutUnevenly",
+     .hlo = R"(HloModule m, num_partitions=3
+ENTRY e {
+  %a = f32[5,2]{1,0} parameter(0), sharding={replicated}
+  %v = f32[] constant(-1)
+  ROOT %p = f32[8,4]{1,0} pad(%a, %v), padding=2_1x-1_2_1, sharding={devices=[3,1]<=[3]}
+})",
+     .expect = {.collectives = 0}},
 };
 
 PARTITION_CASE_TESTS(ShapeOpsPadTest, kPadCases, kDistinctNumbers);

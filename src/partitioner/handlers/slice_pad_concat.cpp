@@ -5,6 +5,7 @@
 
 #include "partitioner/handlers/window_exchange.h"
 #include "partitioner/manual.h"
+#include "partitioner/reshard.h"
 #include "partitioner/reshard_plan.h"
 
 namespace gspmd::shape_ops {
@@ -293,9 +294,18 @@ bool PartitionPad(OpContext& op) {
   const Instruction& instruction = op.instruction();
   Sharding target = LocalTarget(op.sharding());
   const Shape& operand_shape = instruction.operand(0)->shape();
+  HloBuilder& b = op.builder();
+  // A replicated operand is padded whole and cut to the result's layout where it is: each
+  // device holds every element it needs, and no window moves (oracle seed 120891: a replicated
+  // [4,2,4] padded to [6,8,6] split 8 ways on the padded dim, a 64 B halo permute; XLA none).
+  if (op.Operand(0).sharding.IsReplicated() && !target.IsReplicated()) {
+    Instruction* whole = b.Pad(op.Operand(0).hlo, op.OperandWith(1, Sharding::Replicated()), instruction.padding());
+    op.SetResult(Reshard(op.spmd(), b, PartitionedValue{whole, instruction.shape(), Sharding::Replicated()}, target).hlo,
+                 target);
+    return true;
+  }
   Instruction* value = op.OperandWith(0, target);
   Instruction* pad_value = op.OperandWith(1, Sharding::Replicated());
-  HloBuilder& b = op.builder();
   // Each unsharded dim is padded locally: before the sharded dims' window exchanges when that
   // does not grow it (cropping shrinks what moves), after them when it does (they then move
   // the operand's elements, not the padding, as XLA does).
