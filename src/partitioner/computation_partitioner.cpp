@@ -156,6 +156,7 @@ PartitionedValue ComputationPartitioner::ReshardCached(const Instruction* origin
     std::optional<PartitionedValue> again = SplatIn(original, sharding);
     if (!again) again = IotaIn(original, sharding);
     if (!again) again = ConstantExpressionIn(original, sharding);
+    if (!again) again = BroadcastIn(original, sharding);
     if (again) {
       reshards_[key] = *again;
       return *again;
@@ -339,6 +340,35 @@ std::optional<PartitionedValue> ComputationPartitioner::IotaIn(const Instruction
   const Shape& shape = original->shape();
   Instruction* iota = builder_.Iota(ShardShapeOf(sharding, shape), *dim);
   return PartitionedValue{shape_ops::IotaPiece(builder_, spmd(), iota, sharding, shape, *dim), shape, sharding};
+}
+
+std::optional<PartitionedValue> ComputationPartitioner::BroadcastIn(const Instruction* original,
+                                                                   const Sharding& sharding) {
+  if (original->opcode() != Opcode::kBroadcast || !original->shape().IsArray() || sharding.IsManual() ||
+      sharding.HasUnreduced() || !(sharding.IsReplicated() || sharding.IsTiled()) || HasManualAxes(sharding))
+    return std::nullopt;
+  auto it = values_.find(original->operand(0));
+  if (it == values_.end() || !it->second.sharding.IsReplicated() || !it->second.global_shape.IsArray())
+    return std::nullopt;
+  Sharding piece = shape_ops::RemapSharding(sharding, original->dimensions);
+  Instruction* operand = ReshardCached(original->operand(0), piece).hlo;
+  auto clone = original->CloneWithNewOperands(ShardShapeOf(sharding, original->shape()), {operand});
+  clone->set_sharding(std::nullopt);
+  return PartitionedValue{builder_.Add(std::move(clone)), original->shape(), sharding};
+}
+
+bool ComputationPartitioner::FreeInAnyLayout(const Instruction* original) {
+  if (!original->shape().IsArray()) return false;
+  if (const Instruction* broadcast = SplatSource(original)) {
+    auto it = values_.find(broadcast->operand(0));
+    if (it != values_.end() && it->second.sharding.IsReplicated()) return true;
+  }
+  if (IotaDimOf(original)) return true;
+  if (original->opcode() == Opcode::kBroadcast) {
+    auto it = values_.find(original->operand(0));
+    if (it != values_.end() && it->second.sharding.IsReplicated()) return true;
+  }
+  return !ConstantExpressionOf(*original).empty();
 }
 
 std::optional<PartitionedValue> ComputationPartitioner::ConstantExpressionIn(const Instruction* original,

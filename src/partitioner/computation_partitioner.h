@@ -36,6 +36,12 @@ class ComputationPartitioner {
   // `original` made again in `sharding` as an iota, where its value is one (an iota through
   // reshapes, transposes, broadcasts, copies and widening converts); nullopt otherwise.
   std::optional<PartitionedValue> IotaIn(const Instruction* original, const Sharding& sharding);
+  // `original`, a broadcast of a value held replicated, broadcast again into `sharding` from
+  // the operand's piece there; nullopt otherwise.
+  std::optional<PartitionedValue> BroadcastIn(const Instruction* original, const Sharding& sharding);
+  // Whether `original` is made in any layout without communication (SplatIn, IotaIn,
+  // ConstantExpressionIn or BroadcastIn applies), so that a handler may read it as replicated.
+  bool FreeInAnyLayout(const Instruction* original);
   // `original` computed again whole on every device and cut to `sharding` there, where it is
   // computed from constants and iotas alone (ConstantExpressionOf); nullopt otherwise.
   std::optional<PartitionedValue> ConstantExpressionIn(const Instruction* original, const Sharding& sharding);

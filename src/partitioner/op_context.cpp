@@ -25,6 +25,10 @@ const PartitionedValue& OpContext::Operand(int64_t i) const {
   return partitioner_.ValueOf(instruction_.operand(i));
 }
 
+bool OpContext::OperandFreeInAnyLayout(int64_t i) {
+  return partitioner_.FreeInAnyLayout(instruction_.operand(i));
+}
+
 const PartitionedValue& OpContext::ValueOfOriginal(const Instruction* original) const {
   return partitioner_.ValueOf(original);
 }

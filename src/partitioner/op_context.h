@@ -35,6 +35,9 @@ class OpContext {
   bool WholeWantedLater(const Instruction& original) const;
 
   const PartitionedValue& Operand(int64_t i) const;
+  // Whether operand i is made in any layout without communication (a splat, an iota, a value
+  // of constants, a broadcast of a replicated value): ComputationPartitioner::FreeInAnyLayout.
+  bool OperandFreeInAnyLayout(int64_t i);
   // The partitioned value of any instruction of the computation already visited (e.g. an
   // operand's operand, for ops that look through a pattern such as concat-of-slices).
   const PartitionedValue& ValueOfOriginal(const Instruction* original) const;

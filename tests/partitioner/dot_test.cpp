@@ -233,6 +233,18 @@ ENTRY e {
            ASSERT_EQ(groups.size(), 2u);  // {0,2,...,30} and {1,3,...,31}: the devices along x
            EXPECT_EQ(groups[0], (Dims{0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30}));
          }},
+    // A broadcast of a replicated value is made in any layout for free: the dot gathers the
+    // small split operand (4 B) instead of summing partial products over the split dim (144 B
+    // of all-reduce, the broadcast's split followed). Oracle seed 121504.
+    {.name = "BroadcastOfAReplicatedValueIsLaidOutAsTheDotChooses",
+     .hlo = R"(HloModule m, num_partitions=2
+ENTRY %main (i: s32[2,1], v: s32[6]) -> s32[1,6,6] {
+  %i = s32[2,1]{1,0} parameter(0), sharding={devices=[2,1]<=[2]}
+  %v = s32[6]{0} parameter(1), sharding={replicated}
+  %b = s32[2,6,6]{2,1,0} broadcast(%v), dimensions={2}, sharding={devices=[2,1,1]<=[2]}
+  ROOT %d = s32[1,6,6]{2,1,0} dot(%i, %b), lhs_contracting_dims={0}, rhs_contracting_dims={0}, sharding={replicated}
+})",
+     .expect = {.only = Opcode::kAllGather, .comm_bytes = 4}},
 };
 
 PARTITION_CASE_TESTS(DotPartitionTest, kCases);

@@ -122,8 +122,14 @@ bool PartitionDot(OpContext& op) {
   const Shape& out_shape = dot.shape();
 
   SpmdContext& context = op.spmd();
-  std::optional<DotProblem> made =
-      MakeDotProblem(context, dot, lhs_shape, rhs_shape, lhs_value.sharding, rhs_value.sharding, op.sharding());
+  // An operand made in any layout for free is read as replicated: its layout is then a choice,
+  // not a source (oracle seed 121504: a dot over a split dim with a broadcast of a replicated
+  // value, which propagation split along, summed 144 B where gathering the other operand is 4 B).
+  auto source = [&](int64_t i, const Sharding& sharding) {
+    return !sharding.IsReplicated() && op.OperandFreeInAnyLayout(i) ? Sharding::Replicated() : sharding;
+  };
+  std::optional<DotProblem> made = MakeDotProblem(context, dot, lhs_shape, rhs_shape, source(0, lhs_value.sharding),
+                                                  source(1, rhs_value.sharding), op.sharding());
   if (!made) return false;
   const DotProblem& problem = *made;
   std::optional<DotPlacement> placement = ChooseDotPlacement(context, problem);
