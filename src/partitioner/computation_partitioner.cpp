@@ -155,7 +155,7 @@ PartitionedValue ComputationPartitioner::ReshardCached(const Instruction* origin
   if (original->shape().IsArray() && (!best || *best > 0)) {
     std::optional<PartitionedValue> again = SplatIn(original, sharding);
     if (!again) again = IotaIn(original, sharding);
-    if (!again) again = ConstantExpressionIn(original, sharding);
+    if (!again) again = WholeExpressionIn(original, sharding);
     if (!again) again = BroadcastIn(original, sharding);
     if (again) {
       reshards_[key] = *again;
@@ -357,6 +357,25 @@ std::optional<PartitionedValue> ComputationPartitioner::BroadcastIn(const Instru
   return PartitionedValue{builder_.Add(std::move(clone)), original->shape(), sharding};
 }
 
+std::optional<PartitionedValue> ComputationPartitioner::MovedDataComputedWhole(const Instruction& instruction,
+                                                                              const Sharding& target) {
+  switch (instruction.opcode()) {
+    case Opcode::kSlice: case Opcode::kPad: case Opcode::kConcatenate: case Opcode::kReverse:
+    case Opcode::kReshape: case Opcode::kTranspose: case Opcode::kDynamicSlice: case Opcode::kDynamicUpdateSlice:
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (!target.IsTiled() || !instruction.shape().IsArray()) return std::nullopt;
+  bool moved = false;  // an operand laid out otherwise than whole: the handler would move it
+  for (const Instruction* operand : instruction.operands()) {
+    auto it = values_.find(operand);
+    moved = moved || (it != values_.end() && !it->second.sharding.IsReplicated());
+  }
+  if (!moved) return std::nullopt;
+  return WholeExpressionIn(&instruction, target);
+}
+
 bool ComputationPartitioner::FreeInAnyLayout(const Instruction* original) {
   if (!original->shape().IsArray()) return false;
   if (const Instruction* broadcast = SplatSource(original)) {
@@ -368,15 +387,23 @@ bool ComputationPartitioner::FreeInAnyLayout(const Instruction* original) {
     auto it = values_.find(original->operand(0));
     if (it != values_.end() && it->second.sharding.IsReplicated()) return true;
   }
-  return !ConstantExpressionOf(*original).empty();
+  return !WholeExpressionOf(original).empty();
 }
 
-std::optional<PartitionedValue> ComputationPartitioner::ConstantExpressionIn(const Instruction* original,
-                                                                            const Sharding& sharding) {
+std::vector<const Instruction*> ComputationPartitioner::WholeExpressionOf(const Instruction* original) const {
+  if (!original->shape().IsArray()) return {};
+  return ExpressionOf(*original, [&](const Instruction& value) {
+    auto it = values_.find(&value);
+    return it != values_.end() && it->second.global_shape.IsArray() && it->second.sharding.IsReplicated();
+  });
+}
+
+std::optional<PartitionedValue> ComputationPartitioner::WholeExpressionIn(const Instruction* original,
+                                                                         const Sharding& sharding) {
   if (!original->shape().IsArray() || sharding.IsManual() || sharding.HasUnreduced() ||
       !(sharding.IsReplicated() || sharding.IsTiled()) || HasManualAxes(sharding))
     return std::nullopt;
-  const std::vector<const Instruction*> expression = ConstantExpressionOf(*original);
+  const std::vector<const Instruction*> expression = WholeExpressionOf(original);
   if (expression.empty()) return std::nullopt;
   const auto key = std::make_pair(original, Sharding::Replicated().ToString());
   auto whole = reshards_.find(key);
@@ -384,7 +411,10 @@ std::optional<PartitionedValue> ComputationPartitioner::ConstantExpressionIn(con
     std::map<const Instruction*, Instruction*> made;
     for (const Instruction* member : expression) {
       std::vector<Instruction*> operands;
-      for (const Instruction* operand : member->operands()) operands.push_back(made.at(operand));
+      for (const Instruction* operand : member->operands()) {
+        auto it = made.find(operand);
+        operands.push_back(it != made.end() ? it->second : values_.at(operand).hlo);  // a leaf, held whole
+      }
       auto clone = member->CloneWithNewOperands(member->shape(), operands);
       clone->set_sharding(std::nullopt);
       std::vector<Computation*> called;
@@ -450,6 +480,10 @@ void ComputationPartitioner::PartitionInstruction(const Instruction& instruction
     if (PartitionOnPieces(instruction, target) || PartitionKeepingSum(instruction, target)) return;
     // Nothing partial comes in and nothing pending is produced: the value is whole.
     target = target.WithoutUnreduced();
+  }
+  if (std::optional<PartitionedValue> whole = MovedDataComputedWhole(instruction, target)) {
+    values_[&instruction] = *whole;
+    return;
   }
   SavedValues saved;
   if (!plumbing) saved = ReducePartialOperands(instruction, target);

@@ -39,12 +39,20 @@ class ComputationPartitioner {
   // `original`, a broadcast of a value held replicated, broadcast again into `sharding` from
   // the operand's piece there; nullopt otherwise.
   std::optional<PartitionedValue> BroadcastIn(const Instruction* original, const Sharding& sharding);
+  // A data-movement op (slice, pad, concatenate, reverse, reshape, transpose, dynamic slices)
+  // whose operands are laid out split but computed by cheap ops from values held whole:
+  // computed whole and cut to `target` (WholeExpressionIn), where its handler would move the
+  // split pieces (oracle seed 121128: a flat slice of a broadcast of a replicated value, split
+  // by propagation, a 72 B permute); nullopt otherwise.
+  std::optional<PartitionedValue> MovedDataComputedWhole(const Instruction& instruction, const Sharding& target);
   // Whether `original` is made in any layout without communication (SplatIn, IotaIn,
-  // ConstantExpressionIn or BroadcastIn applies), so that a handler may read it as replicated.
+  // WholeExpressionIn or BroadcastIn applies), so that a handler may read it as replicated.
   bool FreeInAnyLayout(const Instruction* original);
   // `original` computed again whole on every device and cut to `sharding` there, where it is
-  // computed from constants and iotas alone (ConstantExpressionOf); nullopt otherwise.
-  std::optional<PartitionedValue> ConstantExpressionIn(const Instruction* original, const Sharding& sharding);
+  // computed by cheap ops (ExpressionOf) from constants, iotas and values held replicated;
+  // nullopt otherwise.
+  std::optional<PartitionedValue> WholeExpressionIn(const Instruction* original, const Sharding& sharding);
+  std::vector<const Instruction*> WholeExpressionOf(const Instruction* original) const;
   // `original`, a reshape, made again from its operand in `sharding` when that moves fewer
   // bytes than `moving` (what moving its result there costs).
   std::optional<PartitionedValue> ReshapeIn(const Instruction* original, const Sharding& sharding, double moving);

@@ -2,6 +2,7 @@
 #include "partitioner/constant_folds.h"
 
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <set>
 #include <optional>
@@ -141,8 +142,8 @@ bool ComputedFromItsOperands(const Instruction& instruction) {
   }
 }
 
-bool CollectConstantExpression(const Instruction& value, std::set<const Instruction*>& seen,
-                               std::vector<const Instruction*>& order) {
+bool CollectExpression(const Instruction& value, const std::function<bool(const Instruction&)>& leaf,
+                       std::set<const Instruction*>& seen, std::vector<const Instruction*>& order) {
   if (seen.count(&value) != 0) return true;
   if (!ComputedFromItsOperands(value) || !value.shape().IsArray() ||
       value.shape().element_count() > kMaxFoldedElements || seen.size() >= 64)
@@ -150,18 +151,23 @@ bool CollectConstantExpression(const Instruction& value, std::set<const Instruct
   if (value.opcode() == Opcode::kConstant && !value.literal().has_value()) return false;
   seen.insert(&value);
   for (const Instruction* operand : value.operands())
-    if (!CollectConstantExpression(*operand, seen, order)) return false;
+    if (!leaf(*operand) && !CollectExpression(*operand, leaf, seen, order)) return false;
   order.push_back(&value);
   return true;
 }
 
 }  // namespace
 
-std::vector<const Instruction*> ConstantExpressionOf(const Instruction& value) {
+std::vector<const Instruction*> ExpressionOf(const Instruction& value,
+                                             const std::function<bool(const Instruction&)>& leaf) {
   std::set<const Instruction*> seen;
   std::vector<const Instruction*> order;
-  if (!CollectConstantExpression(value, seen, order)) order.clear();
+  if (!CollectExpression(value, leaf, seen, order)) order.clear();
   return order;
+}
+
+std::vector<const Instruction*> ConstantExpressionOf(const Instruction& value) {
+  return ExpressionOf(value, [](const Instruction&) { return false; });
 }
 
 int64_t FoldConstantExpressionsBeforePropagation(Module& module) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "ir/module.h"
@@ -27,5 +28,10 @@ int64_t FoldConstantExpressionsBeforePropagation(Module& module);
 // reduces, each an array of at most 65,536 elements, at most 64 of them. Empty when `value`
 // reads anything else (a parameter, a random number, the device's id, a loop, a call).
 std::vector<const Instruction*> ConstantExpressionOf(const Instruction& value);
+
+// ConstantExpressionOf, where the values `leaf` accepts are read as given (not collected, not
+// looked through): the instructions that compute `value` from them, constants and iotas.
+std::vector<const Instruction*> ExpressionOf(const Instruction& value,
+                                             const std::function<bool(const Instruction&)>& leaf);
 
 }  // namespace gspmd

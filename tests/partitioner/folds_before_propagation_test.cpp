@@ -1,4 +1,4 @@
-// The folds before sharding propagation that read a value written the long way as XLA's simplifier or JAX's folder does (slice_folds, reshape_folds, constant_folds): what they fold, and what the folded program moves.
+// Values written the long way or computed from values held whole: the folds before sharding propagation (slice_folds, reshape_folds, constant_folds), what the partitioner computes again whole, and what the program then moves.
 #include <memory>
 #include <string>
 
@@ -244,6 +244,26 @@ ENTRY %main (x: f32[8]) -> (f32[8], s32[8]) {
   ROOT %t = (f32[8]{0}, s32[8]{0}) tuple(%a, %twice), sharding={{devices=[4]<=[4]}, {replicated}}
 }
 )", 4);
+}
+
+// Oracle seed 121128: a flat slice of a broadcast of a replicated value, laid out split by
+// propagation for a dot over the split dim. Moving the split pieces into the slice's layout
+// took 240 B of permutes; computed whole from the replicated value and cut, it moves nothing,
+// and only the dot's partial sums are reduced (48 B; XLA gathers the other operand, 96 B).
+TEST(FoldsBeforePropagation, MovedDataOfAReplicatedValueIsComputedWholeAndCut) {
+  Partitioned p = PartitionThroughPipeline(R"(HloModule m, num_partitions=4
+ENTRY %main (v: s32[28], x: s32[16,2]) -> s32[2,4] {
+  %v = s32[28]{0} parameter(0), sharding={replicated}
+  %x = s32[16,2]{1,0} parameter(1), sharding={devices=[4,1]<=[4]}
+  %b = s32[10,28]{1,0} broadcast(%v), dimensions={1}, sharding={devices=[4,1]<=[4]}
+  %flat = s32[280]{0} reshape(%b), sharding={devices=[4]<=[4]}
+  %cut = s32[256]{0} slice(%flat), slice={[0:256]}, sharding={devices=[4]<=[4]}
+  %w = s32[16,2,2,4]{3,2,1,0} reshape(%cut), sharding={devices=[4,1,1,1]<=[4]}
+  ROOT %d = s32[2,4]{1,0} dot(%x, %w), lhs_contracting_dims={0,1}, rhs_contracting_dims={0,1}, sharding={replicated}
+}
+)", 4);
+  ExpectStructure(*p.module, p.text, {.collectives = 1, .only = Opcode::kAllReduce, .comm_bytes = 48});
+  ExpectSameNumbers(p);
 }
 
 }  // namespace
