@@ -70,7 +70,37 @@ class ConstantFolder {
  public:
   explicit ConstantFolder(Module& module) { names_.ReserveAll(module); }
 
+  // A pad whose result keeps no element of its operand (a dim cropped to nothing but
+  // padding) is its pad value everywhere: a broadcast of it (oracle seed 121471: a dot's
+  // result padded to [21,2] with low -1 on its one column; XLA's simplifier folds it, and the
+  // dot and the pad's halo exchange go, 16 B; XLA none).
+  bool FoldPadOfNothing(Computation& computation, Instruction* pad) {
+    if (pad->opcode() != Opcode::kPad || pad->operand_count() != 2 || !FoldableBeforePropagation(*pad) ||
+        pad == computation.root() || pad->operand(1)->shape().rank() != 0)
+      return false;
+    const Shape& operand = pad->operand(0)->shape();
+    if (static_cast<int64_t>(pad->padding().size()) != operand.rank()) return false;
+    bool none = false;
+    for (int64_t d = 0; d < operand.rank() && !none; ++d) {
+      const PaddingDim& p = pad->padding()[d];
+      const int64_t step = p.interior + 1;
+      int64_t kept = 0;  // operand elements i at low + i * step inside [0, result size)
+      for (int64_t i = 0; i < operand.dim(d) && kept == 0; ++i) {
+        const int64_t at = p.low + i * step;
+        kept += at >= 0 && at < pad->shape().dim(d);
+      }
+      none = kept == 0 && pad->shape().dim(d) > 0;
+    }
+    if (!none) return false;
+    auto broadcast = std::make_unique<Instruction>(Opcode::kBroadcast, pad->shape(), names_.Unique("broadcast"));
+    broadcast->AppendOperand(pad->operand(1));
+    broadcast->CopySourceFrom(*pad);
+    pad->ReplaceAllUsesWith(computation.AddInstructionAfter(std::move(broadcast), pad));
+    return true;
+  }
+
   bool Fold(Computation& computation, Instruction* instruction) {
+    if (FoldPadOfNothing(computation, instruction)) return true;
     const Kernel kernel = KernelOf(*instruction);
     if (kernel == Kernel::kNone || !FoldableBeforePropagation(*instruction) || instruction == computation.root() ||
         instruction->shape().element_count() > kMaxFoldedElements || instruction->operand_count() == 0)

@@ -20,7 +20,9 @@ namespace gspmd {
 // the updates and all-gathered for the operand's split, 28 B more than XLA). Exact: the
 // interpreter's kernels compute the value. Iotas stay (handlers read them as index patterns),
 // and so do values of more than 65,536 elements, values carrying a sharding or frontend
-// attributes, and a computation's root. Returns how many were folded.
+// attributes, and a computation's root. A pad whose result keeps none of its operand's
+// elements becomes a broadcast of its pad value, as XLA's simplifier folds it. Returns how
+// many were folded.
 int64_t FoldConstantExpressionsBeforePropagation(Module& module);
 
 // The instructions that compute `value` from constants and iotas alone, operands first and

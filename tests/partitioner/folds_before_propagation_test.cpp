@@ -198,6 +198,28 @@ ENTRY %main (x: s32[4]) -> (s32[4], s32[4], s32[2,2], s32[4], s32[4], s32[4]) {
   EXPECT_EQ(root->operand(5)->opcode(), Opcode::kAdd);
 }
 
+// Oracle seed 121471: a pad that crops the one column of a dot's result and adds two of
+// padding keeps nothing of it; it is its pad value everywhere, and the dot goes with it.
+TEST(FoldsBeforePropagation, APadKeepingNoneOfItsOperandIsItsPadValue) {
+  const std::string hlo = R"(HloModule m, num_partitions=8
+ENTRY %main (x: f32[4,16], y: f32[4,1]) -> (f32[21,2], f32[21,1]) {
+  %x = f32[4,16]{1,0} parameter(0), sharding={devices=[1,8]<=[8]}
+  %y = f32[4,1]{1,0} parameter(1), sharding={replicated}
+  %d = f32[16,1]{1,0} dot(%x, %y), lhs_contracting_dims={0}, rhs_contracting_dims={0}
+  %v = f32[] constant(1.5)
+  %none = f32[21,2]{1,0} pad(%d, %v), padding=2_3x-1_2
+  %some = f32[21,1]{1,0} pad(%d, %v), padding=2_3x0_0
+  ROOT %t = (f32[21,2]{1,0}, f32[21,1]{1,0}) tuple(%none, %some)
+}
+)";
+  std::unique_ptr<Module> module = ParseModule(hlo);
+  EXPECT_EQ(FoldConstantExpressionsBeforePropagation(*module), 1);
+  const Instruction* none = module->entry()->root()->operand(0);
+  ASSERT_EQ(none->opcode(), Opcode::kBroadcast);
+  EXPECT_EQ(none->operand(0)->name(), "v");
+  EXPECT_EQ(module->entry()->root()->operand(1)->opcode(), Opcode::kPad);
+}
+
 // Oracle seed 123278: a scatter's indices computed from a constant (JAX's index wrapping). Split
 // by the updates' rows, the chain was all-gathered for the operand's split, 28 B more than
 // XLA, whose input has it folded. Folded, it is one replicated constant, and the step moves
