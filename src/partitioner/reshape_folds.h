@@ -15,10 +15,8 @@ namespace gspmd {
 // every element is the same operand element. Through the middle shapes, a flatten of the
 // operand's dim with a broadcast dim, propagation could not keep the operand's split (oracle
 // seed 118081: x[2], split, broadcast to [24,2], flattened and reshaped to [4,6,2] for a dot
-// contracting x's dim, was gathered for 48 B more than XLA). Where the broadcast's operand is
-// itself a reshape (through others) that only merges the dims of an earlier value y, the dims
-// are read apart: a broadcast of flatten(y) unflattened the same way is a broadcast of y
-// (oracle seed 123901). An operand's dims of size 1 are reshaped away first. Reshapes and broadcasts carrying a sharding or frontend attributes
+// contracting x's dim, was gathered for 48 B more than XLA). An operand's dims of size 1 are
+// reshaped away first. Reshapes and broadcasts carrying a sharding or frontend attributes
 // stay, and so does a computation's root. Returns how many were folded.
 int64_t FoldReshapedBroadcastsBeforePropagation(Module& module);
 
