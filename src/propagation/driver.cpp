@@ -67,6 +67,7 @@ PropagationResult Driver::Run() {
   FillDefaults();
   ReplicateWhatUsersNeedWhole();
   GatherLoopInvariantsOnce();
+  LayLoopInvariantsOutAsTheirReaders();
   MakeGroupsConsistent();
   MakeLoopsConsistent();
   ReplicateUnevenBoundaries();

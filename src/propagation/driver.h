@@ -251,6 +251,12 @@ class Driver {
   // the gather out of the loop likewise. Where the trip count is known and the trips read less
   // than half the value, the sums stay (oracle seed 40165).
   void GatherLoopInvariantsOnce();
+  // A loop-invariant value of a while loop that the body reads whole, only by element-wise
+  // ops that all have one split layout other than the carried one, is carried in that layout:
+  // moved once before the loop instead of on every trip (oracle seed 121294: an invariant
+  // split along its last dim, added to a carry split along its rows, an all-to-all per trip;
+  // XLA moves it once).
+  void LayLoopInvariantsOutAsTheirReaders();
   // The one layout every dynamic-slice of `reads` (a loop invariant's get-tuple-elements in
   // the body) has, when it splits none of the `sliced` dims; nullopt otherwise.
   std::optional<Sharding> CommonReadLayout(const std::vector<const Instruction*>& reads, const Instruction* root,

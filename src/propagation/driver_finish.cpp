@@ -331,6 +331,85 @@ void Driver::GatherLoopInvariantsOnce() {
   }
 }
 
+void Driver::LayLoopInvariantsOutAsTheirReaders() {
+  const RuleName rule = Intern("moved once before the loop: a loop invariant its element-wise readers want in one layout");
+  for (const Node& node : nodes_) {
+    const Instruction& loop = *node.instruction;
+    if (loop.opcode() != Opcode::kWhile || !loop.shape().IsTuple() || node.manual != nullptr) continue;
+    const Computation* body = loop.while_body();
+    const Computation* condition = loop.while_condition();
+    if (body == nullptr || condition == nullptr || body->num_parameters() != 1 || condition->num_parameters() != 1 ||
+        body->root() == nullptr || body->root()->opcode() != Opcode::kTuple)
+      continue;
+    const Instruction* parameter = body->parameter(0);
+    const Instruction* root = body->root();
+    const std::vector<Shape>& elements = loop.shape().tuple_shapes();
+    int64_t leaf = 0;
+    for (int64_t k = 0; k < static_cast<int64_t>(elements.size()); leaf += LeafCount(elements[k]), ++k) {
+      if (!elements[k].IsArray() || k >= root->operand_count()) continue;
+      const Instruction* passed = root->operand(k);
+      if (passed->opcode() != Opcode::kGetTupleElement || passed->operand(0) != parameter || passed->tuple_index != k)
+        continue;
+      const int64_t loop_slot = SlotOf(&loop, leaf);
+      if (loop_slot < 0) continue;
+      const Slot& carried = slots_[loop_slot];
+      if (!carried.sharding || !carried.sharding->IsTiled() || carried.sharding->HasUnreduced() || carried.fixed ||
+          carried.user || carried.kept)
+        continue;
+      bool read_by_condition = false;
+      for (const Instruction* user : condition->parameter(0)->users())
+        read_by_condition |= user->opcode() != Opcode::kGetTupleElement || user->tuple_index == k;
+      if (read_by_condition) continue;
+      std::vector<const Instruction*> reads;
+      std::optional<Sharding> wanted;
+      bool ok = true;
+      for (const Instruction* user : parameter->users()) {
+        if (user->opcode() != Opcode::kGetTupleElement) {
+          ok = false;
+          break;
+        }
+        if (user->tuple_index != k) continue;
+        const int64_t slot = SlotOf(user, 0);
+        if (slot < 0 || slots_[slot].fixed || slots_[slot].user) {
+          ok = false;
+          break;
+        }
+        reads.push_back(user);
+        for (const Instruction* reader : user->users()) {
+          if (reader == root) {
+            for (int64_t i = 0; i < root->operand_count(); ++i) ok = ok && (root->operand(i) != user || i == k);
+            continue;
+          }
+          const Opcode opcode = reader->opcode();
+          const bool elementwise = IsElementwiseUnary(opcode) || IsElementwiseBinary(opcode) ||
+                                   opcode == Opcode::kCompare || opcode == Opcode::kSelect;
+          const int64_t reader_slot = SlotOf(reader, 0);
+          if (!elementwise || !reader->shape().IsArray() || reader->shape().dims() != elements[k].dims() ||
+              reader_slot < 0 || !slots_[reader_slot].sharding) {
+            ok = false;
+            break;
+          }
+          const Sharding& layout = *slots_[reader_slot].sharding;
+          if (!layout.IsTiled() || layout.HasUnreduced() || layout.IsManual() || (wanted && !(layout == *wanted))) {
+            ok = false;
+            break;
+          }
+          wanted = layout;
+        }
+        if (!ok) break;
+      }
+      if (!ok || !wanted || reads.empty() || *wanted == *carried.sharding) continue;
+      slots_[loop_slot].sharding = *wanted;
+      slots_[loop_slot].rule = rule;
+      for (const Instruction* read : reads) {
+        Slot& slot = slots_[SlotOf(read, 0)];
+        slot.sharding = *wanted;
+        slot.rule = rule;
+      }
+    }
+  }
+}
+
 bool Driver::AlignGroups(bool propagate) {
   bool changed = false;
   for (const ShardGroupMembers& group : annotations_.groups) {

@@ -1,7 +1,7 @@
-// Loop invariants a while body reads at run-time offsets (a scan's xs): carried whole along
-// the dims read, so the partitioner gathers them once before the loop instead of summing a
-// masked slice on every trip (oracle seeds 40165, 20293). Where the trips read little of the
-// value, or the body uses it otherwise, the split stays.
+// Loop invariants moved once before the loop: read at run-time offsets (a scan's xs), carried whole along the dims read; read whole by element-wise ops of one layout, carried in it.
+// A scan's xs is gathered once before the loop instead of summing a masked slice on every trip
+// (oracle seeds 40165, 20293); where the trips read little of the value, or the body uses it
+// otherwise, the split stays.
 #include <string>
 
 #include <gtest/gtest.h>
@@ -84,6 +84,52 @@ TEST(LoopInvariantGatherTest, AnInvariantTheBodyAlsoUsesWholeKeepsItsSplit) {
   Propagated p = Propagate(ScanModule(16, "  %scaled = f32[16,4]{1,0} multiply(%xs, %xs)\n"
                                           "  %dead = f32[16,4]{1,0} negate(%scaled)\n"));
   EXPECT_EQ(p.Of("xs"), "{devices=[4,1]<=[4]}");
+}
+
+}  // namespace
+}  // namespace gspmd
+
+namespace gspmd {
+namespace {
+
+// Oracle seed 121294: an invariant y = f32[12,4] split along its columns, added on each of 4
+// trips to a carry returned split along its rows. It takes the carry's layout once before the
+// loop: x moves by one all-to-all (36 B to each device) for both, where moving y on every
+// trip added 36 B per trip.
+TEST(LoopInvariantLayoutTest, AnInvariantReadByElementWiseOpsTakesTheirLayoutOnce) {
+  Propagated p = Propagate(R"(HloModule m, num_partitions=4
+%cond (p: (f32[12,4], s32[], f32[12,4])) -> pred[] {
+  %p = (f32[12,4]{1,0}, s32[], f32[12,4]{1,0}) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=1
+  %n = s32[] constant(4)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+%body (q: (f32[12,4], s32[], f32[12,4])) -> (f32[12,4], s32[], f32[12,4]) {
+  %q = (f32[12,4]{1,0}, s32[], f32[12,4]{1,0}) parameter(0)
+  %y = f32[12,4]{1,0} get-tuple-element(%q), index=0
+  %j = s32[] get-tuple-element(%q), index=1
+  %c = f32[12,4]{1,0} get-tuple-element(%q), index=2
+  %half = f32[] constant(0.5)
+  %halves = f32[12,4]{1,0} broadcast(%half), dimensions={}
+  %scaled = f32[12,4]{1,0} multiply(%c, %halves)
+  %sum = f32[12,4]{1,0} add(%scaled, %y)
+  %one = s32[] constant(1)
+  %next = s32[] add(%j, %one)
+  ROOT %t = (f32[12,4]{1,0}, s32[], f32[12,4]{1,0}) tuple(%y, %next, %sum)
+}
+ENTRY %main (x: f32[12,4]) -> f32[12,4] {
+  %x = f32[12,4]{1,0} parameter(0), sharding={devices=[1,4]<=[4]}
+  %start = s32[] constant(0)
+  %tuple = (f32[12,4]{1,0}, s32[], f32[12,4]{1,0}) tuple(%x, %start, %x)
+  %loop = (f32[12,4]{1,0}, s32[], f32[12,4]{1,0}) while(%tuple), condition=%cond, body=%body
+  ROOT %out = f32[12,4]{1,0} get-tuple-element(%loop), index=2, sharding={devices=[4,1]<=[4]}
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.Of("y"), "{devices=[4,1]<=[4]}");
+  EXPECT_EQ(p.Origin("y"),
+            "from %x (user) via moved once before the loop: a loop invariant its element-wise readers want in one layout");
+  EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 36);
 }
 
 }  // namespace
