@@ -251,6 +251,19 @@ class Driver {
   // the gather out of the loop likewise. Where the trip count is known and the trips read less
   // than half the value, the sums stay (oracle seed 40165).
   void GatherLoopInvariantsOnce();
+  // A loop-invariant element (the body returns it as it came) whose carried layout propagation
+  // chose (tiled, not the user's): the loop, its body root, the element, its slot, and its
+  // reads in the body (get-tuple-elements, each passed on by the root only as itself).
+  struct LoopInvariant {
+    const Instruction* loop = nullptr;
+    const Instruction* root = nullptr;
+    int64_t index = 0;
+    int64_t slot = -1;
+    std::vector<const Instruction*> reads;
+  };
+  std::vector<LoopInvariant> FreeLoopInvariants() const;
+  // Carries `invariant` (its loop slot and its reads) as `layout`.
+  void CarryLoopInvariantAs(const LoopInvariant& invariant, const Sharding& layout, RuleName rule);
   // A loop-invariant value of a while loop that the body reads whole, only by element-wise
   // ops that all have one split layout other than the carried one, is carried in that layout:
   // moved once before the loop instead of on every trip (oracle seed 121294: an invariant

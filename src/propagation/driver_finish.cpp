@@ -243,103 +243,14 @@ std::optional<Sharding> Driver::CommonReadLayout(const std::vector<const Instruc
   return common;
 }
 
-void Driver::GatherLoopInvariantsOnce() {
-  const RuleName rule = Intern("gathered once before the loop: a loop invariant the body reads at run-time offsets");
+std::vector<Driver::LoopInvariant> Driver::FreeLoopInvariants() const {
+  std::vector<LoopInvariant> found;
   for (const Node& node : nodes_) {
     const Instruction& loop = *node.instruction;
     if (loop.opcode() != Opcode::kWhile || !loop.shape().IsTuple() || node.manual != nullptr) continue;
     const Computation* body = loop.while_body();
     if (body == nullptr || body->num_parameters() != 1 || body->root() == nullptr ||
         body->root()->opcode() != Opcode::kTuple)
-      continue;
-    const Instruction* parameter = body->parameter(0);
-    const Instruction* root = body->root();
-    const std::vector<Shape>& elements = loop.shape().tuple_shapes();
-    const std::optional<int64_t> trips = WhileTripCount(loop);
-    int64_t leaf = 0;
-    for (int64_t k = 0; k < static_cast<int64_t>(elements.size()); leaf += LeafCount(elements[k]), ++k) {
-      if (!elements[k].IsArray() || k >= root->operand_count()) continue;
-      const Instruction* passed = root->operand(k);
-      if (passed->opcode() != Opcode::kGetTupleElement || passed->operand(0) != parameter ||
-          passed->tuple_index != k)
-        continue;
-      const int64_t loop_slot = SlotOf(&loop, leaf);
-      if (loop_slot < 0) continue;
-      const Slot& carried = slots_[loop_slot];
-      if (!carried.sharding || !carried.sharding->IsTiled() || carried.sharding->HasUnreduced() || carried.fixed ||
-          carried.user || carried.kept)
-        continue;
-      // Every read of element k in the body: a dynamic-slice at a run-time offset along some
-      // split dim, or the root passing it on.
-      std::vector<const Instruction*> reads;
-      std::vector<int64_t> dims;
-      double read_bytes = 0;
-      bool only_slices = true;
-      for (const Instruction* user : parameter->users()) {
-        if (user->opcode() != Opcode::kGetTupleElement) {
-          only_slices = false;
-          break;
-        }
-        if (user->tuple_index != k) continue;
-        const int64_t slot = SlotOf(user, 0);
-        if (slot < 0 || slots_[slot].fixed || slots_[slot].user) {
-          only_slices = false;
-          break;
-        }
-        reads.push_back(user);
-        for (const Instruction* reader : user->users()) {
-          if (reader == root) {
-            for (int64_t i = 0; i < root->operand_count(); ++i)
-              if (root->operand(i) == user && i != k) only_slices = false;
-            continue;
-          }
-          std::vector<int64_t> split;
-          if (reader->opcode() == Opcode::kDynamicSlice && reader->operand(0) == user)
-            for (int64_t d : RunTimeSlicedDims(*reader))
-              if (DimTiles(*carried.sharding, d) > 1) split.push_back(d);
-          if (split.empty() || reader->operand(0) != user) {
-            only_slices = false;
-            break;
-          }
-          for (int64_t d : split)
-            if (std::find(dims.begin(), dims.end(), d) == dims.end()) dims.push_back(d);
-          read_bytes += static_cast<double>(reader->shape().byte_size());
-        }
-        if (!only_slices) break;
-      }
-      if (!only_slices || dims.empty()) continue;
-      // A masked sum per trip moves about twice the slice; the gather, the value once.
-      if (trips && 2.0 * read_bytes * static_cast<double>(*trips) < static_cast<double>(elements[k].byte_size()))
-        continue;
-      std::sort(dims.begin(), dims.end());
-      Sharding whole = ReplicateDims(*carried.sharding, dims);
-      // Where every slice read is laid out alike, split only along dims it keeps whole (a scan
-      // of rows whose carry is split along the columns), the invariant takes that layout: it
-      // moves once before the loop (an all-to-all) and every read stays local (oracle seed
-      // 113070: xs split along its rows, 768 B gathered against XLA's 192 B all-to-all).
-      if (std::optional<Sharding> read_layout = CommonReadLayout(reads, root, dims);
-          read_layout && NumDataTiles(*read_layout) > NumDataTiles(whole))
-        whole = *read_layout;
-      slots_[loop_slot].sharding = whole;
-      slots_[loop_slot].rule = rule;
-      for (const Instruction* read : reads) {
-        Slot& slot = slots_[SlotOf(read, 0)];
-        slot.sharding = whole;
-        slot.rule = rule;
-      }
-    }
-  }
-}
-
-void Driver::LayLoopInvariantsOutAsTheirReaders() {
-  const RuleName rule = Intern("moved once before the loop: a loop invariant its element-wise readers want in one layout");
-  for (const Node& node : nodes_) {
-    const Instruction& loop = *node.instruction;
-    if (loop.opcode() != Opcode::kWhile || !loop.shape().IsTuple() || node.manual != nullptr) continue;
-    const Computation* body = loop.while_body();
-    const Computation* condition = loop.while_condition();
-    if (body == nullptr || condition == nullptr || body->num_parameters() != 1 || condition->num_parameters() != 1 ||
-        body->root() == nullptr || body->root()->opcode() != Opcode::kTuple)
       continue;
     const Instruction* parameter = body->parameter(0);
     const Instruction* root = body->root();
@@ -356,57 +267,109 @@ void Driver::LayLoopInvariantsOutAsTheirReaders() {
       if (!carried.sharding || !carried.sharding->IsTiled() || carried.sharding->HasUnreduced() || carried.fixed ||
           carried.user || carried.kept)
         continue;
-      bool read_by_condition = false;
-      for (const Instruction* user : condition->parameter(0)->users())
-        read_by_condition |= user->opcode() != Opcode::kGetTupleElement || user->tuple_index == k;
-      if (read_by_condition) continue;
-      std::vector<const Instruction*> reads;
-      std::optional<Sharding> wanted;
-      bool ok = true;
+      LoopInvariant invariant{&loop, root, k, loop_slot, {}};
+      bool free = true;
       for (const Instruction* user : parameter->users()) {
-        if (user->opcode() != Opcode::kGetTupleElement) {
-          ok = false;
-          break;
-        }
+        free = user->opcode() == Opcode::kGetTupleElement;
+        if (!free) break;
         if (user->tuple_index != k) continue;
         const int64_t slot = SlotOf(user, 0);
-        if (slot < 0 || slots_[slot].fixed || slots_[slot].user) {
-          ok = false;
+        free = slot >= 0 && !slots_[slot].fixed && !slots_[slot].user;
+        for (int64_t i = 0; free && i < root->operand_count(); ++i) free = root->operand(i) != user || i == k;
+        if (!free) break;
+        invariant.reads.push_back(user);
+      }
+      if (free) found.push_back(std::move(invariant));
+    }
+  }
+  return found;
+}
+
+void Driver::CarryLoopInvariantAs(const LoopInvariant& invariant, const Sharding& layout, RuleName rule) {
+  slots_[invariant.slot].sharding = layout;
+  slots_[invariant.slot].rule = rule;
+  for (const Instruction* read : invariant.reads) {
+    Slot& slot = slots_[SlotOf(read, 0)];
+    slot.sharding = layout;
+    slot.rule = rule;
+  }
+}
+
+void Driver::GatherLoopInvariantsOnce() {
+  const RuleName rule = Intern("gathered once before the loop: a loop invariant the body reads at run-time offsets");
+  for (const LoopInvariant& invariant : FreeLoopInvariants()) {
+    const Sharding carried = *slots_[invariant.slot].sharding;
+    const Shape& element = invariant.loop->shape().tuple_shapes()[invariant.index];
+    // Every read of the element in the body: a dynamic-slice at a run-time offset along some
+    // split dim, or the root passing it on.
+    std::vector<int64_t> dims;
+    double read_bytes = 0;
+    bool only_slices = true;
+    for (const Instruction* read : invariant.reads) {
+      for (const Instruction* reader : read->users()) {
+        if (reader == invariant.root) continue;
+        std::vector<int64_t> split;
+        if (reader->opcode() == Opcode::kDynamicSlice && reader->operand(0) == read)
+          for (int64_t d : RunTimeSlicedDims(*reader))
+            if (DimTiles(carried, d) > 1) split.push_back(d);
+        if (split.empty() || reader->operand(0) != read) {
+          only_slices = false;
           break;
         }
-        reads.push_back(user);
-        for (const Instruction* reader : user->users()) {
-          if (reader == root) {
-            for (int64_t i = 0; i < root->operand_count(); ++i) ok = ok && (root->operand(i) != user || i == k);
-            continue;
-          }
-          const Opcode opcode = reader->opcode();
-          const bool elementwise = IsElementwiseUnary(opcode) || IsElementwiseBinary(opcode) ||
-                                   opcode == Opcode::kCompare || opcode == Opcode::kSelect;
-          const int64_t reader_slot = SlotOf(reader, 0);
-          if (!elementwise || !reader->shape().IsArray() || reader->shape().dims() != elements[k].dims() ||
-              reader_slot < 0 || !slots_[reader_slot].sharding) {
-            ok = false;
-            break;
-          }
-          const Sharding& layout = *slots_[reader_slot].sharding;
-          if (!layout.IsTiled() || layout.HasUnreduced() || layout.IsManual() || (wanted && !(layout == *wanted))) {
-            ok = false;
-            break;
-          }
-          wanted = layout;
-        }
-        if (!ok) break;
+        for (int64_t d : split)
+          if (std::find(dims.begin(), dims.end(), d) == dims.end()) dims.push_back(d);
+        read_bytes += static_cast<double>(reader->shape().byte_size());
       }
-      if (!ok || !wanted || reads.empty() || *wanted == *carried.sharding) continue;
-      slots_[loop_slot].sharding = *wanted;
-      slots_[loop_slot].rule = rule;
-      for (const Instruction* read : reads) {
-        Slot& slot = slots_[SlotOf(read, 0)];
-        slot.sharding = *wanted;
-        slot.rule = rule;
-      }
+      if (!only_slices) break;
     }
+    if (!only_slices || dims.empty()) continue;
+    // A masked sum per trip moves about twice the slice; the gather, the value once.
+    const std::optional<int64_t> trips = WhileTripCount(*invariant.loop);
+    if (trips && 2.0 * read_bytes * static_cast<double>(*trips) < static_cast<double>(element.byte_size())) continue;
+    std::sort(dims.begin(), dims.end());
+    Sharding whole = ReplicateDims(carried, dims);
+    // Where every slice read is laid out alike, split only along dims it keeps whole (a scan
+    // of rows whose carry is split along the columns), the invariant takes that layout: it
+    // moves once before the loop (an all-to-all) and every read stays local (oracle seed
+    // 113070: xs split along its rows, 768 B gathered against XLA's 192 B all-to-all).
+    if (std::optional<Sharding> read_layout = CommonReadLayout(invariant.reads, invariant.root, dims);
+        read_layout && NumDataTiles(*read_layout) > NumDataTiles(whole))
+      whole = *read_layout;
+    CarryLoopInvariantAs(invariant, whole, rule);
+  }
+}
+
+void Driver::LayLoopInvariantsOutAsTheirReaders() {
+  const RuleName rule = Intern("moved once before the loop: a loop invariant its element-wise readers want in one layout");
+  for (const LoopInvariant& invariant : FreeLoopInvariants()) {
+    const Computation* condition = invariant.loop->while_condition();
+    if (condition == nullptr || condition->num_parameters() != 1) continue;
+    bool read_by_condition = false;
+    for (const Instruction* user : condition->parameter(0)->users())
+      read_by_condition |= user->opcode() != Opcode::kGetTupleElement || user->tuple_index == invariant.index;
+    if (read_by_condition) continue;
+    const std::vector<int64_t>& dims = invariant.loop->shape().tuple_shapes()[invariant.index].dims();
+    std::optional<Sharding> wanted;
+    bool ok = true;
+    for (const Instruction* read : invariant.reads) {
+      for (const Instruction* reader : read->users()) {
+        if (reader == invariant.root) continue;
+        const Opcode opcode = reader->opcode();
+        const bool elementwise = IsElementwiseUnary(opcode) || IsElementwiseBinary(opcode) ||
+                                 opcode == Opcode::kCompare || opcode == Opcode::kSelect;
+        const int64_t reader_slot = SlotOf(reader, 0);
+        ok = elementwise && reader->shape().IsArray() && reader->shape().dims() == dims && reader_slot >= 0 &&
+             slots_[reader_slot].sharding.has_value();
+        if (!ok) break;
+        const Sharding& layout = *slots_[reader_slot].sharding;
+        ok = layout.IsTiled() && !layout.HasUnreduced() && !layout.IsManual() && (!wanted || layout == *wanted);
+        if (!ok) break;
+        wanted = layout;
+      }
+      if (!ok) break;
+    }
+    if (!ok || !wanted || invariant.reads.empty() || *wanted == *slots_[invariant.slot].sharding) continue;
+    CarryLoopInvariantAs(invariant, *wanted, rule);
   }
 }
 
