@@ -636,8 +636,8 @@ bool FoldTopKOfOneElementRows(Computation& computation, Instruction& topk, NameU
   const Shape& operand = topk.operand(0)->shape();
   if (!operand.IsArray() || operand.rank() < 1 || operand.dims().back() != 1 || &topk == computation.root()) return false;
   for (const Instruction* user : topk.users())
-    if (user->opcode() != Opcode::kGetTupleElement || user->sharding().has_value() || user == computation.root() ||
-        user->tuple_index < 0 || user->tuple_index > 1)
+    if (user->opcode() != Opcode::kGetTupleElement || user->sharding().has_value() || user->tuple_index < 0 ||
+        user->tuple_index > 1)
       return false;
   const Shape& indices = topk.shape().tuple_shape(1);
   auto zero = std::make_unique<Instruction>(Opcode::kConstant, Shape(indices.element_type(), {}), names.Unique("constant"));
@@ -649,8 +649,13 @@ bool FoldTopKOfOneElementRows(Computation& computation, Instruction& topk, NameU
   zeros->CopySourceFrom(topk);
   Instruction* broadcast = computation.AddInstructionAfter(std::move(zeros), scalar);
   const std::vector<Instruction*> users = topk.users();
-  for (Instruction* element : users)
-    element->ReplaceAllUsesWith(element->tuple_index == 0 ? topk.operand(0) : broadcast);
+  for (Instruction* element : users) {
+    Instruction* replacement = element->tuple_index == 0 ? topk.operand(0) : broadcast;
+    element->ReplaceAllUsesWith(replacement);
+    // A result with no sharding of its own (oracle seed 120931: the indices of a top-1 of one
+    // element, returned; XLA folds them to 0 and drops the 4 B all-reduce that fed the values).
+    if (element == computation.root()) computation.set_root(replacement);
+  }
   return true;
 }
 
@@ -747,18 +752,21 @@ int64_t FoldTrivialSortsBeforePropagation(Module& module) {
       }
       if (!SortOfOneElementRows(*sort) || sort->sharding().has_value() || !sort->frontend_attributes.empty()) continue;
       if (!sort->shape().IsTuple()) {
-        if (sort == computation->root()) continue;
         sort->ReplaceAllUsesWith(sort->operand(0));
+        if (sort == computation->root()) computation->set_root(sort->operand(0));
         ++folded;
         continue;
       }
       bool all_elements = sort != computation->root();
       for (const Instruction* user : sort->users())
         all_elements &= user->opcode() == Opcode::kGetTupleElement && !user->sharding().has_value() &&
-                        user->tuple_index >= 0 && user->tuple_index < sort->operand_count() && user != computation->root();
+                        user->tuple_index >= 0 && user->tuple_index < sort->operand_count();
       if (!all_elements) continue;
       const std::vector<Instruction*> users = sort->users();
-      for (Instruction* element : users) element->ReplaceAllUsesWith(sort->operand(element->tuple_index));
+      for (Instruction* element : users) {
+        element->ReplaceAllUsesWith(sort->operand(element->tuple_index));
+        if (element == computation->root()) computation->set_root(sort->operand(element->tuple_index));
+      }
       ++folded;
     }
   }

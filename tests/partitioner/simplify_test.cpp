@@ -480,6 +480,21 @@ ENTRY %main (x: s32[3,16]) -> (s32[2,1], s32[2,1]) {
     EXPECT_EQ(root->operand(1)->opcode(), Opcode::kIota);
   }
   ExpectNoCommunicationWhenPartitioned(hlo, 4);
+  // Returned as the result itself, a sorted element is its operand too.
+  std::unique_ptr<Module> module = ParseModule(R"(HloModule m
+%lt (a: s32[], b: s32[]) -> pred[] {
+  %a = s32[] parameter(0)
+  %b = s32[] parameter(1)
+  ROOT %r = pred[] compare(%a, %b), direction=LT
+}
+
+ENTRY %main (x: s32[2,1]) -> s32[2,1] {
+  %x = s32[2,1]{1,0} parameter(0)
+  ROOT %alone = s32[2,1]{1,0} sort(%x), dimensions={1}, to_apply=%lt
+}
+)");
+  EXPECT_EQ(FoldTrivialSortsBeforePropagation(*module), 1);
+  EXPECT_EQ(module->entry()->root()->name(), "x");
 }
 
 // A helper whose result only a sharding annotation reads (a cumsum returned as a split
@@ -552,6 +567,16 @@ ENTRY %main (x: f32[16,1], i: s32[5,1]) -> s32[5,1] {
   %top = (f32[5,1]{1,0}, s32[5,1]{1,0}) topk(%g), k=1, largest=true
   %idx = s32[5,1]{1,0} get-tuple-element(%top), index=1
   ROOT %twice = s32[5,1]{1,0} add(%idx, %idx), sharding={replicated}
+}
+)", 4);
+  // The indices returned as the result itself (oracle seed 120931: 4 B; XLA 0).
+  ExpectNoCommunicationWhenPartitioned(R"(HloModule m, num_partitions=4
+ENTRY %main (x: f32[16,1], i: s32[5,1]) -> s32[5,1] {
+  %x = f32[16,1]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
+  %i = s32[5,1]{1,0} parameter(1), sharding={replicated}
+  %g = f32[5,1]{1,0} gather(%x, %i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,1}
+  %top = (f32[5,1]{1,0}, s32[5,1]{1,0}) topk(%g), k=1, largest=true
+  ROOT %idx = s32[5,1]{1,0} get-tuple-element(%top), index=1
 }
 )", 4);
 }
