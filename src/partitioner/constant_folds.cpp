@@ -1,17 +1,18 @@
-// Ops of constants folded into constants before propagation (constant_folds.h).
+// Ops of constants folded before propagation, and the expressions the partitioner computes again whole (constant_folds.h).
 #include "partitioner/constant_folds.h"
 
-#include <cstring>
 #include <functional>
 #include <memory>
-#include <set>
 #include <optional>
+#include <set>
+#include <span>
 #include <vector>
 
 #include "ir/computation.h"
 #include "ir/element_type.h"
 #include "ir/hlo_builder.h"
 #include "ir/instruction.h"
+#include "partitioner/simplify.h"
 #include "partitioner/slice_folds.h"
 #include "runtime/interp/kernels.h"
 #include "support/diagnostic.h"
@@ -54,16 +55,6 @@ Kernel KernelOf(const Instruction& instruction) {
     default:
       return Kernel::kNone;
   }
-}
-
-// Whether every element of `value` has the bytes of its first.
-bool AllElementsEqual(const Literal& value) {
-  const int64_t count = value.element_count();
-  const int64_t size = ElementByteSize(value.element_type());
-  if (count < 1 || size < 1 || value.byte_size() != count * size) return false;
-  for (int64_t i = 1; i < count; ++i)
-    if (std::memcmp(value.raw(), value.raw() + i * size, size) != 0) return false;
-  return true;
 }
 
 class ConstantFolder {
@@ -114,12 +105,8 @@ class ConstantFolder {
         continue;
       }
       if (!IsSplat(*operand) || operand->shape().element_count() > kMaxFoldedElements) return false;
-      const Instruction& scalar = *operand->operand(0);
-      Literal expanded(operand->shape());
-      for (int64_t i = 0; i < expanded.element_count(); ++i)
-        std::memcpy(expanded.raw() + i * ElementByteSize(expanded.element_type()), scalar.literal()->raw(),
-                    ElementByteSize(expanded.element_type()));
-      splats.push_back(std::move(expanded));
+      const Literal* scalar = &*operand->operand(0)->literal();
+      splats.push_back(EvaluateShapeOp(*operand, std::span<const Literal* const>(&scalar, 1)));
       operands.push_back(&splats.back());
     }
     std::optional<Literal> value;
@@ -136,22 +123,12 @@ class ConstantFolder {
  private:
   // The constant `value` placed right after `like`, or a broadcast of its one element.
   Instruction* MakeConstant(Computation& computation, const Instruction& like, Literal value) {
-    const bool splat = like.shape().rank() > 0 && AllElementsEqual(value);
-    Shape shape = splat ? Shape(like.shape().element_type(), {}) : like.shape();
-    if (splat) {
-      Literal scalar(shape);
-      std::memcpy(scalar.raw(), value.raw(), ElementByteSize(shape.element_type()));
-      value = std::move(scalar);
-    }
-    auto constant = std::make_unique<Instruction>(Opcode::kConstant, shape, names_.Unique("constant"));
+    if (like.shape().rank() > 0)
+      if (std::optional<Literal> one = SplatOf(value)) return AddSplatAfter(computation, like, std::move(*one), names_);
+    auto constant = std::make_unique<Instruction>(Opcode::kConstant, like.shape(), names_.Unique("constant"));
     constant->mutable_literal() = std::move(value);
     constant->CopySourceFrom(like);
-    Instruction* result = computation.AddInstructionAfter(std::move(constant), &like);
-    if (!splat) return result;
-    auto broadcast = std::make_unique<Instruction>(Opcode::kBroadcast, like.shape(), names_.Unique("broadcast"));
-    broadcast->AppendOperand(result);
-    broadcast->CopySourceFrom(like);
-    return computation.AddInstructionAfter(std::move(broadcast), result);
+    return computation.AddInstructionAfter(std::move(constant), &like);
   }
 
   NameUniquer names_;
@@ -194,10 +171,6 @@ std::vector<const Instruction*> ExpressionOf(const Instruction& value,
   std::vector<const Instruction*> order;
   if (!CollectExpression(value, leaf, seen, order)) order.clear();
   return order;
-}
-
-std::vector<const Instruction*> ConstantExpressionOf(const Instruction& value) {
-  return ExpressionOf(value, [](const Instruction&) { return false; });
 }
 
 int64_t FoldConstantExpressionsBeforePropagation(Module& module) {

@@ -25,14 +25,11 @@ namespace gspmd {
 // many were folded.
 int64_t FoldConstantExpressionsBeforePropagation(Module& module);
 
-// The instructions that compute `value` from constants and iotas alone, operands first and
-// `value` last: element-wise ops, data movement, gathers, scatters, dynamic slices and
-// reduces, each an array of at most 65,536 elements, at most 64 of them. Empty when `value`
-// reads anything else (a parameter, a random number, the device's id, a loop, a call).
-std::vector<const Instruction*> ConstantExpressionOf(const Instruction& value);
-
-// ConstantExpressionOf, where the values `leaf` accepts are read as given (not collected, not
-// looked through): the instructions that compute `value` from them, constants and iotas.
+// The instructions that compute `value` from constants, iotas and the values `leaf` accepts
+// (read as given: not collected, not looked through), operands first and `value` last:
+// element-wise ops, data movement, gathers, scatters, dynamic slices and reduces, each an
+// array of at most 65,536 elements, at most 64 of them. Empty when `value` reads anything
+// else (a parameter, a random number, the device's id, a loop, a call).
 std::vector<const Instruction*> ExpressionOf(const Instruction& value,
                                              const std::function<bool(const Instruction&)>& leaf);
 

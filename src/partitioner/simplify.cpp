@@ -17,6 +17,32 @@
 #include "partitioner/slice_folds.h"
 
 namespace gspmd {
+std::optional<Literal> SplatOf(const Literal& literal) {
+  const int64_t count = literal.element_count();
+  if (!literal.shape().IsArray() || count == 0) return std::nullopt;
+  const int64_t width = literal.byte_size() / count;
+  if (width <= 0 || width * count != literal.byte_size()) return std::nullopt;
+  for (int64_t i = 1; i < count; ++i)
+    if (std::memcmp(literal.raw(), literal.raw() + i * width, static_cast<size_t>(width)) != 0) return std::nullopt;
+  Literal scalar(Shape(literal.element_type(), {}));
+  if (scalar.byte_size() != width) return std::nullopt;
+  std::memcpy(scalar.raw(), literal.raw(), static_cast<size_t>(width));
+  return scalar;
+}
+
+Instruction* AddSplatAfter(Computation& computation, const Instruction& like, Literal value, NameUniquer& names) {
+  auto constant = std::make_unique<Instruction>(Opcode::kConstant, Shape(like.shape().element_type(), {}),
+                                                names.Unique("constant"));
+  constant->mutable_literal() = std::move(value);
+  constant->CopySourceFrom(like);
+  Instruction* scalar = computation.AddInstructionAfter(std::move(constant), &like);
+  if (like.shape().rank() == 0) return scalar;
+  auto broadcast = std::make_unique<Instruction>(Opcode::kBroadcast, like.shape(), names.Unique("broadcast"));
+  broadcast->AppendOperand(scalar);
+  broadcast->CopySourceFrom(like);
+  return computation.AddInstructionAfter(std::move(broadcast), scalar);
+}
+
 namespace {
 
 // The one value every element of `instruction` has, as a scalar literal of its element type:
@@ -28,15 +54,7 @@ std::optional<Literal> SplatValue(const Instruction& instruction) {
   if (instruction.opcode() != Opcode::kConstant || !instruction.literal().has_value()) return std::nullopt;
   const Literal& literal = *instruction.literal();
   if (!literal.shape().IsArray() || literal.element_count() != shape.element_count()) return std::nullopt;
-  const int64_t count = literal.element_count();
-  const int64_t width = literal.byte_size() / count;
-  if (width <= 0 || width * count != literal.byte_size()) return std::nullopt;
-  for (int64_t i = 1; i < count; ++i)
-    if (std::memcmp(literal.raw(), literal.raw() + i * width, static_cast<size_t>(width)) != 0) return std::nullopt;
-  Literal scalar(Shape(shape.element_type(), {}));
-  if (scalar.byte_size() != width) return std::nullopt;
-  std::memcpy(scalar.raw(), literal.raw(), static_cast<size_t>(width));
-  return scalar;
+  return SplatOf(literal);
 }
 
 // A sort along a dim of one element: every row is already in order, so it returns its
@@ -173,7 +191,7 @@ class Simplifier {
       }
       std::optional<Literal> splat = FoldedSplat(*instruction);
       if (!splat.has_value() || IsCanonicalSplat(*instruction)) continue;
-      if (Replace(instruction, MakeSplat(computation, *instruction, std::move(*splat)))) ++changed;
+      if (Replace(instruction, AddSplatAfter(computation, *instruction, std::move(*splat), names_))) ++changed;
     }
     return changed;
   }
@@ -442,20 +460,6 @@ class Simplifier {
     return PredScalar(Compare(compare.comparison_direction, x->GetAsInt64(0), y->GetAsInt64(0)));
   }
 
-  // A scalar constant (broadcast to the instruction's shape when it has dims), placed
-  // right after `like`.
-  Instruction* MakeSplat(Computation& computation, const Instruction& like, Literal value) {
-    auto constant = std::make_unique<Instruction>(Opcode::kConstant, Shape(like.shape().element_type(), {}),
-                                                  names_.Unique("constant"));
-    constant->mutable_literal() = std::move(value);
-    constant->CopySourceFrom(like);
-    Instruction* scalar = computation.AddInstructionAfter(std::move(constant), &like);
-    if (like.shape().rank() == 0) return scalar;
-    auto broadcast = std::make_unique<Instruction>(Opcode::kBroadcast, like.shape(), names_.Unique("broadcast"));
-    broadcast->AppendOperand(scalar);
-    broadcast->CopySourceFrom(like);
-    return computation.AddInstructionAfter(std::move(broadcast), scalar);
-  }
 
   // Every use of `old` takes `replacement`. The root's sharding (the output contract) moves
   // with it, or to a copy of it when it is a parameter or has a sharding of its own.

@@ -2,10 +2,21 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
+#include "ir/hlo_builder.h"
+#include "ir/literal.h"
 #include "ir/module.h"
 
 namespace gspmd {
+
+// The one value every element of `literal` has (bitwise equal), as a scalar literal of its
+// element type; nullopt when two differ or it has no elements.
+std::optional<Literal> SplatOf(const Literal& literal);
+
+// A scalar constant of `value` placed right after `like`, broadcast to `like`'s shape when it
+// has dims: the form every splat fold makes.
+Instruction* AddSplatAfter(Computation& computation, const Instruction& like, Literal value, NameUniquer& names);
 
 // Rewrites that keep every result bit-identical, applied until none applies:
 //   select(p, x, x)                          -> x
