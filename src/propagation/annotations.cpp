@@ -156,7 +156,9 @@ class AnnotationReader {
 
   // A fully specified Sharding custom-call also fixes its operand when nothing else does (the
   // last constraint in program order wins), so the value is computed in the layout the user
-  // asked for rather than resharded afterwards.
+  // asked for rather than resharded afterwards. Not a loop's result: fixing it would fix the
+  // loop's carry, which XLA lays out from the loop's init first (the constraint then reshards
+  // once after the loop instead of inside every iteration).
   void FoldConstraintsIntoOperands(const Computation& computation) {
     std::vector<Instruction*> order = computation.MakePostOrder();
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -165,11 +167,15 @@ class AnnotationReader {
       auto annotation = result_.fixed.find(&constraint);
       if (annotation == result_.fixed.end() || !annotation->second.open_dims.empty()) continue;
       const Instruction* operand = constraint.operand(0);
-      if (result_.fixed.count(operand) > 0) continue;
+      if (result_.fixed.count(operand) > 0 || IsLoopResult(*operand)) continue;
       UserAnnotation folded{annotation->second.sharding, {}, false, &constraint};
       folded.dim_priorities = annotation->second.dim_priorities;
       result_.fixed.emplace(operand, std::move(folded));
     }
+  }
+
+  static bool IsLoopResult(const Instruction& value) {
+    return value.opcode() == Opcode::kGetTupleElement && value.operand(0)->opcode() == Opcode::kWhile;
   }
 
   // Open dims of an array-shaped annotation: unspecified_dims of a Sharding custom-call, "?"

@@ -268,7 +268,10 @@ void Driver::SeedAnnotations(int64_t round) {
       Fix(node.first_slot + leaf, std::move(whole), RuleName{"computed whole"});
     }
   }
-  for (int64_t s = 0; s < static_cast<int64_t>(slots_.size()); ++s) {
+  // Seeds spread through links in flow order (the stack is last in, first out): where two user
+  // annotations reach one linked value, the earlier one holds it, as XLA's forward pass lays
+  // out a loop's carry from its init before a constraint on the loop's result is seen.
+  for (int64_t s = static_cast<int64_t>(slots_.size()) - 1; s >= 0; --s) {
     if (slots_[s].sharding) link_stack_.push_back(s);
   }
   PropagateLinks();

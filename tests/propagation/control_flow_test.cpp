@@ -57,6 +57,69 @@ TEST(PropagationControlFlowTest, WhileLoopValueBodyAndConditionShareOneSharding)
   EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 0);
 }
 
+// Oracle seed 140103: the loop's input is annotated one way and a constraint on its result
+// asks for another. XLA lays the carry out from the input (its forward pass meets the loop
+// first) and reshards once after the loop; carried the constraint's way, every iteration's
+// dot would gather the carry.
+constexpr const char* kLoopInputAndResultDisagree = R"(HloModule m
+
+%cond (p: (s32[], f32[6,2], f32[2,2])) -> pred[] {
+  %p = (s32[], f32[6,2]{1,0}, f32[2,2]{1,0}) parameter(0)
+  %i = s32[] get-tuple-element(%p), index=0
+  %n = s32[] constant(5)
+  ROOT %lt = pred[] compare(%i, %n), direction=LT
+}
+
+%body (q: (s32[], f32[6,2], f32[2,2])) -> (s32[], f32[6,2], f32[2,2]) {
+  %q = (s32[], f32[6,2]{1,0}, f32[2,2]{1,0}) parameter(0)
+  %j = s32[] get-tuple-element(%q), index=0
+  %one = s32[] constant(1)
+  %j1 = s32[] add(%j, %one)
+  %v = f32[6,2]{1,0} get-tuple-element(%q), index=1
+  %k = f32[2,2]{1,0} get-tuple-element(%q), index=2
+  %d = f32[6,2]{1,0} dot(%v, %k), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  %v1 = f32[6,2]{1,0} tanh(%d)
+  ROOT %t = (s32[], f32[6,2]{1,0}, f32[2,2]{1,0}) tuple(%j1, %v1, %k)
+}
+
+ENTRY %main (x: f32[6,2], k: f32[2,2]) -> (f32[6,2], f32[6,2]) {
+  %x = f32[6,2]{1,0} parameter(0), sharding={devices=[2,1]<=[2]}
+  %k0 = f32[2,2]{1,0} parameter(1), sharding={replicated}
+  %zero = s32[] constant(0)
+  %init = (s32[], f32[6,2]{1,0}, f32[2,2]{1,0}) tuple(%zero, %x, %k0)
+  %w = (s32[], f32[6,2]{1,0}, f32[2,2]{1,0}) while(%init), condition=%cond, body=%body
+  %r = f32[6,2]{1,0} get-tuple-element(%w), index=1
+  %a = f32[6,2]{1,0} abs(%r)
+  %c = f32[6,2]{1,0} custom-call(%r), custom_call_target="Sharding", sharding={devices=[1,2]<=[2]}
+  ROOT %out = (f32[6,2]{1,0}, f32[6,2]{1,0}) tuple(%a, %c)
+}
+)";
+
+TEST(PropagationControlFlowTest, LoopCarryFollowsItsInputOverAConstraintOnItsResult) {
+  Propagated p = Propagate(kLoopInputAndResultDisagree);
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.Of("w"), "{{replicated}, {devices=[2,1]<=[2]}, {replicated}}");
+  EXPECT_EQ(p.Of("v1"), "{devices=[2,1]<=[2]}");
+  EXPECT_EQ(p.Of("c"), "{devices=[1,2]<=[2]}");
+  EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 12);  // one all-to-all after the loop
+}
+
+// Oracle seed 140148: one value returned twice, each result annotated its own way. The value
+// takes the first result's layout, as XLA's, and one all-to-all makes the second.
+TEST(PropagationControlFlowTest, AValueReturnedTwiceTakesTheFirstResultsLayout) {
+  Propagated p = Propagate(R"(HloModule m
+
+ENTRY %main (x: f32[16,16,8]) -> (f32[16,8,16], f32[16,8,16]) {
+  %x = f32[16,16,8]{2,1,0} parameter(0), sharding={devices=[1,2,1]<=[2]}
+  %t = f32[16,8,16]{2,1,0} transpose(%x), dimensions={1,2,0}
+  ROOT %out = (f32[16,8,16]{2,1,0}, f32[16,8,16]{2,1,0}) tuple(%t, %t), sharding={{devices=[2,1,1]<=[2]}, {devices=[1,1,2]<=[2]}}
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.Of("t"), "{devices=[2,1,1]<=[2]}");
+  EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 2048);  // XLA: one all-to-all, 2 KiB sent
+}
+
 TEST(PropagationControlFlowTest, ConditionalBranchesFollowOperandsAndResult) {
   Propagated p = Propagate(R"(HloModule m
 

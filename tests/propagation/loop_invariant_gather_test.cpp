@@ -93,9 +93,9 @@ namespace gspmd {
 namespace {
 
 // Oracle seed 121294: an invariant y = f32[12,4] split along its columns, added on each of 4
-// trips to a carry returned split along its rows. It takes the carry's layout once before the
-// loop: x moves by one all-to-all (36 B to each device) for both, where moving y on every
-// trip added 36 B per trip.
+// trips to a carry split along its rows. It takes the carry's layout once before the loop:
+// x moves by one all-to-all (36 B to each device), where moving y on every trip added 36 B
+// per trip.
 TEST(LoopInvariantLayoutTest, AnInvariantReadByElementWiseOpsTakesTheirLayoutOnce) {
   Propagated p = Propagate(R"(HloModule m, num_partitions=4
 %cond (p: (f32[12,4], s32[], f32[12,4])) -> pred[] {
@@ -117,10 +117,11 @@ TEST(LoopInvariantLayoutTest, AnInvariantReadByElementWiseOpsTakesTheirLayoutOnc
   %next = s32[] add(%j, %one)
   ROOT %t = (f32[12,4]{1,0}, s32[], f32[12,4]{1,0}) tuple(%y, %next, %sum)
 }
-ENTRY %main (x: f32[12,4]) -> f32[12,4] {
+ENTRY %main (x: f32[12,4], c0: f32[12,4]) -> f32[12,4] {
   %x = f32[12,4]{1,0} parameter(0), sharding={devices=[1,4]<=[4]}
+  %c0 = f32[12,4]{1,0} parameter(1), sharding={devices=[4,1]<=[4]}
   %start = s32[] constant(0)
-  %tuple = (f32[12,4]{1,0}, s32[], f32[12,4]{1,0}) tuple(%x, %start, %x)
+  %tuple = (f32[12,4]{1,0}, s32[], f32[12,4]{1,0}) tuple(%x, %start, %c0)
   %loop = (f32[12,4]{1,0}, s32[], f32[12,4]{1,0}) while(%tuple), condition=%cond, body=%body
   ROOT %out = f32[12,4]{1,0} get-tuple-element(%loop), index=2, sharding={devices=[4,1]<=[4]}
 }
