@@ -93,10 +93,10 @@ double HaloPlan::CostBytes(const std::vector<int64_t>& shard_dims, int64_t eleme
   for (size_t d = 0; d < shard_dims.size(); ++d)
     if (static_cast<int64_t>(d) != dim) other *= static_cast<double>(shard_dims[d]);
   double elements = 0;
-  for (int64_t hop = 1; hop <= HopCount(left, shard_size) && hop < tiles; ++hop)
-    elements += static_cast<double>(HopLength(left, shard_size, hop));
-  for (int64_t hop = 1; hop <= HopCount(right, shard_size) && hop < tiles; ++hop)
-    elements += static_cast<double>(HopLength(right, shard_size, hop));
+  for (int64_t hop = 1; hop <= HopCount(data_left, shard_size) && hop < tiles; ++hop)
+    elements += static_cast<double>(HopLength(data_left, shard_size, hop));
+  for (int64_t hop = 1; hop <= HopCount(data_right, shard_size) && hop < tiles; ++hop)
+    elements += static_cast<double>(HopLength(data_right, shard_size, hop));
   return elements * other;
 }
 
@@ -123,7 +123,15 @@ HaloPlan PlanWindows(const Sharding& sharding, const std::vector<int64_t>& globa
     plan.left = std::max(plan.left, own_start - starts[p]);
     plan.right = std::max(plan.right, starts[p] + window_size - own_start - plan.shard_size);
     if (starts[p] < 0 || starts[p] + window_size > global) plan.needs_mask = true;
+    // Real elements the window reads: [lo, hi); before the own shard, and after it.
+    const int64_t lo = std::max<int64_t>(starts[p], 0);
+    const int64_t hi = std::min(starts[p] + window_size, global);
+    const int64_t own_end = own_start + plan.shard_size;
+    if (lo < std::min(hi, own_start)) plan.data_left = std::max(plan.data_left, own_start - lo);
+    if (hi > std::max(lo, own_end)) plan.data_right = std::max(plan.data_right, hi - own_end);
   }
+  plan.data_left = std::min(plan.data_left, plan.left);
+  plan.data_right = std::min(plan.data_right, plan.right);
   for (int64_t p = 0; p < num_devices; ++p)
     plan.offsets.push_back(starts[p] - (plan.tile_of_device[p] * plan.shard_size - plan.left));
   plan.starts = std::move(starts);
@@ -135,14 +143,22 @@ Instruction* WindowsAlongDim(HloBuilder& b, SpmdContext& context, Instruction* s
   int64_t dim = plan.dim;
   GSPMD_CHECK(shard->shape().dim(dim) == plan.shard_size, "halo exchange on a shard of ", shard->shape().dim(dim),
               " elements; expected ", plan.shard_size);
+  // Positions no device reads real data from are filled with the pad value, not sent.
+  auto pad_block = [&](int64_t length) {
+    std::vector<int64_t> dims = shard->shape().dims();
+    dims[dim] = length;
+    return b.BroadcastScalar(pad_value, dims);
+  };
   std::vector<Instruction*> parts;
-  for (int64_t hop = HopCount(plan.left, plan.shard_size); hop >= 1; --hop)
-    parts.push_back(HopPiece(b, context, shard, sharding, plan, hop, HopLength(plan.left, plan.shard_size, hop),
-                             /*from_left=*/true, pad_value));
+  if (plan.left > plan.data_left) parts.push_back(pad_block(plan.left - plan.data_left));
+  for (int64_t hop = HopCount(plan.data_left, plan.shard_size); hop >= 1; --hop)
+    parts.push_back(HopPiece(b, context, shard, sharding, plan, hop,
+                             HopLength(plan.data_left, plan.shard_size, hop), /*from_left=*/true, pad_value));
   parts.push_back(shard);
-  for (int64_t hop = 1; hop <= HopCount(plan.right, plan.shard_size); ++hop)
-    parts.push_back(HopPiece(b, context, shard, sharding, plan, hop, HopLength(plan.right, plan.shard_size, hop),
-                             /*from_left=*/false, pad_value));
+  for (int64_t hop = 1; hop <= HopCount(plan.data_right, plan.shard_size); ++hop)
+    parts.push_back(HopPiece(b, context, shard, sharding, plan, hop,
+                             HopLength(plan.data_right, plan.shard_size, hop), /*from_left=*/false, pad_value));
+  if (plan.right > plan.data_right) parts.push_back(pad_block(plan.right - plan.data_right));
   Instruction* extended = parts.size() == 1 ? shard : b.Concatenate(parts, dim);
 
   Instruction* window = nullptr;

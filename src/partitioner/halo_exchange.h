@@ -12,8 +12,11 @@ namespace gspmd {
 
 // How the windows of WindowsAlongDim are assembled (computed from the sharding alone):
 //   shard_size    S, the per-device length of `dim` (tile t holds [t*S, t*S+S))
-//   left, right   elements taken from the preceding / following tiles (>= 0; several hops
-//                 when longer than a shard)
+//   left, right   elements before / after the own shard in the assembled array (>= 0)
+//   data_left, data_right
+//                 how many of those some device reads real data from (taken from the
+//                 preceding / following tiles, several hops when longer than a shard); the
+//                 rest only covers positions outside [0, D), which read as the pad value
 //   offsets       per device: where its window starts in [own - left, own + S + right)
 //   needs_mask    some window reaches outside [0, D) (global edges or uneven padding)
 struct HaloPlan {
@@ -22,6 +25,8 @@ struct HaloPlan {
   int64_t shard_size = 0;
   int64_t left = 0;
   int64_t right = 0;
+  int64_t data_left = 0;
+  int64_t data_right = 0;
   int64_t window_size = 0;
   std::vector<int64_t> tile_of_device;
   std::vector<int64_t> starts;   // per device, global index of the window's first element

@@ -171,6 +171,12 @@ const std::vector<PartitionCase> kPartitionCases = {
                        "{devices=[1,4,1]<=[4]}", "window={size=3 stride=2 pad=1_1}, dim_labels=b0f_0io->b0f"),
      .expect = {.collectives = 1, .counts = {{Opcode::kCollectivePermute, 1}}},  // only a left halo
      .check = [](const Partitioned& p) { ExpectLocalConvolution(p, {1, 4, 2}); }},
+    {.name = "StridedWindowReadingOnlyPaddingAndItsOwnShardSendsNothing",
+     // Oracle seed 140093: tile 0's one output reads the low padding, tile 1's its own element,
+     // so no halo travels (XLA sends none either).
+     .hlo = ConvModule(2, "f32[4,2,3]", "{devices=[1,2,1]<=[2]}", "f32[1,3,2]", "{replicated}", "f32[4,2,2]",
+                       "{devices=[1,2,1]<=[2]}", "window={size=1 stride=2 pad=1_1}, dim_labels=b0f_0io->b0f"),
+     .expect = {.collectives = 0}},
     {.name = "UnevenSpatialDim",
      .hlo = ConvModule(4, "f32[2,30,3]", "{devices=[1,4,1]<=[4]}", "f32[5,3,2]", "{replicated}", "f32[2,30,2]",
                        "{devices=[1,4,1]<=[4]}", "window={size=5 pad=2_2}, dim_labels=b0f_0io->b0f"),

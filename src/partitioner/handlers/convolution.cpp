@@ -122,13 +122,17 @@ SpatialSplit SplitFor(SpatialMode mode, const WindowDim& w, int64_t in_size, int
 }
 
 // Elements each device sends to build the windows of `split` from an input split the same
-// number of ways (both sides, several hops when a halo is longer than a shard).
+// number of ways (both sides, several hops when a halo is longer than a shard); padding
+// outside the input is made locally.
 int64_t HaloElements(const SpatialSplit& split, int64_t in_size) {
   int64_t shard = ShardSize(in_size, split.tiles);
   int64_t left = 0, right = 0;
   for (int64_t t = 0; t < split.tiles; ++t) {
-    left = std::max(left, t * shard - split.start[t]);
-    right = std::max(right, split.start[t] + split.window - t * shard - shard);
+    // Only real elements travel; window positions outside [0, in_size) are padding.
+    const int64_t lo = std::max<int64_t>(split.start[t], 0);
+    const int64_t hi = std::min(split.start[t] + split.window, in_size);
+    if (lo < std::min(hi, t * shard)) left = std::max(left, t * shard - lo);
+    if (hi > std::max(lo, t * shard + shard)) right = std::max(right, hi - t * shard - shard);
   }
   int64_t limit = (split.tiles - 1) * shard;
   return std::min(left, limit) + std::min(right, limit);
