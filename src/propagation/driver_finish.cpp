@@ -159,6 +159,29 @@ void Driver::ReplicateWhatUsersNeedWhole() {
   }
   // Needed whole: by the entry's result where it is replicated, or by a local user that is
   // replicated or becomes so (users come later in flow order).
+  // An element-wise user whose array operands all share n's split, and whose result is smaller
+  // than they are, runs split and moves its result instead (the partitioner's choice for a
+  // compare, a narrowing convert or a select): it does not need n whole.
+  auto moves_its_result = [&](int32_t n, const Instruction& user) {
+    const Opcode opcode = user.opcode();
+    const bool elementwise = IsElementwiseUnary(opcode) || IsElementwiseBinary(opcode) || opcode == Opcode::kCompare ||
+                             opcode == Opcode::kConvert || opcode == Opcode::kSelect || opcode == Opcode::kClamp;
+    if (!elementwise || !user.shape().IsArray()) return false;
+    const Sharding& split = *slots_[nodes_[n].first_slot].sharding;
+    std::vector<const Instruction*> counted;
+    int64_t operand_bytes = 0;
+    for (const Instruction* operand : user.operands()) {
+      if (!operand->shape().IsArray()) return false;
+      if ((operand->shape().rank() == 0 && user.shape().rank() > 0) ||
+          std::find(counted.begin(), counted.end(), operand) != counted.end())
+        continue;
+      counted.push_back(operand);
+      const int64_t slot = SlotOf(operand, 0);
+      if (slot < 0 || !slots_[slot].sharding || !(*slots_[slot].sharding == split)) return false;
+      operand_bytes += operand->shape().byte_size();
+    }
+    return user.shape().byte_size() < operand_bytes;
+  };
   const Instruction* root = entry->root();
   std::vector<int32_t> whole(nodes_.size(), 0);
   for (int32_t n = static_cast<int32_t>(nodes_.size()) - 1; n >= 0; --n) {
@@ -188,7 +211,7 @@ void Driver::ReplicateWhatUsersNeedWhole() {
         // it needs the value whole only where that moves nothing.
         const bool reads_part = user->opcode() == Opcode::kSlice || user->opcode() == Opcode::kReduce;
         needed = (replicated(u) && !nodes_[u].is_tuple && nodes_[u].manual == nullptr &&
-                  (!reads_part || whole_cost[n] == 0)) ||
+                  (!reads_part || whole_cost[n] == 0) && !moves_its_result(n, *user)) ||
                  whole[u];
       }
     }

@@ -337,6 +337,23 @@ ENTRY %main (x: f32[3,4], y: f32[3,3], z: f32[64,4]) -> (f32[3,7], f32[64]) {
   EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 36 + 192);
 }
 
+// A compare wanted whole runs split and gathers its pred result, so its split f32 operand is
+// not computed whole from a gathered input (oracle seed 140482: 28 B where XLA gathers the
+// pred, 7 B).
+TEST(PropagationDriverTest, ACompareWantedWholeGathersItsResultNotItsOperands) {
+  Propagated p = Propagate(R"(HloModule m, num_partitions=8
+ENTRY %main (x: f32[8]) -> pred[8] {
+  %x = f32[8]{0} parameter(0), sharding={devices=[8]<=[8]}
+  %c = f32[8]{0} cosine(%x)
+  %ge = pred[8]{0} compare(%c, %c), direction=GE
+  ROOT %r = pred[8]{0} custom-call(%ge), custom_call_target="Sharding", sharding={replicated}
+}
+)");
+  ExpectCompleteAndAnnotationsKept(p);
+  EXPECT_EQ(p.Of("c"), "{devices=[8]<=[8]}");
+  EXPECT_EQ(ExpectPartitionsAndComputesTheSame(p), 7);
+}
+
 }  // namespace
 // A reduce-window whose windows cross the pieces of its split result dim (a cumsum) reads a
 // reshape of a replicated input whole: each device computes the scan whole and slices its piece,
