@@ -102,6 +102,17 @@ def test_an_ill_conditioned_result_is_forgiven_only_when_ours_is_much_closer():
     assert not check._closer_to_f64(_reference(xla, [np.array([-5.2e-3, 1.0])]), ours)
 
 
+def test_seed_141359_ours_three_and_a_half_times_nearer_is_xla_rounding():
+    # The gradient of a 16-step scan through tanh (values scaled by 10 here, past the absolute
+    # floor): ours 9.5e-6 from XLA's f64 result, XLA's f32 result 3.3e-5, both beyond the
+    # tolerance. 3 times nearer is the margin: 2.4 times is not enough.
+    check = oracle("check")
+    truth = np.array([0.0254592])
+    ours = [np.array([0.0254497], np.float32)]
+    assert check._closer_to_f64(_reference([np.array([0.0254926], np.float32)], [truth]), ours)
+    assert not check._closer_to_f64(_reference([np.array([0.0254820], np.float32)], [truth]), ours)
+
+
 def test_integers_must_equal_xla_f64_result():
     check = oracle("check")
     ours, xla = [np.array([3, 4], np.int32)], [np.array([3, 5], np.int32)]

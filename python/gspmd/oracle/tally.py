@@ -120,7 +120,7 @@ class Tally:
             lines += ["  " + x for x in self.xla_inconsistent]
         if self.xla_rounding:
             lines.append(f"XLA:CPU's rounding ({len(self.xla_rounding)}; ours is within f32 tolerance of XLA's own f64 run, "
-                         f"its f32 result is not; counted as equal):")
+                         f"or several times nearer to it than XLA's f32 result; counted as equal):")
             lines += ["  " + x for x in self.xla_rounding]
         if self.xla_crashes:
             lines.append(f"not counted: {len(self.xla_crashes)} programs XLA itself aborted on:")
