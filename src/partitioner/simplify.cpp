@@ -378,6 +378,16 @@ class Simplifier {
       case Opcode::kOr:
       case Opcode::kMultiply:
         return AbsorbedSplat(instruction);
+      case Opcode::kRemainder: {
+        // An integer x % 1 (or % -1) is zeros whatever x holds (XLA's simplifier folds it;
+        // oracle seed 140647: jnp.remainder by 1 of a broadcast input, gathered for 4 B).
+        if (!IsExactInt(type) || type == ElementType::kPred) return std::nullopt;
+        std::optional<Literal> divisor = keep_type(operand_splat(1));
+        if (!divisor) return std::nullopt;
+        const int64_t d = divisor->GetAsInt64(0);
+        if (d != 1 && !(d == -1 && !IsUnsignedInteger(type))) return std::nullopt;
+        return Literal(Shape(type, {}));
+      }
       case Opcode::kDot: {
         // An integer dot with a zero operand is zeros (exact; a float one is not: 0 x inf).
         if (!IsExactInt(type)) return std::nullopt;
