@@ -233,6 +233,15 @@ class Simplifier {
         Instruction* update = instruction.operand(1);
         return same_shape(update) ? update : nullptr;
       }
+      case Opcode::kMaximum:
+      case Opcode::kMinimum:
+      case Opcode::kAnd:
+      case Opcode::kOr: {
+        // op(x, x) is x, bit for bit (a NaN stays that NaN; oracle seed 142255: the minimum of
+        // a value with itself kept a gather XLA's simplifier drops).
+        Instruction* x = instruction.operand(0);
+        return instruction.operand_count() == 2 && instruction.operand(1) == x && same_shape(x) ? x : nullptr;
+      }
       case Opcode::kCall:
         return CallValue(instruction);
       default:
