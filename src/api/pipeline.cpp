@@ -151,6 +151,7 @@ PropagationResult Propagate(Module& module, const std::string& file, int64_t dev
   // --explain` shows the shardings partitioning uses.
   InlineCallsBeforePropagation(module);       // shardings flow through JAX's helper calls, as in XLA
   FoldConstantExpressionsBeforePropagation(module);  // ops of constants, as JAX folds its StableHLO
+  ZeroWholeDimUpdateStartsBeforePropagation(module);  // a start an update covering its dim clamps to 0
   FoldConstantDynamicSlicesBeforePropagation(module);  // x[2:6] written as a dynamic-slice, as XLA folds it
   FoldFlatSlicesBeforePropagation(module);    // whole rows cut from a flattened array
   FoldPlainSlicesBeforePropagation(module);   // a slice of all of a value, or within one concatenated operand

@@ -220,7 +220,9 @@ int64_t FoldConstantDynamicSlicesBeforePropagation(Module& module) {
       if (rank < 0 || slice->operand_count() != rank + 1 || static_cast<int64_t>(sizes.size()) != rank) continue;
       std::vector<SliceDim> window;
       for (int64_t d = 0; d < rank; ++d) {
-        std::optional<int64_t> start = ConstantScalarValue(*slice->operand(d + 1));
+        // A dim the window covers whole starts at 0 whatever its index (the start is clamped).
+        std::optional<int64_t> start =
+            sizes[d] == operand.dims()[d] ? std::optional<int64_t>(0) : ConstantScalarValue(*slice->operand(d + 1));
         if (!start || sizes[d] > operand.dims()[d]) break;
         const int64_t clamped = std::clamp<int64_t>(*start, 0, operand.dims()[d] - sizes[d]);
         window.push_back({clamped, clamped + sizes[d], 1});
@@ -236,6 +238,34 @@ int64_t FoldConstantDynamicSlicesBeforePropagation(Module& module) {
     }
   }
   return folded;
+}
+
+int64_t ZeroWholeDimUpdateStartsBeforePropagation(Module& module) {
+  int64_t zeroed = 0;
+  NameUniquer names;
+  names.ReserveAll(module);
+  for (const auto& computation : module.computations()) {
+    for (Instruction* update : computation->MakePostOrder()) {
+      if (update->opcode() != Opcode::kDynamicUpdateSlice || !update->shape().IsArray()) continue;
+      const Shape& operand = update->operand(0)->shape();
+      const Shape& piece = update->operand(1)->shape();
+      if (!operand.IsArray() || !piece.IsArray() || piece.rank() != operand.rank() ||
+          update->operand_count() != operand.rank() + 2)
+        continue;
+      for (int64_t d = 0; d < operand.rank(); ++d) {
+        Instruction* start = update->operand(d + 2);
+        if (piece.dim(d) != operand.dim(d) || ConstantScalarValue(*start) == std::optional<int64_t>(0) ||
+            !start->shape().IsArray() || start->shape().rank() != 0)
+          continue;
+        auto zero = std::make_unique<Instruction>(Opcode::kConstant, start->shape(), names.Unique("constant"));
+        zero->mutable_literal() = Literal(start->shape());
+        zero->CopySourceFrom(*update);
+        update->ReplaceOperand(d + 2, computation->AddInstructionAfter(std::move(zero), start));
+        ++zeroed;
+      }
+    }
+  }
+  return zeroed;
 }
 
 }  // namespace gspmd

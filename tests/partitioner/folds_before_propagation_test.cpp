@@ -133,6 +133,30 @@ ENTRY %main (x: f32[2]) -> f32[4,6,2] {
 )", 2);
 }
 
+// Oracle seed 141898: a dynamic-update-slice whose update covers a dim whole starts there at 0
+// whatever its start computes (it is clamped), so the sum of a split input that computed it
+// (an all-reduce) is not needed; nor is one for a dynamic-slice that reads a dim whole.
+TEST(FoldsBeforePropagation, AStartAlongADimTheUpdateCoversWholeIsZero) {
+  ExpectNoCommunicationWhenPartitioned(R"(HloModule m, num_partitions=4
+%add (a: s32[], b: s32[]) -> s32[] {
+  %a = s32[] parameter(0)
+  %b = s32[] parameter(1)
+  ROOT %s = s32[] add(%a, %b)
+}
+ENTRY %main (x: f32[6,2,12], u: f32[2,2,12], k: s32[4]) -> (f32[6,2,12], f32[6,2,3]) {
+  %x = f32[6,2,12]{2,1,0} parameter(0), sharding={replicated}
+  %u = f32[2,2,12]{2,1,0} parameter(1), sharding={replicated}
+  %k = s32[4]{0} parameter(2), sharding={devices=[4]<=[4]}
+  %zero = s32[] constant(0)
+  %sum = s32[] reduce(%k, %zero), dimensions={0}, to_apply=%add
+  %four = s32[] constant(4)
+  %d = f32[6,2,12]{2,1,0} dynamic-update-slice(%x, %u, %four, %sum, %zero)
+  %s = f32[6,2,3]{2,1,0} dynamic-slice(%x, %sum, %sum, %four), dynamic_slice_sizes={6,2,3}
+  ROOT %t = (f32[6,2,12]{2,1,0}, f32[6,2,3]{2,1,0}) tuple(%d, %s), sharding={{replicated}, {replicated}}
+}
+)", 4);
+}
+
 // Oracle seed 121471: a pad that crops the one column of a dot's result and adds two of
 // padding keeps nothing of it; it is its pad value everywhere, and the dot goes with it.
 TEST(FoldsBeforePropagation, APadKeepingNoneOfItsOperandIsItsPadValue) {
