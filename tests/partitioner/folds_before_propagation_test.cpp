@@ -153,12 +153,7 @@ ENTRY %main (x: f32[12,4], p: pred[12,4]) -> (f32[12,4], f32[12,4], f32[12,4]) {
 // whatever its start computes (it is clamped), so the sum of a split input that computed it
 // (an all-reduce) is not needed; nor is one for a dynamic-slice that reads a dim whole.
 TEST(FoldsBeforePropagation, AStartAlongADimTheUpdateCoversWholeIsZero) {
-  ExpectNoCommunicationWhenPartitioned(R"(HloModule m, num_partitions=4
-%add (a: s32[], b: s32[]) -> s32[] {
-  %a = s32[] parameter(0)
-  %b = s32[] parameter(1)
-  ROOT %s = s32[] add(%a, %b)
-}
+  ExpectNoCommunicationWhenPartitioned(std::string("HloModule m, num_partitions=4\n") + kAddS32 + R"(
 ENTRY %main (x: f32[6,2,12], u: f32[2,2,12], k: s32[4]) -> (f32[6,2,12], f32[6,2,3]) {
   %x = f32[6,2,12]{2,1,0} parameter(0), sharding={replicated}
   %u = f32[2,2,12]{2,1,0} parameter(1), sharding={replicated}

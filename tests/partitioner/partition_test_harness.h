@@ -222,6 +222,13 @@ inline constexpr const char* kAddF32 = R"(%add (a: f32[], b: f32[]) -> f32[] {
 }
 )";
 
+inline constexpr const char* kAddS32 = R"(%add (a: s32[], b: s32[]) -> s32[] {
+  %a = s32[] parameter(0)
+  %b = s32[] parameter(1)
+  ROOT %r = s32[] add(%a, %b)
+}
+)";
+
 inline constexpr const char* kMaxF32 = R"(%max (a: f32[], b: f32[]) -> f32[] {
   %a = f32[] parameter(0)
   %b = f32[] parameter(1)
