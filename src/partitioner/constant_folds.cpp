@@ -90,18 +90,17 @@ class ConstantFolder {
     return true;
   }
 
-  // max(x, x), min(x, x), x & x, x | x and select(p, x, x) are x, bit for bit: their users read
-  // x (XLA's simplifier drops them too, after its partitioner; oracle seed 141461: the maximum
-  // of a value with itself, returned whole beside the value, was laid out on its own and
-  // gathered again, 96 B more than XLA).
+  // max(x, x), min(x, x), x & x and x | x are x, bit for bit: their users read x (XLA's
+  // simplifier drops them too, after its partitioner; oracle seed 141461: the maximum of a
+  // value with itself, returned whole beside the value, was laid out on its own and gathered
+  // again, 96 B more than XLA). Not select(p, x, x): its predicate's layout, which XLA's
+  // propagation sees, steered seed 143307 to less (the simplifier drops it after partitioning).
   static bool FoldIdentity(Computation& computation, Instruction* instruction) {
     const Opcode op = instruction->opcode();
     Instruction* x = nullptr;
     if ((op == Opcode::kMaximum || op == Opcode::kMinimum || op == Opcode::kAnd || op == Opcode::kOr) &&
         instruction->operand_count() == 2 && instruction->operand(0) == instruction->operand(1))
       x = instruction->operand(0);
-    if (op == Opcode::kSelect && instruction->operand_count() == 3 && instruction->operand(1) == instruction->operand(2))
-      x = instruction->operand(1);
     if (x == nullptr || !(x->shape() == instruction->shape()) || !FoldableBeforePropagation(*instruction) ||
         instruction == computation.root())
       return false;

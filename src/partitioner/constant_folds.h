@@ -22,7 +22,7 @@ namespace gspmd {
 // and so do values of more than 65,536 elements, values carrying a sharding or frontend
 // attributes, and a computation's root. A pad whose result keeps none of its operand's
 // elements becomes a broadcast of its pad value, as XLA's simplifier folds it, and max(x, x),
-// min(x, x), x & x, x | x and select(p, x, x) become x. Returns how many were folded.
+// min(x, x), x & x and x | x become x. Returns how many were folded.
 int64_t FoldConstantExpressionsBeforePropagation(Module& module);
 
 // The instructions that compute `value` from constants, iotas and the values `leaf` accepts

@@ -134,15 +134,14 @@ ENTRY %main (x: f32[2]) -> f32[4,6,2] {
 }
 
 // Oracle seed 141461: the maximum of a value with itself, returned whole beside the value, is
-// the value: one gather serves both results (a select of one value twice likewise).
+// the value: one gather serves both results (min, and, or likewise).
 TEST(FoldsBeforePropagation, IdempotentOpsOfOneValueAreThatValue) {
   Partitioned p = PartitionThroughPipeline(R"(HloModule m, num_partitions=4
-ENTRY %main (x: f32[12,4], p: pred[12,4]) -> (f32[12,4], f32[12,4], f32[12,4]) {
+ENTRY %main (x: f32[12,4]) -> (f32[12,4], f32[12,4], f32[12,4]) {
   %x = f32[12,4]{1,0} parameter(0), sharding={devices=[1,4]<=[4]}
-  %p = pred[12,4]{1,0} parameter(1), sharding={devices=[4,1]<=[4]}
   %m = f32[12,4]{1,0} maximum(%x, %x)
-  %s = f32[12,4]{1,0} select(%p, %x, %x)
-  ROOT %t = (f32[12,4]{1,0}, f32[12,4]{1,0}, f32[12,4]{1,0}) tuple(%x, %m, %s), sharding={{replicated}, {replicated}, {replicated}}
+  %n = f32[12,4]{1,0} minimum(%m, %m)
+  ROOT %t = (f32[12,4]{1,0}, f32[12,4]{1,0}, f32[12,4]{1,0}) tuple(%x, %m, %n), sharding={{replicated}, {replicated}, {replicated}}
 }
 )", 4);
   ExpectStructure(*p.module, p.text, {.collectives = 1, .counts = {{Opcode::kAllGather, 1}}});
