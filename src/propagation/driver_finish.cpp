@@ -157,8 +157,6 @@ void Driver::ReplicateWhatUsersNeedWhole() {
     supplied[n] = all && cost <= gather_bytes(n);
     whole_cost[n] = cost;
   }
-  // Needed whole: by the entry's result where it is replicated, or by a local user that is
-  // replicated or becomes so (users come later in flow order).
   // An element-wise user whose array operands all share n's split, and whose result is smaller
   // than they are, runs split and moves its result instead (the partitioner's choice for a
   // compare, a narrowing convert or a select): it does not need n whole.
@@ -182,6 +180,8 @@ void Driver::ReplicateWhatUsersNeedWhole() {
     }
     return user.shape().byte_size() < operand_bytes;
   };
+  // Needed whole: by the entry's result where it is replicated, or by a local user that is
+  // replicated or becomes so (users come later in flow order).
   const Instruction* root = entry->root();
   std::vector<int32_t> whole(nodes_.size(), 0);
   for (int32_t n = static_cast<int32_t>(nodes_.size()) - 1; n >= 0; --n) {
