@@ -96,14 +96,8 @@ class ConstantFolder {
   // again, 96 B more than XLA). Not select(p, x, x): its predicate's layout, which XLA's
   // propagation sees, steered seed 143307 to less (the simplifier drops it after partitioning).
   static bool FoldIdentity(Computation& computation, Instruction* instruction) {
-    const Opcode op = instruction->opcode();
-    Instruction* x = nullptr;
-    if ((op == Opcode::kMaximum || op == Opcode::kMinimum || op == Opcode::kAnd || op == Opcode::kOr) &&
-        instruction->operand_count() == 2 && instruction->operand(0) == instruction->operand(1))
-      x = instruction->operand(0);
-    if (x == nullptr || !(x->shape() == instruction->shape()) || !FoldableBeforePropagation(*instruction) ||
-        instruction == computation.root())
-      return false;
+    Instruction* x = IdempotentOperand(*instruction);
+    if (x == nullptr || !FoldableBeforePropagation(*instruction) || instruction == computation.root()) return false;
     instruction->ReplaceAllUsesWith(x);
     return true;
   }

@@ -87,6 +87,15 @@ Instruction* MaskOutside(HloBuilder& b, Instruction* window, const HaloPlan& pla
 
 }  // namespace
 
+HaloNeed RealHaloOf(int64_t start, int64_t window, int64_t own_start, int64_t own_end, int64_t global) {
+  const int64_t lo = std::max<int64_t>(start, 0);
+  const int64_t hi = std::min(start + window, global);
+  HaloNeed need;
+  if (lo < std::min(hi, own_start)) need.left = own_start - lo;
+  if (hi > std::max(lo, own_end)) need.right = hi - own_end;
+  return need;
+}
+
 double HaloPlan::CostBytes(const std::vector<int64_t>& shard_dims, int64_t element_bytes) const {
   if (tiles <= 1) return 0;
   double other = static_cast<double>(element_bytes);
@@ -123,12 +132,9 @@ HaloPlan PlanWindows(const Sharding& sharding, const std::vector<int64_t>& globa
     plan.left = std::max(plan.left, own_start - starts[p]);
     plan.right = std::max(plan.right, starts[p] + window_size - own_start - plan.shard_size);
     if (starts[p] < 0 || starts[p] + window_size > global) plan.needs_mask = true;
-    // Real elements the window reads: [lo, hi); before the own shard, and after it.
-    const int64_t lo = std::max<int64_t>(starts[p], 0);
-    const int64_t hi = std::min(starts[p] + window_size, global);
-    const int64_t own_end = own_start + plan.shard_size;
-    if (lo < std::min(hi, own_start)) plan.data_left = std::max(plan.data_left, own_start - lo);
-    if (hi > std::max(lo, own_end)) plan.data_right = std::max(plan.data_right, hi - own_end);
+    const HaloNeed need = RealHaloOf(starts[p], window_size, own_start, own_start + plan.shard_size, global);
+    plan.data_left = std::max(plan.data_left, need.left);
+    plan.data_right = std::max(plan.data_right, need.right);
   }
   plan.data_left = std::min(plan.data_left, plan.left);
   plan.data_right = std::min(plan.data_right, plan.right);

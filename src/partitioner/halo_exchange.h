@@ -37,6 +37,14 @@ struct HaloPlan {
   double CostBytes(const std::vector<int64_t>& shard_dims, int64_t element_bytes) const;
 };
 
+// The real elements (inside [0, global)) a window [start, start + window) reads before its
+// tile's shard [own_start, own_end) and after it; padding outside the array is not counted.
+struct HaloNeed {
+  int64_t left = 0;
+  int64_t right = 0;
+};
+HaloNeed RealHaloOf(int64_t start, int64_t window, int64_t own_start, int64_t own_end, int64_t global);
+
 // Plans windows [starts[p], starts[p] + window_size) along `dim` for every device p (indexed
 // by device id) of an array of `global_dims` laid out as `sharding` (tiled or replicated).
 HaloPlan PlanWindows(const Sharding& sharding, const std::vector<int64_t>& global_dims, int64_t dim,

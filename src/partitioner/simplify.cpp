@@ -43,6 +43,14 @@ Instruction* AddSplatAfter(Computation& computation, const Instruction& like, Li
   return computation.AddInstructionAfter(std::move(broadcast), scalar);
 }
 
+Instruction* IdempotentOperand(const Instruction& instruction) {
+  const Opcode op = instruction.opcode();
+  if (op != Opcode::kMaximum && op != Opcode::kMinimum && op != Opcode::kAnd && op != Opcode::kOr) return nullptr;
+  if (instruction.operand_count() != 2 || instruction.operand(0) != instruction.operand(1)) return nullptr;
+  Instruction* x = instruction.operand(0);
+  return x->shape() == instruction.shape() ? x : nullptr;
+}
+
 namespace {
 
 // The one value every element of `instruction` has, as a scalar literal of its element type:
@@ -236,12 +244,10 @@ class Simplifier {
       case Opcode::kMaximum:
       case Opcode::kMinimum:
       case Opcode::kAnd:
-      case Opcode::kOr: {
-        // op(x, x) is x, bit for bit (a NaN stays that NaN; oracle seed 142255: the minimum of
-        // a value with itself kept a gather XLA's simplifier drops).
-        Instruction* x = instruction.operand(0);
-        return instruction.operand_count() == 2 && instruction.operand(1) == x && same_shape(x) ? x : nullptr;
-      }
+      case Opcode::kOr:
+        // Oracle seed 142255: the minimum of a value with itself kept a gather XLA's
+        // simplifier drops.
+        return IdempotentOperand(instruction);
       case Opcode::kCall:
         return CallValue(instruction);
       default:

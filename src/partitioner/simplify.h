@@ -18,6 +18,10 @@ std::optional<Literal> SplatOf(const Literal& literal);
 // has dims: the form every splat fold makes.
 Instruction* AddSplatAfter(Computation& computation, const Instruction& like, Literal value, NameUniquer& names);
 
+// The value op(x, x) is, bit for bit, when `instruction` is max, min, and or or of one value x
+// with itself (a NaN stays that NaN); nullptr otherwise.
+Instruction* IdempotentOperand(const Instruction& instruction);
+
 // Rewrites that keep every result bit-identical, applied until none applies:
 //   select(p, x, x)                          -> x
 //   select(splat constant p, a, b)           -> a or b
@@ -31,7 +35,8 @@ Instruction* AddSplatAfter(Computation& computation, const Instruction& like, Li
 //     reduce with an and, or, max or min reducer, or summing zeros (of the init's sign);
 //     compare of integer splats
 //     -> a broadcast of one scalar constant
-//   x - x and x ^ x of integers, an integer dot with a zero operand -> zeros
+//   x - x and x ^ x of integers, an integer dot with a zero operand, an integer x % 1 -> zeros
+//   max(x, x), min(x, x), x & x, x | x       -> x
 //   sort along a dim of one element (or an element of its result) -> its operand(s)
 //   all-gather or dynamic-slice of an iota that keeps its iota dim whole, or a slice of
 //     it from 0 with stride 1 along that dim -> an iota of the result's shape

@@ -611,25 +611,20 @@ ENTRY %main (x: f32[16,1], i: s32[5,1]) -> (s32[5,1], f32[5,1]) {
   EXPECT_EQ(root->operand(0)->opcode(), Opcode::kBroadcast);
   EXPECT_EQ(root->operand(0)->operand(0)->literal()->GetAsInt64(0), 0);
   EXPECT_EQ(root->operand(1)->operand(0)->opcode(), Opcode::kGather);
-  // Only the indices are returned: nothing moves.
-  ExpectNoCommunicationWhenPartitioned(R"(HloModule m, num_partitions=4
+  // Only the indices are returned, through an op or as the result itself (oracle seed 120931:
+  // 4 B; XLA 0): nothing moves.
+  const std::string indices_of_top1 = R"(HloModule m, num_partitions=4
 ENTRY %main (x: f32[16,1], i: s32[5,1]) -> s32[5,1] {
   %x = f32[16,1]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
   %i = s32[5,1]{1,0} parameter(1), sharding={replicated}
   %g = f32[5,1]{1,0} gather(%x, %i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,1}
   %top = (f32[5,1]{1,0}, s32[5,1]{1,0}) topk(%g), k=1, largest=true
-  %idx = s32[5,1]{1,0} get-tuple-element(%top), index=1
+)";
+  ExpectNoCommunicationWhenPartitioned(indices_of_top1 + R"(  %idx = s32[5,1]{1,0} get-tuple-element(%top), index=1
   ROOT %twice = s32[5,1]{1,0} add(%idx, %idx), sharding={replicated}
 }
 )", 4);
-  // The indices returned as the result itself (oracle seed 120931: 4 B; XLA 0).
-  ExpectNoCommunicationWhenPartitioned(R"(HloModule m, num_partitions=4
-ENTRY %main (x: f32[16,1], i: s32[5,1]) -> s32[5,1] {
-  %x = f32[16,1]{1,0} parameter(0), sharding={devices=[4,1]<=[4]}
-  %i = s32[5,1]{1,0} parameter(1), sharding={replicated}
-  %g = f32[5,1]{1,0} gather(%x, %i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,1}
-  %top = (f32[5,1]{1,0}, s32[5,1]{1,0}) topk(%g), k=1, largest=true
-  ROOT %idx = s32[5,1]{1,0} get-tuple-element(%top), index=1
+  ExpectNoCommunicationWhenPartitioned(indices_of_top1 + R"(  ROOT %idx = s32[5,1]{1,0} get-tuple-element(%top), index=1
 }
 )", 4);
 }

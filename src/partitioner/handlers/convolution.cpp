@@ -128,11 +128,9 @@ int64_t HaloElements(const SpatialSplit& split, int64_t in_size) {
   int64_t shard = ShardSize(in_size, split.tiles);
   int64_t left = 0, right = 0;
   for (int64_t t = 0; t < split.tiles; ++t) {
-    // Only real elements travel; window positions outside [0, in_size) are padding.
-    const int64_t lo = std::max<int64_t>(split.start[t], 0);
-    const int64_t hi = std::min(split.start[t] + split.window, in_size);
-    if (lo < std::min(hi, t * shard)) left = std::max(left, t * shard - lo);
-    if (hi > std::max(lo, t * shard + shard)) right = std::max(right, hi - t * shard - shard);
+    const HaloNeed need = RealHaloOf(split.start[t], split.window, t * shard, t * shard + shard, in_size);
+    left = std::max(left, need.left);
+    right = std::max(right, need.right);
   }
   int64_t limit = (split.tiles - 1) * shard;
   return std::min(left, limit) + std::min(right, limit);
